@@ -1,0 +1,3 @@
+"""core-audit: an append-only audit store for CORE's diagnostic records."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,17 @@
+"""The `core-audit` command: thin; every command calls the library."""
+
+from __future__ import annotations
+
+import click
+
+from store import __version__
+from store.cli.project import project
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="core-audit")
+def main() -> None:
+    """Append-only audit store for CORE's residuals and teaching-grounded surfaces."""
+
+
+main.add_command(project)

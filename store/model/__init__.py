@@ -1,0 +1,1 @@
+"""The domain: pure, deterministic, no database and no GraphQL."""

@@ -1,0 +1,164 @@
+"""JSON values -> read-model records, with errors that name the offending field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from store.model.records import ContractAssessment, SourceSpan
+
+# Keys a frame may use for its external reference (a case or turn id), first present wins.
+REFERENCE_KEYS = ("source_ref", "case_id", "turn_id")
+
+
+class RecordError(ValueError):
+    """A JSON value that is not a valid record; the message names the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class AssessmentFrame:
+    """Assessments CORE emitted for one problem, with the problem's context."""
+
+    problem_text: str | None
+    source_ref: str | None
+    assessments: tuple[ContractAssessment, ...]
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _field(obj: dict[str, Any], key: str, where: str) -> Any:
+    if key not in obj:
+        raise RecordError(f"{where}: missing field {key!r}")
+    return obj[key]
+
+
+def _string(value: Any, where: str, *, non_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise RecordError(f"{where}: expected a string, got {_describe(value)}")
+    if non_empty and not value:
+        raise RecordError(f"{where}: must not be empty")
+    return value
+
+
+def _integer(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RecordError(f"{where}: expected an integer, got {_describe(value)}")
+    return value
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise RecordError(f"{where}: expected an object, got {_describe(value)}")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise RecordError(f"{where}: expected a list, got {_describe(value)}")
+    return value
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    return tuple(_string(item, f"{where}[{i}]") for i, item in enumerate(_list(value, where)))
+
+
+def parse_span(value: Any, where: str, problem_text: str | None = None) -> SourceSpan:
+    obj = _object(value, where)
+    text = _string(_field(obj, "text", where), f"{where}.text")
+    start = _integer(_field(obj, "start", where), f"{where}.start")
+    end = _integer(_field(obj, "end", where), f"{where}.end")
+    raw_index = obj.get("sentence_index")
+    sentence_index = None if raw_index is None else _integer(raw_index, f"{where}.sentence_index")
+    if start < 0:
+        raise RecordError(f"{where}.start: {start} is negative")
+    if end < start:
+        raise RecordError(f"{where}.end: {end} is before start {start}")
+    if problem_text is not None and problem_text[start:end] != text:
+        raise RecordError(
+            f"{where}: text {text!r} does not match problem_text[{start}:{end}]"
+            f" = {problem_text[start:end]!r}"
+        )
+    return SourceSpan(text=text, start=start, end=end, sentence_index=sentence_index)
+
+
+def parse_assessment(
+    value: Any, where: str = "assessment", problem_text: str | None = None
+) -> ContractAssessment:
+    obj = _object(value, where)
+    organ = _string(_field(obj, "candidate_organ", where), f"{where}.candidate_organ",
+                    non_empty=True)
+    missing = _strings(_field(obj, "missing_bindings", where), f"{where}.missing_bindings")
+    hazards = _strings(_field(obj, "unresolved_hazards", where), f"{where}.unresolved_hazards")
+    runnable = _field(obj, "runnable", where)
+    if not isinstance(runnable, bool):
+        raise RecordError(f"{where}.runnable: expected a boolean, got {_describe(runnable)}")
+    explanation = _string(_field(obj, "explanation", where), f"{where}.explanation")
+    spans_where = f"{where}.evidence_spans"
+    spans = tuple(
+        parse_span(item, f"{spans_where}[{i}]", problem_text)
+        for i, item in enumerate(_list(_field(obj, "evidence_spans", where), spans_where))
+    )
+    return ContractAssessment(
+        candidate_organ=organ,
+        missing_bindings=missing,
+        unresolved_hazards=hazards,
+        runnable=runnable,
+        explanation=explanation,
+        evidence_spans=spans,
+    )
+
+
+def _context(obj: dict[str, Any]) -> tuple[str | None, str | None]:
+    problem_text = obj.get("problem_text")
+    if problem_text is not None:
+        _string(problem_text, "problem_text")
+    source_ref = None
+    for key in REFERENCE_KEYS:
+        if obj.get(key) is not None:
+            source_ref = _string(obj[key], key)
+            break
+    return problem_text, source_ref
+
+
+def is_assessment_line(value: Any) -> bool:
+    """A frame or a bare assessment, as opposed to another kind of record."""
+    return isinstance(value, dict) and (
+        "contract_assessments" in value or "candidate_organ" in value
+    )
+
+
+def parse_frame(value: Any) -> AssessmentFrame:
+    """A CORE frame `{"problem_text"?, "contract_assessments": [...]}` or one bare assessment."""
+    obj = _object(value, "record")
+    problem_text, source_ref = _context(obj)
+    if "contract_assessments" in obj:
+        items = _list(obj["contract_assessments"], "contract_assessments")
+        assessments = tuple(
+            parse_assessment(item, f"contract_assessments[{i}]", problem_text)
+            for i, item in enumerate(items)
+        )
+    elif "candidate_organ" in obj:
+        assessments = (parse_assessment(obj, "assessment", problem_text),)
+    else:
+        raise RecordError(
+            "record: neither a frame (no 'contract_assessments') nor an assessment"
+            " (no 'candidate_organ')"
+        )
+    return AssessmentFrame(problem_text=problem_text, source_ref=source_ref,
+                           assessments=assessments)
