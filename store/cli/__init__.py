@@ -5,7 +5,10 @@ from __future__ import annotations
 import click
 
 from store import __version__
+from store.cli.db import db
+from store.cli.ingest import ingest
 from store.cli.project import project
+from store.cli.verify import checkpoint, verify
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -14,4 +17,5 @@ def main() -> None:
     """Append-only audit store for CORE's residuals and teaching-grounded surfaces."""
 
 
-main.add_command(project)
+for command in (project, db, ingest, verify, checkpoint):
+    main.add_command(command)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
 
 
-class ResidualKind(str, Enum):
+class ResidualKind(StrEnum):
     MISSING_PROPOSAL = "missing_proposal"
     MISSING_RELATION = "missing_relation"
     MISSING_ROLE = "missing_role"
@@ -22,7 +22,7 @@ class ResidualKind(str, Enum):
     CONTRACT_GAP_UNCLASSIFIED = "contract_gap_unclassified"
 
 
-class ResidualSourceAxis(str, Enum):
+class ResidualSourceAxis(StrEnum):
     PROPOSAL = "proposal"
     RELATION = "relation"
     ROLE = "role"
@@ -59,7 +59,8 @@ _LABELS: Final[dict[str, tuple[ResidualKind, ResidualSourceAxis, str]]] = {
     "unit_kind_conflict": (
         K.UNIT_OBJECT_CONFLICT, A.UNIT_OBJECT, "The quantity unit kind conflicts with the entity."),
     "provenance_span_inexact": (
-        K.INEXACT_PROVENANCE, A.PROVENANCE, "The provenance spans do not match the source exactly."),
+        K.INEXACT_PROVENANCE, A.PROVENANCE,
+        "The provenance spans do not match the source exactly."),
     "quantity_entity_nonlocal": (
         K.NONLOCAL_BINDING, A.LOCALITY, "The binding spans are not local."),
     "competing_family_context": (

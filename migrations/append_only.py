@@ -1,0 +1,75 @@
+"""Append-only trigger DDL for revisions to call. Frozen: revisions must not change meaning.
+
+SQLite: UPDATE and DELETE raise; a BEFORE INSERT guard rejects any insert that would meet
+an existing key, because REPLACE deletes without firing delete triggers unless
+recursive_triggers is on, and other tools never turn it on.
+PostgreSQL: one trigger function rejects UPDATE, DELETE and TRUNCATE.
+"""
+
+from __future__ import annotations
+
+from alembic import op
+
+PG_FUNCTION = "core_audit_reject_change"
+
+
+def _sqlite_statements(table: str, unique_keys: list[tuple[str, ...]]) -> list[str]:
+    exists = " OR ".join(
+        f"EXISTS (SELECT 1 FROM {table} WHERE "
+        + " AND ".join(f"{col} = NEW.{col}" for col in key)
+        + ")"
+        for key in unique_keys
+    )
+    return [
+        f"CREATE TRIGGER {table}_append_only_update BEFORE UPDATE ON {table} "
+        f"BEGIN SELECT RAISE(ABORT, '{table} is append-only: UPDATE rejected'); END",
+        f"CREATE TRIGGER {table}_append_only_delete BEFORE DELETE ON {table} "
+        f"BEGIN SELECT RAISE(ABORT, '{table} is append-only: DELETE rejected'); END",
+        f"CREATE TRIGGER {table}_append_only_insert BEFORE INSERT ON {table} WHEN {exists} "
+        f"BEGIN SELECT RAISE(ABORT, '{table} is append-only: a row with this key exists'); END",
+    ]
+
+
+def _pg_statements(table: str) -> list[str]:
+    return [
+        f"CREATE TRIGGER {table}_append_only_update BEFORE UPDATE ON {table} "
+        f"FOR EACH ROW EXECUTE FUNCTION {PG_FUNCTION}()",
+        f"CREATE TRIGGER {table}_append_only_delete BEFORE DELETE ON {table} "
+        f"FOR EACH ROW EXECUTE FUNCTION {PG_FUNCTION}()",
+        f"CREATE TRIGGER {table}_append_only_truncate BEFORE TRUNCATE ON {table} "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {PG_FUNCTION}()",
+    ]
+
+
+def create_reject_function() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute(
+            f"CREATE OR REPLACE FUNCTION {PG_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            "BEGIN RAISE EXCEPTION '% is append-only: % rejected', TG_TABLE_NAME, TG_OP "
+            "USING ERRCODE = 'restrict_violation'; END $$"
+        )
+
+
+def drop_reject_function() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute(f"DROP FUNCTION IF EXISTS {PG_FUNCTION}()")
+
+
+def create_append_only_triggers(table: str, unique_keys: list[tuple[str, ...]]) -> None:
+    dialect = op.get_bind().dialect.name
+    statements = (
+        _pg_statements(table) if dialect == "postgresql" else _sqlite_statements(table, unique_keys)
+    )
+    for statement in statements:
+        op.execute(statement)
+
+
+def drop_append_only_triggers(table: str) -> None:
+    dialect = op.get_bind().dialect.name
+    ops = ("update", "delete", "truncate") if dialect == "postgresql" else (
+        "update", "delete", "insert")
+    for name in ops:
+        if dialect == "postgresql":
+            op.execute(f"DROP TRIGGER IF EXISTS {table}_append_only_{name} ON {table}")
+        else:
+            op.execute(f"DROP TRIGGER IF EXISTS {table}_append_only_{name}")

@@ -1,0 +1,13 @@
+"""Where the repo's data folders are: bundled in the wheel, or beside the package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def bundled_dir(name: str) -> Path:
+    """`migrations`, `graphql`, `examples`, ...: the wheel's copy, else the checkout's."""
+    inside = _PACKAGE / "_bundled" / name
+    return inside if inside.is_dir() else _PACKAGE.parent / name

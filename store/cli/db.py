@@ -1,0 +1,64 @@
+"""`core-audit db`: schema revisions, explicit (an audit store never migrates silently)."""
+
+from __future__ import annotations
+
+import click
+from sqlalchemy.exc import SQLAlchemyError
+
+from store.cli.options import db_option
+from store.db.engine import create_store_engine, resolve_url
+from store.db.schema_version import current_revision, downgrade, head_revision, history, upgrade
+
+
+@click.group()
+def db() -> None:
+    """Upgrade, downgrade and inspect the store's schema revision."""
+
+
+@db.command("upgrade")
+@click.argument("revision", default="head")
+@db_option
+def upgrade_command(revision: str, db: str | None) -> None:
+    """Upgrade the store to REVISION (default: head)."""
+    _run(lambda url: upgrade(url, revision), db)
+    click.echo(f"upgraded to {revision}")
+
+
+@db.command("downgrade")
+@click.argument("revision")
+@db_option
+def downgrade_command(revision: str, db: str | None) -> None:
+    """Downgrade the store to REVISION (`base` removes everything)."""
+    _run(lambda url: downgrade(url, revision), db)
+    click.echo(f"downgraded to {revision}")
+
+
+@db.command("current")
+@db_option
+def current_command(db: str | None) -> None:
+    """Print the store's revision and the head revision."""
+    url = resolve_url(db)
+    engine = create_store_engine(url, read_only=True)
+    try:
+        revision = current_revision(engine)
+    except SQLAlchemyError as exc:
+        raise click.ClickException(f"cannot read {url}: {exc}") from exc
+    finally:
+        engine.dispose()
+    head = head_revision()
+    state = "at head" if revision == head else f"head is {head}"
+    click.echo(f"{revision or 'none'} ({state})")
+
+
+@db.command("history")
+def history_command() -> None:
+    """List the schema revisions, newest first."""
+    for line in history():
+        click.echo(line)
+
+
+def _run(action, db: str | None) -> None:  # type: ignore[no-untyped-def]
+    try:
+        action(resolve_url(db))
+    except SQLAlchemyError as exc:
+        raise click.ClickException(f"migration failed, nothing changed: {exc}") from exc

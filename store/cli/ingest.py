@@ -1,0 +1,84 @@
+"""`core-audit ingest`: append JSONL files, one batch each, all or nothing per file."""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import ExitStack
+
+import click
+import orjson
+from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+from store.cli.inputs import display_name, open_input
+from store.cli.options import db_option, open_store
+from store.db.writer import BatchRejected, BatchSummary
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
+def ingest(paths: tuple[str, ...], db: str | None, as_json: bool) -> None:
+    """Append CORE frames, assessments or surface records from PATHS (`-` = stdin).
+
+    Each file is one batch, written in one transaction: a file with any bad line
+    writes nothing, its bad lines are listed as PATH:LINE: reason, exit status 2.
+    """
+    summaries: list[BatchSummary] = []
+    with open_store(db) as store:
+        for path in paths:
+            name = display_name(path)
+            with open_input(path) as stream, ExitStack() as stack:
+                on_bytes = None
+                if sys.stderr.isatty() and not as_json:
+                    progress = stack.enter_context(_progress())
+                    size = os.fstat(stream.fileno()).st_size if path != "-" else None
+                    task = progress.add_task(name, total=size or None)
+                    def on_bytes(n: int, task=task, progress=progress) -> None:
+                        progress.advance(task, n)
+                try:
+                    summaries.append(store.ingest(stream, source=name, on_bytes=on_bytes))
+                except BatchRejected as exc:
+                    summaries.append(exc.summary)
+    rejected = [s for s in summaries if s.rejected]
+    if as_json:
+        click.echo(orjson.dumps({
+            "files": len(summaries),
+            "rejected_files": len(rejected),
+            "batches": [s.as_dict() for s in summaries],
+        }, option=orjson.OPT_INDENT_2).decode())
+    else:
+        for summary in rejected:
+            for failure in summary.failures:
+                click.echo(summary.describe(failure), err=True)
+            hidden = summary.failure_count - len(summary.failures)
+            if hidden:
+                click.echo(f"{summary.source}: ... and {hidden} more bad line(s)", err=True)
+            click.echo(f"{summary.source}: rejected, nothing written", err=True)
+        click.echo(_one_line(summaries))
+    if rejected:
+        sys.exit(2)
+
+
+def _progress() -> Progress:
+    return Progress(
+        "[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+        TimeRemainingColumn(), transient=True, redirect_stdout=False,
+    )
+
+
+def _one_line(summaries: list[BatchSummary]) -> str:
+    accepted = [s for s in summaries if not s.rejected]
+    lines = sum(s.lines for s in summaries)
+    tables: dict[str, list[int]] = {}
+    for summary in accepted:
+        for table, counts in summary.tables.items():
+            total = tables.setdefault(table, [0, 0])
+            total[0] += counts.new
+            total[1] += counts.present
+    parts = ", ".join(f"{t} {new} new/{present} present" for t, (new, present) in tables.items()
+                      if new or present)
+    rejected = len(summaries) - len(accepted)
+    return (f"{len(summaries)} file(s), {lines} line(s): {parts or 'no rows'}; "
+            f"{rejected} file(s) rejected")

@@ -1,0 +1,1 @@
+"""The database layer: tables, engines, the append-only writer, queries, verification."""

@@ -1,0 +1,75 @@
+"""AuditStore: the Python API the CLI and the server use to open, write and check a store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import IO
+
+from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
+
+from store.db.engine import create_store_engine, resolve_url, sqlite_path
+from store.db.errors import StoreError
+from store.db.ledger import Checkpoint, read_tip
+from store.db.schema_version import ensure_at_head
+from store.db.verify import VerifyReport, verify_store
+from store.db.writer import BatchSummary, append_batch
+
+
+class AuditStore:
+    def __init__(self, url: str, engine: Engine, *, read_only: bool) -> None:
+        self.url = url
+        self.engine = engine
+        self.read_only = read_only
+        self._write_engine: Engine | None = None
+
+    @classmethod
+    def open(cls, db: str | None = None, *, read_only: bool = False) -> AuditStore:
+        """Open the store at `db` (path or URL). A writable open creates a new store at head."""
+        url = resolve_url(db)
+        path = sqlite_path(url)
+        if read_only and path is not None and not path.exists():
+            raise StoreError(f"{path}: no such store (create one with `core-audit ingest`)")
+        engine = create_store_engine(url, read_only=read_only)
+        try:
+            ensure_at_head(url, engine, create=not read_only)
+        except OperationalError as exc:
+            engine.dispose()
+            raise StoreError(f"{path or url}: cannot open: {exc.orig}") from exc
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(url, engine, read_only=read_only)
+
+    def ingest(
+        self,
+        lines: IO[bytes] | Iterable[bytes | str],
+        source: str = "<api>",
+        *,
+        on_bytes: Callable[[int], None] | None = None,
+    ) -> BatchSummary:
+        """Append `lines` (a binary stream or lines) as one batch; BatchRejected writes nothing."""
+        if self.read_only:
+            raise StoreError("this store was opened read-only")
+        if self._write_engine is None:
+            self._write_engine = create_store_engine(self.url, write=True)
+        return append_batch(self._write_engine, lines, source, on_bytes=on_bytes)
+
+    def verify(self, checkpoint: Checkpoint | None = None) -> VerifyReport:
+        with self.engine.connect() as connection:
+            return verify_store(connection, checkpoint)
+
+    def checkpoint(self) -> Checkpoint:
+        with self.engine.connect() as connection:
+            return read_tip(connection)
+
+    def close(self) -> None:
+        self.engine.dispose()
+        if self._write_engine is not None:
+            self._write_engine.dispose()
+
+    def __enter__(self) -> AuditStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

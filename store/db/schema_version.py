@@ -1,0 +1,85 @@
+"""Alembic, driven from code: upgrade, downgrade, and the refusal to run behind head."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, inspect
+
+from store.bundled import bundled_dir
+from store.db.errors import StoreError
+
+
+def alembic_config(url: str, script_location: Path | None = None) -> Config:
+    location = script_location or bundled_dir("migrations")
+    if str(location) not in sys.path:
+        sys.path.insert(0, str(location))  # revisions import the frozen append_only module
+    config = Config()
+    config.set_main_option("script_location", str(location))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def head_revision(script_location: Path | None = None) -> str:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://", script_location))
+    head = script.get_current_head()
+    assert head is not None, "migrations/ has no revision"
+    return head
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade(url: str, revision: str = "head", script_location: Path | None = None) -> None:
+    command.upgrade(alembic_config(url, script_location), revision)
+
+
+def downgrade(url: str, revision: str, script_location: Path | None = None) -> None:
+    command.downgrade(alembic_config(url, script_location), revision)
+
+
+def history(script_location: Path | None = None) -> list[str]:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://", script_location))
+    return [
+        f"{rev.revision}: {rev.doc}" for rev in script.walk_revisions(base="base", head="heads")
+    ]
+
+
+def ensure_at_head(url: str, engine: Engine, *, create: bool) -> None:
+    """A new, empty database is created at head; one behind head is refused, not migrated."""
+    revision = current_revision(engine)
+    head = head_revision()
+    if revision == head:
+        return
+    if revision is None:
+        if inspect(engine).get_table_names():
+            raise StoreError(f"{_shown(url)} has tables but no core-audit schema revision")
+        if not create:
+            raise StoreError(f"{_shown(url)} holds no core-audit store")
+        upgrade(url)
+        return
+    known = {rev.revision for rev in ScriptDirectory.from_config(
+        alembic_config(url)).walk_revisions()}
+    if revision not in known:
+        raise StoreError(
+            f"{_shown(url)} is at revision {revision}, unknown to this core-audit "
+            f"(head {head}); it was written by a newer version"
+        )
+    raise StoreError(
+        f"{_shown(url)} is at revision {revision}, behind head {head}; "
+        f"an audit store is not migrated silently: run `core-audit db upgrade --db {_shown(url)}`"
+    )
+
+
+def _shown(url: str) -> str:
+    from store.db.engine import sqlite_path
+
+    path = sqlite_path(url)
+    return str(path) if path is not None else url

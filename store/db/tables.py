@@ -1,0 +1,138 @@
+"""SQLAlchemy table definitions: alembic's target_metadata. DDL itself lives in migrations/."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+Sha256 = String(64)
+
+
+def _seq() -> Column[int]:
+    """The row's position in the ledger: its append order, unique across all tables."""
+    return Column("seq", Integer, nullable=False, unique=True)
+
+
+def _batch() -> Column[int]:
+    # Deferred: a batch's own row is written last, once its counts are known.
+    return Column(
+        "batch_id",
+        Integer,
+        ForeignKey("ingest_batches.batch_id", deferrable=True, initially="DEFERRED"),
+        nullable=False,
+    )
+
+
+ingest_batches = Table(
+    "ingest_batches",
+    metadata,
+    Column("batch_id", Integer, primary_key=True, autoincrement=False),
+    _seq(),
+    Column("source", Text, nullable=False),
+    Column("input_sha256", Sha256, nullable=False),
+    Column("record_type", Text, nullable=False),
+    Column("lines", Integer, nullable=False),
+    Column("new_rows", Integer, nullable=False),
+    Column("present_rows", Integer, nullable=False),
+    Column("rejected_lines", Integer, nullable=False),
+    Column("ingested_at", Text, nullable=False),
+    Column("store_version", Text, nullable=False),
+)
+
+contract_assessments = Table(
+    "contract_assessments",
+    metadata,
+    Column("assessment_id", Sha256, primary_key=True),
+    _seq(),
+    _batch(),
+    Column("problem_text", Text, nullable=True),
+    Column("source_ref", Text, nullable=True),
+    Column("candidate_organ", Text, nullable=False),
+    Column("runnable", Boolean(create_constraint=False), nullable=False),
+    Column("missing_bindings", Text, nullable=False),
+    Column("unresolved_hazards", Text, nullable=False),
+    Column("explanation", Text, nullable=False),
+    Column("evidence_spans", Text, nullable=False),
+)
+
+contract_residuals = Table(
+    "contract_residuals",
+    metadata,
+    Column("residual_id", Sha256, primary_key=True),
+    _seq(),
+    _batch(),
+    Column("candidate_organ", Text, nullable=False),
+    Column("family_id", Text, nullable=True),
+    Column("residual_kind", Text, nullable=False),
+    Column("residual_code", Text, nullable=False),
+    Column("source_axis", Text, nullable=False),
+    Column("evidence_spans", Text, nullable=False),
+    Column("explanation", Text, nullable=False),
+    Index(None, "residual_kind", "seq"),
+    Index(None, "source_axis", "seq"),
+    Index(None, "candidate_organ", "seq"),
+    Index(None, "family_id", "seq"),
+    Index(None, "residual_code", "seq"),
+)
+
+residual_occurrences = Table(
+    "residual_occurrences",
+    metadata,
+    Column(
+        "assessment_id",
+        Sha256,
+        ForeignKey("contract_assessments.assessment_id", deferrable=True, initially="DEFERRED"),
+        primary_key=True,
+    ),
+    Column("ordinal", Integer, primary_key=True, autoincrement=False),
+    Column(
+        "residual_id",
+        Sha256,
+        ForeignKey("contract_residuals.residual_id", deferrable=True, initially="DEFERRED"),
+        nullable=False,
+    ),
+    _seq(),
+    _batch(),
+    Index(None, "residual_id", "seq"),
+)
+
+ledger = Table(
+    "ledger",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("table_name", Text, nullable=False),
+    Column("row_key", Text, nullable=False),
+    Column("row_hash", Sha256, nullable=False),
+    Column("prev_hash", Sha256, nullable=False),
+    Column("chain_hash", Sha256, nullable=False),
+)
+
+# Tables whose rows enter the ledger, with the columns that make up each row's key.
+LEDGERED_KEYS: dict[str, tuple[str, ...]] = {
+    "ingest_batches": ("batch_id",),
+    "contract_assessments": ("assessment_id",),
+    "contract_residuals": ("residual_id",),
+    "residual_occurrences": ("assessment_id", "ordinal"),
+}
+
+# Every table the append-only triggers guard (the ledger too).
+APPEND_ONLY_TABLES: tuple[str, ...] = (*LEDGERED_KEYS, "ledger")

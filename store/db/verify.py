@@ -1,0 +1,153 @@
+"""Ledger verification: recompute every row hash and the chain, check triggers and the file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from sqlalchemy import Connection, select, text
+
+from store.db.ledger import GENESIS, Checkpoint, chain_hash, row_hash
+from store.db.rows import ledger_key
+from store.db.tables import APPEND_ONLY_TABLES, LEDGERED_KEYS, ledger, metadata
+
+_SQLITE_TRIGGER_OPS = ("update", "delete", "insert")
+_PG_TRIGGER_OPS = ("update", "delete", "truncate")
+MAX_PROBLEMS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    seq: int | None
+    table: str
+    key: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"seq {self.seq}: " if self.seq is not None else ""
+        name = f"{self.table} {self.key}" if self.key else self.table
+        return f"{where}{name}: {self.reason}"
+
+
+@dataclass
+class VerifyReport:
+    rows: int = 0
+    tip: Checkpoint | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def intact(self) -> bool:
+        return not self.problems
+
+    @property
+    def first_problem(self) -> Problem | None:
+        return self.problems[0] if self.problems else None
+
+
+def expected_triggers(dialect: str) -> set[str]:
+    ops = _PG_TRIGGER_OPS if dialect == "postgresql" else _SQLITE_TRIGGER_OPS
+    return {f"{table}_append_only_{op}" for table in APPEND_ONLY_TABLES for op in ops}
+
+
+def present_triggers(connection: Connection) -> set[str]:
+    if connection.dialect.name == "postgresql":
+        query = "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"
+    else:
+        query = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+    return {row[0] for row in connection.execute(text(query))}
+
+
+def _trigger_problems(connection: Connection) -> Iterator[Problem]:
+    missing = expected_triggers(connection.dialect.name) - present_triggers(connection)
+    for name in sorted(missing):
+        table = name.rsplit("_append_only_", 1)[0]
+        yield Problem(None, table, "", f"append-only trigger {name} is missing")
+
+
+def _file_problems(connection: Connection) -> Iterator[Problem]:
+    if connection.dialect.name != "sqlite":
+        return
+    for (message,) in connection.execute(text("PRAGMA integrity_check")):
+        if message != "ok":
+            yield Problem(None, "sqlite", "", f"integrity_check: {message}")
+
+
+def _chain_problems(connection: Connection, report: VerifyReport) -> Iterator[Problem]:
+    expected_seq, head = 1, GENESIS
+    rows = connection.execute(select(ledger).order_by(ledger.c.seq))
+    for entry in rows:
+        if entry.seq != expected_seq:
+            yield Problem(expected_seq, "ledger", str(expected_seq),
+                          f"ledger entry missing (next entry is seq {entry.seq})")
+            return
+        if entry.prev_hash != head or entry.chain_hash != chain_hash(head, entry.row_hash):
+            yield Problem(entry.seq, entry.table_name, entry.row_key,
+                          "ledger chain broken (prev_hash or chain_hash does not match)")
+            return
+        head = entry.chain_hash
+        expected_seq += 1
+    report.rows = expected_seq - 1
+    report.tip = Checkpoint(report.rows, head)
+
+
+def _row_problems(connection: Connection, table: str) -> Iterator[Problem]:
+    t = metadata.tables[table]
+    key_columns = LEDGERED_KEYS[table]
+    joined = (
+        select(t, ledger.c.table_name, ledger.c.row_key, ledger.c.row_hash)
+        .select_from(t.outerjoin(ledger, ledger.c.seq == t.c.seq))
+        .order_by(t.c.seq)
+    )
+    for mapping in connection.execute(joined).mappings():
+        row = {c.name: mapping[c.name] for c in t.columns}
+        key = ledger_key(tuple(row[c] for c in key_columns))
+        if mapping["row_hash"] is None:
+            yield Problem(row["seq"], table, key, "row has no ledger entry (added out of band)")
+        elif mapping["table_name"] != table or mapping["row_key"] != key:
+            yield Problem(row["seq"], table, key,
+                          f"ledger seq names {mapping['table_name']} {mapping['row_key']}")
+        elif mapping["row_hash"] != row_hash(table, row):
+            yield Problem(row["seq"], table, key, "row content does not match its ledger hash")
+    missing = (
+        select(ledger.c.seq, ledger.c.row_key)
+        .select_from(ledger.outerjoin(t, t.c.seq == ledger.c.seq))
+        .where(ledger.c.table_name == table, t.c.seq.is_(None))
+        .order_by(ledger.c.seq)
+    )
+    for entry in connection.execute(missing):
+        yield Problem(entry.seq, table, entry.row_key, "row is missing (deleted out of band)")
+
+
+def verify_store(connection: Connection, checkpoint: Checkpoint | None = None) -> VerifyReport:
+    report = VerifyReport()
+    problems: list[Problem] = []
+    problems.extend(_trigger_problems(connection))
+    problems.extend(_file_problems(connection))
+    problems.extend(_chain_problems(connection, report))
+    for table in LEDGERED_KEYS:
+        for problem in _row_problems(connection, table):
+            problems.append(problem)
+            if len(problems) >= MAX_PROBLEMS * 4:
+                break
+    unknown = {
+        row[0] for row in connection.execute(select(ledger.c.table_name).distinct())
+    } - set(LEDGERED_KEYS)
+    problems.extend(Problem(None, name, "", "ledger names an unknown table") for name in unknown)
+    if checkpoint is not None:
+        problems.extend(_checkpoint_problems(connection, checkpoint))
+    # Structural problems (no seq) first, then rows in ledger order.
+    problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
+    report.problems = problems[:MAX_PROBLEMS]
+    return report
+
+
+def _checkpoint_problems(connection: Connection, checkpoint: Checkpoint) -> Iterator[Problem]:
+    stored = connection.execute(
+        select(ledger.c.chain_hash).where(ledger.c.seq == checkpoint.seq)
+    ).scalar_one_or_none()
+    if stored is None:
+        yield Problem(checkpoint.seq, "ledger", str(checkpoint.seq),
+                      "checkpoint seq is beyond the ledger (rows were removed)")
+    elif stored != checkpoint.chain_hash:
+        yield Problem(checkpoint.seq, "ledger", str(checkpoint.seq),
+                      "chain hash differs from the checkpoint (history was rewritten)")

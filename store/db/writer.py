@@ -1,0 +1,243 @@
+"""The append-only writer: one input file is one batch, written wholly or not at all."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import IO, Any
+
+from sqlalchemy import Connection, Engine, func, insert, select, text, tuple_
+
+from store import __version__
+from store.db.ledger import LedgerAppender, read_tip
+from store.db.rows import PendingRow, ledger_key, record_rows
+from store.db.tables import LEDGERED_KEYS, ingest_batches, ledger, metadata
+from store.model.jsonl import MAX_LINE_BYTES, iter_json_lines
+from store.model.parsing import RecordError
+
+CHUNK_LINES = 500
+MAX_REPORTED_ERRORS = 20
+LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes chain appends
+
+
+@dataclass(frozen=True, slots=True)
+class LineFailure:
+    line: int
+    reason: str
+
+
+@dataclass
+class TableCounts:
+    new: int = 0
+    present: int = 0
+
+
+@dataclass
+class BatchSummary:
+    source: str
+    input_sha256: str = ""
+    lines: int = 0
+    records: int = 0
+    batch_id: int | None = None
+    record_types: set[str] = field(default_factory=set)
+    tables: dict[str, TableCounts] = field(
+        default_factory=lambda: {t: TableCounts() for t in LEDGERED_KEYS if t != "ingest_batches"}
+    )
+    failures: list[LineFailure] = field(default_factory=list)
+    failure_count: int = 0
+
+    @property
+    def rejected(self) -> bool:
+        return self.failure_count > 0
+
+    def fail(self, line: int, reason: str) -> None:
+        self.failure_count += 1
+        if len(self.failures) < MAX_REPORTED_ERRORS:
+            self.failures.append(LineFailure(line, reason))
+
+    def describe(self, failure: LineFailure) -> str:
+        """`PATH:LINE: reason`, or `PATH: reason` for the input as a whole."""
+        where = f"{self.source}:{failure.line}" if failure.line else self.source
+        return f"{where}: {failure.reason}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "batch_id": self.batch_id,
+            "input_sha256": self.input_sha256,
+            "lines": self.lines,
+            "records": self.records,
+            "rejected": self.rejected,
+            "rejected_lines": self.failure_count,
+            "tables": {t: {"new": c.new, "present": c.present} for t, c in self.tables.items()},
+            "errors": [self.describe(f) for f in self.failures],
+        }
+
+
+class BatchRejected(Exception):
+    def __init__(self, summary: BatchSummary) -> None:
+        super().__init__(f"{summary.source}: {summary.failure_count} bad line(s), nothing written")
+        self.summary = summary
+
+
+class _HashingReader:
+    """Hashes the input bytes as they are read, so the batch records what it came from."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self.digest = hashlib.sha256()
+
+    def readline(self, limit: int = -1) -> bytes:
+        data = self._stream.readline(limit)
+        self.digest.update(data)
+        return data
+
+
+class _LineStream:
+    """Adapts an iterable of lines (bytes or str) to readline()."""
+
+    def __init__(self, lines: Iterable[bytes | str]) -> None:
+        self._lines: Iterator[bytes | str] = iter(lines)
+        self._rest = b""
+
+    def readline(self, limit: int = -1) -> bytes:
+        if not self._rest:
+            item = next(self._lines, b"")
+            self._rest = item.encode("utf-8") if isinstance(item, str) else item
+            if self._rest and not self._rest.endswith(b"\n"):
+                self._rest += b"\n"
+        cut = len(self._rest) if limit < 0 else min(limit, len(self._rest))
+        data, self._rest = self._rest[:cut], self._rest[cut:]
+        return data
+
+
+def as_stream(source: IO[bytes] | Iterable[bytes | str]) -> Any:
+    return source if hasattr(source, "readline") else _LineStream(source)
+
+
+def _content(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in ("seq", "batch_id")}
+
+
+class _BatchWriter:
+    def __init__(self, connection: Connection, summary: BatchSummary, batch_id: int) -> None:
+        self.connection = connection
+        self.summary = summary
+        self.batch_id = batch_id
+        self.appender = LedgerAppender(read_tip(connection))
+        self.pending: list[tuple[int, PendingRow]] = []
+
+    def add(self, line: int, rows: list[PendingRow]) -> None:
+        self.pending.extend((line, row) for row in rows)
+        if len(self.pending) >= CHUNK_LINES * 4:
+            self.flush()
+
+    def _stored(self, table: str, keys: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], Any]:
+        t = metadata.tables[table]
+        key_columns = [t.c[name] for name in LEDGERED_KEYS[table]]
+        if len(key_columns) == 1:
+            condition = key_columns[0].in_([k[0] for k in keys])
+        else:
+            condition = tuple_(*key_columns).in_(keys)
+        result = self.connection.execute(select(t).where(condition))
+        return {tuple(r[n] for n in LEDGERED_KEYS[table]): dict(r) for r in result.mappings()}
+
+    def flush(self) -> None:
+        if not self.pending or self.summary.rejected:
+            self.pending.clear()
+            return
+        by_table: dict[str, list[tuple[Any, ...]]] = {}
+        for _, p in self.pending:
+            by_table.setdefault(p.table, []).append(p.key)
+        stored = {table: self._stored(table, keys) for table, keys in by_table.items()}
+        inserts: dict[str, list[dict[str, Any]]] = {table: [] for table in by_table}
+        ledger_rows: list[dict[str, Any]] = []
+        for line, p in self.pending:
+            counts = self.summary.tables[p.table]
+            existing = stored[p.table].get(p.key)
+            if existing is not None:
+                if _content(existing) != p.row:
+                    self.summary.fail(
+                        line,
+                        f"{p.table} {ledger_key(p.key)} is already stored with different content",
+                    )
+                    break
+                counts.present += 1
+                continue
+            row = {**p.row, "batch_id": self.batch_id}
+            ledger_rows.append(self.appender.stamp(p.table, ledger_key(p.key), row))
+            inserts[p.table].append(row)
+            stored[p.table][p.key] = row  # later sightings in this chunk are "present"
+            counts.new += 1
+        self.pending.clear()
+        if self.summary.rejected:
+            return
+        for table, rows in inserts.items():
+            if rows:
+                self.connection.execute(insert(metadata.tables[table]), rows)
+        if ledger_rows:
+            self.connection.execute(insert(ledger), ledger_rows)
+
+    def close(self, input_sha256: str) -> None:
+        summary = self.summary
+        row = {
+            "batch_id": self.batch_id,
+            "source": summary.source,
+            "input_sha256": input_sha256,
+            "record_type": "+".join(sorted(summary.record_types)),
+            "lines": summary.lines,
+            "new_rows": sum(c.new for c in summary.tables.values()),
+            "present_rows": sum(c.present for c in summary.tables.values()),
+            "rejected_lines": 0,
+            "ingested_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            "store_version": __version__,
+        }
+        ledger_row = self.appender.stamp("ingest_batches", str(self.batch_id), row)
+        self.connection.execute(insert(ingest_batches), [row])
+        self.connection.execute(insert(ledger), [ledger_row])
+
+
+def append_batch(
+    engine: Engine,
+    source_lines: IO[bytes] | Iterable[bytes | str],
+    source: str,
+    *,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    on_bytes: Callable[[int], None] | None = None,
+) -> BatchSummary:
+    """Append one input as one batch. Raises BatchRejected, writing nothing, on any bad line."""
+    summary = BatchSummary(source=source)
+    reader = _HashingReader(as_stream(source_lines))
+    with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # One writer at a time extends the chain tip; SQLite's BEGIN IMMEDIATE does the same.
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})
+        batch_id = connection.execute(
+            select(func.coalesce(func.max(ingest_batches.c.batch_id), 0) + 1)
+        ).scalar_one()
+        writer = _BatchWriter(connection, summary, batch_id)
+        for line in iter_json_lines(reader, max_line_bytes, on_bytes):
+            summary.lines = line.number
+            if line.error is not None:
+                summary.fail(line.number, line.error)
+                continue
+            try:
+                record_type, rows = record_rows(line.value)
+            except RecordError as exc:
+                summary.fail(line.number, str(exc))
+                continue
+            summary.records += 1
+            summary.record_types.add(record_type)
+            if not summary.rejected:
+                writer.add(line.number, rows)
+        writer.flush()
+        if summary.records == 0 and not summary.rejected:
+            summary.fail(0, "no records: the input is empty")
+        if summary.rejected:
+            raise BatchRejected(summary)  # leaves the transaction rolled back
+        summary.input_sha256 = reader.digest.hexdigest()
+        writer.close(summary.input_sha256)
+        summary.batch_id = batch_id
+    return summary
