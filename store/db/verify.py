@@ -51,7 +51,11 @@ def expected_triggers(dialect: str) -> set[str]:
 
 def present_triggers(connection: Connection) -> set[str]:
     if connection.dialect.name == "postgresql":
-        query = "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"
+        query = (
+            "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE NOT t.tgisinternal AND n.nspname = current_schema()"
+        )
     else:
         query = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
     return {row[0] for row in connection.execute(text(query))}
