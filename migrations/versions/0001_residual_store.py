@@ -22,10 +22,10 @@ branch_labels = None
 depends_on = None
 
 _UNIQUE_KEYS = {
-    "ingest_batches": [("batch_id",), ("seq",)],
-    "contract_assessments": [("assessment_id",), ("seq",)],
-    "contract_residuals": [("residual_id",), ("seq",)],
-    "residual_occurrences": [("assessment_id", "ordinal"), ("seq",)],
+    "ingest_batches": [("batch_id",)],
+    "contract_assessments": [("assessment_id",)],
+    "contract_residuals": [("residual_id",)],
+    "residual_occurrences": [("assessment_id", "ordinal")],
     "ledger": [("seq",)],
 }
 
@@ -45,7 +45,6 @@ def upgrade() -> None:
         sa.Column("ingested_at", sa.Text(), nullable=False),
         sa.Column("store_version", sa.Text(), nullable=False),
         sa.PrimaryKeyConstraint("batch_id", name="pk_ingest_batches"),
-        sa.UniqueConstraint("seq", name="uq_ingest_batches_seq"),
     )
     op.create_table(
         "contract_assessments",
@@ -61,7 +60,6 @@ def upgrade() -> None:
         sa.Column("explanation", sa.Text(), nullable=False),
         sa.Column("evidence_spans", sa.Text(), nullable=False),
         sa.PrimaryKeyConstraint("assessment_id", name="pk_contract_assessments"),
-        sa.UniqueConstraint("seq", name="uq_contract_assessments_seq"),
         sa.ForeignKeyConstraint(
             ["batch_id"], ["ingest_batches.batch_id"],
             name="fk_contract_assessments_batch_id_ingest_batches",
@@ -81,7 +79,6 @@ def upgrade() -> None:
         sa.Column("evidence_spans", sa.Text(), nullable=False),
         sa.Column("explanation", sa.Text(), nullable=False),
         sa.PrimaryKeyConstraint("residual_id", name="pk_contract_residuals"),
-        sa.UniqueConstraint("seq", name="uq_contract_residuals_seq"),
         sa.ForeignKeyConstraint(
             ["batch_id"], ["ingest_batches.batch_id"],
             name="fk_contract_residuals_batch_id_ingest_batches",
@@ -100,7 +97,6 @@ def upgrade() -> None:
         sa.Column("seq", sa.Integer(), nullable=False),
         sa.Column("batch_id", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("assessment_id", "ordinal", name="pk_residual_occurrences"),
-        sa.UniqueConstraint("seq", name="uq_residual_occurrences_seq"),
         sa.ForeignKeyConstraint(
             ["assessment_id"], ["contract_assessments.assessment_id"],
             name="fk_residual_occurrences_assessment_id_contract_assessments",
@@ -129,6 +125,9 @@ def upgrade() -> None:
         sa.Column("chain_hash", sa.String(64), nullable=False),
         sa.PrimaryKeyConstraint("seq", name="pk_ledger"),
     )
+    for table in ("ingest_batches", "contract_assessments", "contract_residuals",
+                  "residual_occurrences"):
+        op.create_index(f"ix_{table}_seq", table, ["seq"])
     create_reject_function()
     for table, keys in _UNIQUE_KEYS.items():
         create_append_only_triggers(table, keys)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from store.db.tables import LEDGERED_KEYS
 from store.model.canonical import canonical, content_id
 from store.model.parsing import AssessmentFrame
 from store.model.projection import project_assessment
@@ -21,10 +20,6 @@ class PendingRow:
     table: str
     key: tuple[Any, ...]
     row: Row
-
-
-def row_key(table: str, row: Row) -> tuple[Any, ...]:
-    return tuple(row[column] for column in LEDGERED_KEYS[table])
 
 
 def ledger_key(key: tuple[Any, ...]) -> str:
@@ -50,11 +45,7 @@ def assessment_id(frame: AssessmentFrame, assessment: ContractAssessment) -> str
     )
 
 
-def _pending(table: str, row: Row) -> PendingRow:
-    return PendingRow(table, row_key(table, row), row)
-
-
-def residual_row(residual: ContractResidual) -> Row:
+def residual_row(residual: ContractResidual, spans_text: str | None = None) -> Row:
     return {
         "residual_id": residual.residual_id,
         "candidate_organ": residual.candidate_organ,
@@ -62,7 +53,7 @@ def residual_row(residual: ContractResidual) -> Row:
         "residual_kind": residual.residual_kind.value,
         "residual_code": residual.residual_code,
         "source_axis": residual.source_axis.value,
-        "evidence_spans": _spans_text(residual.evidence_spans),
+        "evidence_spans": spans_text or _spans_text(residual.evidence_spans),
         "explanation": residual.explanation,
     }
 
@@ -72,9 +63,11 @@ def frame_rows(frame: AssessmentFrame) -> list[PendingRow]:
     rows: list[PendingRow] = []
     for assessment in frame.assessments:
         aid = assessment_id(frame, assessment)
+        spans_text = _spans_text(assessment.evidence_spans)  # residuals carry the same spans
         rows.append(
-            _pending(
+            PendingRow(
                 "contract_assessments",
+                (aid,),
                 {
                     "assessment_id": aid,
                     "problem_text": frame.problem_text,
@@ -84,17 +77,20 @@ def frame_rows(frame: AssessmentFrame) -> list[PendingRow]:
                     "missing_bindings": json_text(list(assessment.missing_bindings)),
                     "unresolved_hazards": json_text(list(assessment.unresolved_hazards)),
                     "explanation": assessment.explanation,
-                    "evidence_spans": _spans_text(assessment.evidence_spans),
+                    "evidence_spans": spans_text,
                 },
             )
         )
         for ordinal, residual in enumerate(project_assessment(assessment)):
-            rows.append(_pending("contract_residuals", residual_row(residual)))
+            rid = residual.residual_id
             rows.append(
-                _pending(
+                PendingRow("contract_residuals", (rid,), residual_row(residual, spans_text))
+            )
+            rows.append(
+                PendingRow(
                     "residual_occurrences",
-                    {"assessment_id": aid, "ordinal": ordinal,
-                     "residual_id": residual.residual_id},
+                    (aid, ordinal),
+                    {"assessment_id": aid, "ordinal": ordinal, "residual_id": rid},
                 )
             )
     return rows

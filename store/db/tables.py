@@ -28,8 +28,9 @@ Sha256 = String(64)
 
 
 def _seq() -> Column[int]:
-    """The row's position in the ledger: its append order, unique across all tables."""
-    return Column("seq", Integer, nullable=False, unique=True)
+    """The row's ledger position (append order). Unique by the ledger's key, not a constraint
+    here: a UNIQUE seq would be one more key for REPLACE to delete through."""
+    return Column("seq", Integer, nullable=False, index=True)
 
 
 def _batch() -> Column[int]:

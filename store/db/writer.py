@@ -8,16 +8,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from sqlalchemy import Connection, Engine, func, insert, select, text, tuple_
+from sqlalchemy import Connection, Engine, func, select, text, tuple_
 
 from store import __version__
 from store.db.ledger import LedgerAppender, read_tip
 from store.db.rows import PendingRow, ledger_key, record_rows
-from store.db.tables import LEDGERED_KEYS, ingest_batches, ledger, metadata
+from store.db.tables import LEDGERED_KEYS, ingest_batches, metadata
 from store.model.jsonl import MAX_LINE_BYTES, iter_json_lines
 from store.model.parsing import RecordError
 
-CHUNK_LINES = 500
+CHUNK_ROWS = 5000
+RESIDUAL_CACHE = 100_000
 MAX_REPORTED_ERRORS = 20
 LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes chain appends
 
@@ -128,37 +129,57 @@ class _BatchWriter:
         self.batch_id = batch_id
         self.appender = LedgerAppender(read_tip(connection))
         self.pending: list[tuple[int, PendingRow]] = []
+        # Residual ids repeat across frames: remember their stored content, boundedly.
+        self.residuals: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def add(self, line: int, rows: list[PendingRow]) -> None:
         self.pending.extend((line, row) for row in rows)
-        if len(self.pending) >= CHUNK_LINES * 4:
+        if len(self.pending) >= CHUNK_ROWS:
             self.flush()
 
-    def _stored(self, table: str, keys: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], Any]:
+    def _stored(self, table: str, keys: set[tuple[Any, ...]]) -> dict[tuple[Any, ...], Any]:
+        if not keys:
+            return {}
         t = metadata.tables[table]
-        key_columns = [t.c[name] for name in LEDGERED_KEYS[table]]
+        names = LEDGERED_KEYS[table]
+        key_columns = [t.c[name] for name in names]
         if len(key_columns) == 1:
             condition = key_columns[0].in_([k[0] for k in keys])
         else:
-            condition = tuple_(*key_columns).in_(keys)
+            condition = tuple_(*key_columns).in_(list(keys))
         result = self.connection.execute(select(t).where(condition))
-        return {tuple(r[n] for n in LEDGERED_KEYS[table]): dict(r) for r in result.mappings()}
+        return {tuple(r[n] for n in names): _content(dict(r)) for r in result.mappings()}
+
+    def _lookup(self) -> dict[str, dict[tuple[Any, ...], Any]]:
+        keys: dict[str, set[tuple[Any, ...]]] = {t: set() for t in self.summary.tables}
+        for _, p in self.pending:
+            keys[p.table].add(p.key)
+        stored = {"contract_assessments": self._stored("contract_assessments",
+                                                        keys["contract_assessments"])}
+        # An occurrence's key starts with its assessment's id: a new assessment has none stored.
+        stored["residual_occurrences"] = self._stored(
+            "residual_occurrences",
+            {k for k in keys["residual_occurrences"] if (k[0],) in stored["contract_assessments"]},
+        )
+        if len(self.residuals) > RESIDUAL_CACHE:
+            self.residuals.clear()
+        self.residuals.update(self._stored(
+            "contract_residuals", keys["contract_residuals"] - self.residuals.keys()))
+        stored["contract_residuals"] = self.residuals
+        return stored
 
     def flush(self) -> None:
         if not self.pending or self.summary.rejected:
             self.pending.clear()
             return
-        by_table: dict[str, list[tuple[Any, ...]]] = {}
-        for _, p in self.pending:
-            by_table.setdefault(p.table, []).append(p.key)
-        stored = {table: self._stored(table, keys) for table, keys in by_table.items()}
-        inserts: dict[str, list[dict[str, Any]]] = {table: [] for table in by_table}
+        stored = self._lookup()
+        inserts: dict[str, list[dict[str, Any]]] = {table: [] for table in stored}
         ledger_rows: list[dict[str, Any]] = []
         for line, p in self.pending:
             counts = self.summary.tables[p.table]
             existing = stored[p.table].get(p.key)
             if existing is not None:
-                if _content(existing) != p.row:
+                if existing != p.row:
                     self.summary.fail(
                         line,
                         f"{p.table} {ledger_key(p.key)} is already stored with different content",
@@ -169,16 +190,24 @@ class _BatchWriter:
             row = {**p.row, "batch_id": self.batch_id}
             ledger_rows.append(self.appender.stamp(p.table, ledger_key(p.key), row))
             inserts[p.table].append(row)
-            stored[p.table][p.key] = row  # later sightings in this chunk are "present"
+            stored[p.table][p.key] = p.row  # later sightings in this batch are "present"
             counts.new += 1
         self.pending.clear()
         if self.summary.rejected:
             return
         for table, rows in inserts.items():
-            if rows:
-                self.connection.execute(insert(metadata.tables[table]), rows)
-        if ledger_rows:
-            self.connection.execute(insert(ledger), ledger_rows)
+            self._insert(table, rows)
+        self._insert("ledger", ledger_rows)
+
+    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        """executemany straight to the driver: SQLAlchemy's per-row parameter work dominated."""
+        if not rows:
+            return
+        columns = [c.name for c in metadata.tables[table].columns]
+        marker = "?" if self.connection.dialect.paramstyle == "qmark" else "%s"
+        sql = (f"INSERT INTO {table} ({', '.join(columns)}) "
+               f"VALUES ({', '.join([marker] * len(columns))})")
+        self.connection.exec_driver_sql(sql, [tuple(r[c] for c in columns) for r in rows])
 
     def close(self, input_sha256: str) -> None:
         summary = self.summary
@@ -195,8 +224,8 @@ class _BatchWriter:
             "store_version": __version__,
         }
         ledger_row = self.appender.stamp("ingest_batches", str(self.batch_id), row)
-        self.connection.execute(insert(ingest_batches), [row])
-        self.connection.execute(insert(ledger), [ledger_row])
+        self._insert("ingest_batches", [row])
+        self._insert("ledger", [ledger_row])
 
 
 def append_batch(
