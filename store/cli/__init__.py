@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from store import __version__
+from store.cli.copy import copy
 from store.cli.db import db
 from store.cli.ingest import ingest
 from store.cli.project import project
@@ -17,5 +18,5 @@ def main() -> None:
     """Append-only audit store for CORE's residuals and teaching-grounded surfaces."""
 
 
-for command in (project, db, ingest, verify, checkpoint):
+for command in (project, db, ingest, verify, checkpoint, copy):
     main.add_command(command)

@@ -49,11 +49,15 @@ class AuditStore:
         on_bytes: Callable[[int], None] | None = None,
     ) -> BatchSummary:
         """Append `lines` (a binary stream or lines) as one batch; BatchRejected writes nothing."""
+        return append_batch(self.write_engine(), lines, source, on_bytes=on_bytes)
+
+    def write_engine(self) -> Engine:
+        """The engine whose transactions take the write lock (SQLite: BEGIN IMMEDIATE)."""
         if self.read_only:
             raise StoreError("this store was opened read-only")
         if self._write_engine is None:
             self._write_engine = create_store_engine(self.url, write=True)
-        return append_batch(self._write_engine, lines, source, on_bytes=on_bytes)
+        return self._write_engine
 
     def verify(self, checkpoint: Checkpoint | None = None) -> VerifyReport:
         with self.engine.connect() as connection:

@@ -118,6 +118,23 @@ def as_stream(source: IO[bytes] | Iterable[bytes | str]) -> Any:
     return source if hasattr(source, "readline") else _LineStream(source)
 
 
+def insert_rows(connection: Connection, table: str, rows: list[dict[str, Any]]) -> None:
+    """executemany straight to the driver: SQLAlchemy's per-row parameter work dominated."""
+    if not rows:
+        return
+    columns = [c.name for c in metadata.tables[table].columns]
+    marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    sql = (f"INSERT INTO {table} ({', '.join(columns)}) "
+           f"VALUES ({', '.join([marker] * len(columns))})")
+    connection.exec_driver_sql(sql, [tuple(r[c] for c in columns) for r in rows])
+
+
+def lock_chain_tip(connection: Connection) -> None:
+    """One writer at a time extends the chain; SQLite's BEGIN IMMEDIATE already ensures it."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})
+
+
 def _content(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("seq", "batch_id")}
 
@@ -196,18 +213,8 @@ class _BatchWriter:
         if self.summary.rejected:
             return
         for table, rows in inserts.items():
-            self._insert(table, rows)
-        self._insert("ledger", ledger_rows)
-
-    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
-        """executemany straight to the driver: SQLAlchemy's per-row parameter work dominated."""
-        if not rows:
-            return
-        columns = [c.name for c in metadata.tables[table].columns]
-        marker = "?" if self.connection.dialect.paramstyle == "qmark" else "%s"
-        sql = (f"INSERT INTO {table} ({', '.join(columns)}) "
-               f"VALUES ({', '.join([marker] * len(columns))})")
-        self.connection.exec_driver_sql(sql, [tuple(r[c] for c in columns) for r in rows])
+            insert_rows(self.connection, table, rows)
+        insert_rows(self.connection, "ledger", ledger_rows)
 
     def close(self, input_sha256: str) -> None:
         summary = self.summary
@@ -224,8 +231,8 @@ class _BatchWriter:
             "store_version": __version__,
         }
         ledger_row = self.appender.stamp("ingest_batches", str(self.batch_id), row)
-        self._insert("ingest_batches", [row])
-        self._insert("ledger", [ledger_row])
+        insert_rows(self.connection, "ingest_batches", [row])
+        insert_rows(self.connection, "ledger", [ledger_row])
 
 
 def append_batch(
@@ -240,9 +247,7 @@ def append_batch(
     summary = BatchSummary(source=source)
     reader = _HashingReader(as_stream(source_lines))
     with engine.begin() as connection:
-        if connection.dialect.name == "postgresql":
-            # One writer at a time extends the chain tip; SQLite's BEGIN IMMEDIATE does the same.
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})
+        lock_chain_tip(connection)
         batch_id = connection.execute(
             select(func.coalesce(func.max(ingest_batches.c.batch_id), 0) + 1)
         ).scalar_one()
