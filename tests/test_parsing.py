@@ -177,7 +177,10 @@ BAD_FRAMES = [
     ("end before start", _set((*SPAN, "end"), 3), f"{S0}.end"),
     ("text mismatch", _set((*SPAN, "text"), "gains"), S0),
     ("offsets mismatch", _set((*SPAN, "start"), 5), S0),
-    ("end past problem_text", _set((*SPAN, "end"), 40), S0),
+    ("end past problem_text", _set((*SPAN, "end"), 40), f"{S0}.end"),
+    # "Tom gained 3."[11:99] == "3." only because slicing clips: still not a real offset.
+    ("clipped slice", _set(SPAN, {"text": "3.", "start": 11, "end": 99}), f"{S0}.end"),
+    ("empty span past the end", _set(SPAN, {"text": "", "start": 50, "end": 50}), f"{S0}.end"),
     ("string sentence_index", _set((*SPAN, "sentence_index"), "0"), f"{S0}.sentence_index"),
     ("boolean sentence_index", _set((*SPAN, "sentence_index"), False), f"{S0}.sentence_index"),
     ("non-string span text", _set((*SPAN, "text"), 6), f"{S0}.text"),
@@ -239,6 +242,16 @@ def test_invalid_frame_raises_record_error_naming_the_field(mutate, path):
     assert message.startswith(path), message
     # The path is followed by its reason, not by a deeper path component.
     assert message[len(path)] == ":", message
+
+
+def test_span_may_end_exactly_at_the_end_of_problem_text():
+    value = frame_json()
+    value["contract_assessments"][0]["evidence_spans"] = [
+        {"text": "3.", "start": 11, "end": 13},
+        {"text": "", "start": 13, "end": 13},
+    ]
+    spans = parse_frame(value).assessments[0].evidence_spans
+    assert spans == (SourceSpan("3.", 11, 13), SourceSpan("", 13, 13))
 
 
 def test_missing_field_message_names_the_field():
