@@ -118,7 +118,9 @@ def expected_example_residuals() -> list[dict]:
         [{"text": "degrees", "start": 13, "end": 20, "sentence_index": None}],
         "Quantity unit conflicts with object type.",
     )
-    return [*example_a, example_b, example_c, example_d]  # the runnable line adds nothing
+    # Each line's residuals are sorted by residual_id; lines keep their file order (the CLI
+    # streams one frame at a time). The runnable line adds nothing.
+    return [*example_a, example_b, example_c, example_d]
 
 
 def assert_matches_examples(stdout: bytes) -> None:
@@ -292,3 +294,20 @@ def test_missing_file_fails_naming_the_path(tmp_path):
     assert result.returncode != 0
     assert str(missing) in result.stderr.decode("utf-8")
     assert result.stdout == b""
+
+
+def test_residuals_are_sorted_within_each_line_and_lines_keep_file_order(tmp_path):
+    gained = [{"text": "gained", "start": 4, "end": 10}]
+    first = frame_line("Tom gained 3.", UD, ["direction_unbound", "action_cue_unbound"], [], gained)
+    second = frame_line("Sam gained 3.", UD, ["changed_object_unbound"], [], gained)
+    path = tmp_path / "two.jsonl"
+    path.write_bytes(first + second + first)
+    result = run(str(path))
+    assert result.returncode == 0, result.stderr
+    spans = [{**gained[0], "sentence_index": None}]
+    line_1 = sorted(
+        spec_residual_id(UD, "missing_role", code, spans)
+        for code in ["direction_unbound", "action_cue_unbound"]
+    )
+    line_2 = [spec_residual_id(UD, "missing_role", "changed_object_unbound", spans)]
+    assert [r["residual_id"] for r in decoded(result.stdout)] == line_1 + line_2 + line_1
