@@ -89,6 +89,12 @@ def parse_span(value: Any, where: str, problem_text: str | None = None) -> Sourc
         raise RecordError(f"{where}.start: {start} is negative")
     if end < start:
         raise RecordError(f"{where}.end: {end} is before start {start}")
+    # Slicing clips out-of-range offsets ("abc"[2:99] == "c"), so bound them explicitly:
+    # a span must point into the problem text, not merely compare equal to a clipped slice.
+    if problem_text is not None and end > len(problem_text):
+        raise RecordError(
+            f"{where}.end: {end} is past the end of problem_text ({len(problem_text)} characters)"
+        )
     if problem_text is not None and problem_text[start:end] != text:
         raise RecordError(
             f"{where}: text {text!r} does not match problem_text[{start}:{end}]"

@@ -1,0 +1,79 @@
+"""DESIGN.md layout rules: nothing in the repository may shadow graphql-core's `graphql`."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+
+PROBE = """
+import importlib.util, json, graphql
+spec = importlib.util.find_spec("graphql")
+print(json.dumps({
+    "file": graphql.__file__,
+    "origin": spec.origin,
+    "locations": list(spec.submodule_search_locations or []),
+    "version": getattr(graphql, "__version__", None),
+}))
+"""
+
+
+def _assert_is_graphql_core(file: str | None, version: str | None) -> None:
+    assert file is not None, "graphql resolved to a namespace package (a bare folder)"
+    path = Path(file).resolve()
+    assert "site-packages" in path.parts, path
+    assert path.parent.name == "graphql" and path.parent.parent.name == "site-packages", path
+    assert not path.is_relative_to(REPO / "graphql"), path
+    assert not path.is_relative_to(TESTS), path
+    assert version == importlib.metadata.version("graphql-core")
+
+
+def test_import_graphql_in_this_process_is_graphql_core():
+    import graphql
+
+    _assert_is_graphql_core(graphql.__file__, graphql.__version__)
+
+
+def test_import_graphql_from_the_repository_root_is_graphql_core():
+    # `python -c` puts the current directory first on sys.path: the shadowing case that matters.
+    for cwd in (REPO, TESTS):
+        result = subprocess.run(
+            [sys.executable, "-c", PROBE], cwd=cwd, capture_output=True, check=True, timeout=120
+        )
+        probe = json.loads(result.stdout)
+        _assert_is_graphql_core(probe["file"], probe["version"])
+        assert probe["origin"] == probe["file"]
+        for location in probe["locations"]:
+            assert not Path(location).resolve().is_relative_to(REPO / "graphql")
+
+
+def test_strawberry_imports_from_the_repository_root():
+    subprocess.run(
+        [sys.executable, "-c", "import strawberry, graphql.language"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+
+
+def test_graphql_folder_holds_no_python():
+    folder = REPO / "graphql"
+    python_files = sorted(str(p.relative_to(REPO)) for p in folder.rglob("*.py"))
+    compiled = sorted(str(p.relative_to(REPO)) for p in folder.rglob("*.pyc"))
+    assert python_files == []
+    assert compiled == []
+    assert not (folder / "__init__.py").exists()
+
+
+def test_no_test_folder_is_named_graphql():
+    offenders = sorted(
+        str(p.relative_to(REPO)) for p in TESTS.rglob("*") if p.is_dir() and p.name == "graphql"
+    )
+    assert offenders == []
+    assert not (TESTS / "graphql.py").exists()
