@@ -6,6 +6,7 @@ import click
 
 from store import __version__
 from store.cli.project import project
+from store.cli.teaching import corpus, surface
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -15,3 +16,5 @@ def main() -> None:
 
 
 main.add_command(project)
+main.add_command(corpus)
+main.add_command(surface)
