@@ -268,7 +268,10 @@ class TeachingRegistry:
         return self.chains.get((lemma_key(subject), parsed))
 
     def corpus(self, corpus_id: str) -> TeachingCorpus:
-        return next(c for c in self.corpora if c.corpus_id == corpus_id)
+        for corpus in self.corpora:
+            if corpus.corpus_id == corpus_id:
+                return corpus
+        raise KeyError(corpus_id)
 
     def pack_of(self, chain: TeachingChain) -> Pack:
         return self.corpus(chain.corpus_id).pack
