@@ -9,6 +9,7 @@ from store.cli.copy import copy
 from store.cli.db import db
 from store.cli.ingest import ingest
 from store.cli.project import project
+from store.cli.teaching import corpus, surface
 from store.cli.verify import checkpoint, verify
 
 
@@ -18,5 +19,5 @@ def main() -> None:
     """Append-only audit store for CORE's residuals and teaching-grounded surfaces."""
 
 
-for command in (project, db, ingest, verify, checkpoint, copy):
+for command in (project, ingest, verify, checkpoint, db, copy, corpus, surface):
     main.add_command(command)

@@ -5,14 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from store.model.fields import RecordError
+from store.model.fields import describe as _describe
+from store.model.fields import integer as _integer
+from store.model.fields import json_list as _list
+from store.model.fields import json_object as _object
+from store.model.fields import required as _field
+from store.model.fields import string as _string
+from store.model.fields import strings as _strings
 from store.model.records import ContractAssessment, SourceSpan
 
 # Keys a frame may use for its external reference (a case or turn id), first present wins.
 REFERENCE_KEYS = ("source_ref", "case_id", "turn_id")
-
-
-class RecordError(ValueError):
-    """A JSON value that is not a valid record; the message names the field."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,60 +26,6 @@ class AssessmentFrame:
     problem_text: str | None
     source_ref: str | None
     assessments: tuple[ContractAssessment, ...]
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-def _field(obj: dict[str, Any], key: str, where: str) -> Any:
-    if key not in obj:
-        raise RecordError(f"{where}: missing field {key!r}")
-    return obj[key]
-
-
-def _string(value: Any, where: str, *, non_empty: bool = False) -> str:
-    if not isinstance(value, str):
-        raise RecordError(f"{where}: expected a string, got {_describe(value)}")
-    if non_empty and not value:
-        raise RecordError(f"{where}: must not be empty")
-    return value
-
-
-def _integer(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RecordError(f"{where}: expected an integer, got {_describe(value)}")
-    return value
-
-
-def _object(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise RecordError(f"{where}: expected an object, got {_describe(value)}")
-    return value
-
-
-def _list(value: Any, where: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise RecordError(f"{where}: expected a list, got {_describe(value)}")
-    return value
-
-
-def _strings(value: Any, where: str) -> tuple[str, ...]:
-    return tuple(_string(item, f"{where}[{i}]") for i, item in enumerate(_list(value, where)))
 
 
 def parse_span(value: Any, where: str, problem_text: str | None = None) -> SourceSpan:

@@ -1,0 +1,128 @@
+"""Small packs, corpora and registries for the teaching tests, built in tmp_path.
+
+Values are typed out from ADR-0052 and core-facts.md, never read from the code under test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+PACK_ID = "en_core_cognition_v1"
+CORPUS_ID = "cognition_chains_v1"
+PROVENANCE = "adr-0052:reviewed:2026-05-18"
+
+# ADR-0052's three surfaces, each one line with single spaces (the ADR text wraps them).
+LIGHT_SURFACE = (
+    "light — teaching-grounded (cognition_chains_v1): cognition.illumination; logos.core."
+    " light reveals truth (cognition.truth). No session evidence yet."
+)
+KNOWLEDGE_SURFACE = (
+    "knowledge — teaching-grounded (cognition_chains_v1): cognition.knowledge;"
+    " epistemic.ground. knowledge requires evidence (cognition.evidence)."
+    " No session evidence yet."
+)
+MEMORY_SURFACE = (
+    "memory — teaching-grounded (cognition_chains_v1): cognition.memory; memory.semantic."
+    " memory requires recall (operation.recall). No session evidence yet."
+)
+
+# lemma -> semantic_domains, in the order core-facts.md gives them.
+ADR_DOMAINS: dict[str, list[str]] = {
+    "light": ["cognition.illumination", "logos.core"],
+    "truth": ["cognition.truth"],
+    "knowledge": ["cognition.knowledge", "epistemic.ground"],
+    "evidence": ["cognition.evidence"],
+    "memory": ["cognition.memory", "memory.semantic"],
+    "recall": ["operation.recall"],
+}
+
+
+def entry(lemma: str, domains: list[str], *, pack_id: str = PACK_ID) -> dict[str, Any]:
+    return {
+        "entry_id": f"{pack_id}:{lemma}",
+        "surface": lemma,
+        "lemma": lemma,
+        "language": "en",
+        "pos": "NOUN",
+        "semantic_domains": domains,
+        "morphology_tags": [],
+        "provenance_ids": ["test"],
+    }
+
+
+def chain(chain_id: str, subject: str, intent: str, connective: str, obj: str,
+          **extra: Any) -> dict[str, Any]:
+    return {
+        "chain_id": chain_id,
+        "subject": subject,
+        "intent": intent,
+        "connective": connective,
+        "object": obj,
+        "domains_subject_k": 2,
+        "domains_object_k": 1,
+        "provenance": PROVENANCE,
+        **extra,
+    }
+
+
+LIGHT = chain("cause_light_reveals_truth", "light", "cause", "reveals", "truth")
+KNOWLEDGE = chain("cause_knowledge_requires_evidence", "knowledge", "cause", "requires",
+                  "evidence")
+MEMORY = chain("verification_memory_requires_recall", "memory", "verification", "requires",
+               "recall")
+
+
+def _jsonl(lines: list[dict[str, Any] | str]) -> bytes:
+    text = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
+    return text.encode("utf-8")
+
+
+def write_pack(packs: Path, lines: list[dict[str, Any] | str] | None = None, *,
+               pack_id: str = PACK_ID, language: str = "en", version: str = "1.0.0",
+               checksum: str | None = None, manifest_pack_id: str | None = None) -> Path:
+    """A pack folder; `checksum` defaults to the true sha256 of the lexicon bytes."""
+    if lines is None:
+        lines = [entry(lemma, domains, pack_id=pack_id) for lemma, domains in ADR_DOMAINS.items()]
+    folder = packs / pack_id
+    folder.mkdir(parents=True, exist_ok=True)
+    lexicon = _jsonl(lines)
+    (folder / "lexicon.jsonl").write_bytes(lexicon)
+    manifest = {
+        "pack_id": manifest_pack_id or pack_id,
+        "language": language,
+        "version": version,
+        "checksum": checksum or hashlib.sha256(lexicon).hexdigest(),
+        "provenance": "test",
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+def write_corpus(teaching: Path, relative: str, lines: list[dict[str, Any] | str]) -> Path:
+    path = teaching / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(_jsonl(lines))
+    return path
+
+
+def write_registry(teaching: Path, corpora: list[tuple[str, str, str]]) -> Path:
+    """`corpora` as (corpus_id, path relative to teaching, pack_id), in resolution order."""
+    teaching.mkdir(parents=True, exist_ok=True)
+    path = teaching / "corpora.json"
+    registry = {"corpora": [{"corpus_id": c, "path": p, "pack_id": k} for c, p, k in corpora]}
+    path.write_text(json.dumps(registry), encoding="utf-8")
+    return path
+
+
+def one_corpus(tmp: Path, lines: list[dict[str, Any] | str],
+               pack_lines: list[dict[str, Any] | str] | None = None) -> tuple[Path, Path, Path]:
+    """packs dir, teaching dir and the corpus file for a single registered corpus."""
+    packs, teaching = tmp / "packs", tmp / "teaching"
+    write_pack(packs, pack_lines)
+    relative = "cognition_chains/cognition_chains_v1.jsonl"
+    corpus = write_corpus(teaching, relative, lines)
+    write_registry(teaching, [(CORPUS_ID, relative, PACK_ID)])
+    return packs, teaching, corpus
