@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import ExitStack
+from pathlib import Path
 
 import click
 import orjson
@@ -12,20 +13,34 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColu
 
 from store.cli.inputs import display_name, open_input
 from store.cli.options import db_option, open_store
+from store.cli.teaching import data_dir_options
 from store.db.writer import BatchRejected, BatchSummary
+from store.model.corpora import CorpusError, TeachingRegistry
+from store.model.packs import PackError
+from store.model.teaching_surface import default_registry
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
-def ingest(paths: tuple[str, ...], db: str | None, as_json: bool) -> None:
+@data_dir_options
+def ingest(paths: tuple[str, ...], db: str | None, as_json: bool,
+           packs: Path | None, teaching: Path | None) -> None:
     """Append CORE frames, assessments or surface records from PATHS (`-` = stdin).
 
     Each file is one batch, written in one transaction: a file with any bad line
     writes nothing, its bad lines are listed as PATH:LINE: reason, exit status 2.
     """
     summaries: list[BatchSummary] = []
+
+    def registry() -> TeachingRegistry:
+        # Teaching surfaces are checked against these corpora; loaded only if one arrives.
+        try:
+            return default_registry(packs, teaching)
+        except (CorpusError, PackError) as exc:
+            raise click.ClickException(f"cannot check teaching surfaces: {exc}") from exc
+
     with open_store(db) as store:
         for path in paths:
             name = display_name(path)
@@ -38,7 +53,8 @@ def ingest(paths: tuple[str, ...], db: str | None, as_json: bool) -> None:
                     def on_bytes(n: int, task=task, progress=progress) -> None:
                         progress.advance(task, n)
                 try:
-                    summaries.append(store.ingest(stream, source=name, on_bytes=on_bytes))
+                    summaries.append(store.ingest(stream, source=name, on_bytes=on_bytes,
+                                                  registry=registry))
                 except BatchRejected as exc:
                     summaries.append(exc.summary)
     rejected = [s for s in summaries if s.rejected]

@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 import click
 import orjson
 
+from store.cli.options import db_option, open_store
+from store.db.writer import BatchRejected
 from store.model.corpora import (
     CorpusError,
     TeachingIntent,
@@ -83,6 +85,20 @@ def check(packs: Path | None, teaching: Path | None, verbose: bool) -> None:
     sys.exit(1 if dropped else 0)
 
 
+def _record(payload: dict[str, Any], registry: TeachingRegistry, db: str | None) -> dict[str, Any]:
+    """Append the outcome as a surface record, through the same path as `core-audit ingest`."""
+    line = {key: payload[key] for key in ("grounding_source", "surface", "subject", "intent")}
+    line.update({key: payload[key] for key in ("corpus_id", "chain_id") if key in payload})
+    with open_store(db) as store:
+        try:
+            summary = store.ingest([orjson.dumps(line)], source="core-audit surface",
+                                   registry=lambda: registry)
+        except BatchRejected as exc:
+            raise click.ClickException("; ".join(exc.summary.as_dict()["errors"])) from exc
+    return {"batch_id": summary.batch_id,
+            "new_rows": sum(c.new for c in summary.tables.values())}
+
+
 @click.command()
 @click.argument("subject")
 @click.option("--intent", required=True,
@@ -92,12 +108,15 @@ def check(packs: Path | None, teaching: Path | None, verbose: bool) -> None:
 @click.option("--language", default=OUTPUT_LANGUAGE, show_default=True,
               help="The runtime's output language.")
 @data_dir_options
+@click.option("--record", is_flag=True, help="Also append the surface record to the store.")
+@db_option
 def surface(subject: str, intent: str, gate_source: str, language: str,
-            packs: Path | None, teaching: Path | None) -> None:
+            packs: Path | None, teaching: Path | None, record: bool, db: str | None) -> None:
     """Compose the teaching-grounded surface for SUBJECT and print it with its provenance.
 
     Prints one JSON object; when the branch does not engage, "surface" is null,
-    "grounding_source" is "none" and "reason" says why (exit status 0).
+    "grounding_source" is "none" and "reason" says why (exit status 0). With --record
+    the outcome is appended to the store (--db) as a surface record, checked like any other.
     """
     registry = _load(packs, teaching)
     outcome = engage_teaching_surface(registry, subject, intent,
@@ -113,7 +132,7 @@ def surface(subject: str, intent: str, gate_source: str, language: str,
         }
     else:
         payload = outcome.as_dict()
-        # `--record --db URL` goes here (integrator): append `outcome` to surface_records,
-        # keyed by `outcome.surface_id`, before printing.
+    if record:
+        payload["recorded"] = _record(payload, registry, db)
     sys.stdout.buffer.write(orjson.dumps(payload) + b"\n")
     sys.stdout.buffer.flush()

@@ -11,9 +11,11 @@ from sqlalchemy.exc import OperationalError
 from store.db.engine import create_store_engine, resolve_url, sqlite_path
 from store.db.errors import StoreError
 from store.db.ledger import Checkpoint, read_tip
+from store.db.rows import RegistryProvider
 from store.db.schema_version import ensure_at_head
 from store.db.verify import VerifyReport, verify_store
 from store.db.writer import BatchSummary, append_batch
+from store.model.teaching_surface import default_registry
 
 
 class AuditStore:
@@ -47,9 +49,14 @@ class AuditStore:
         source: str = "<api>",
         *,
         on_bytes: Callable[[int], None] | None = None,
+        registry: RegistryProvider = default_registry,
     ) -> BatchSummary:
-        """Append `lines` (a binary stream or lines) as one batch; BatchRejected writes nothing."""
-        return append_batch(self.write_engine(), lines, source, on_bytes=on_bytes)
+        """Append `lines` (a binary stream or lines) as one batch; BatchRejected writes nothing.
+
+        Teaching surfaces are re-derived against `registry()` (default: the located data).
+        """
+        return append_batch(self.write_engine(), lines, source, on_bytes=on_bytes,
+                            registry=registry)
 
     def write_engine(self) -> Engine:
         """The engine whose transactions take the write lock (SQLite: BEGIN IMMEDIATE)."""

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from store.model.canonical import canonical, content_id
-from store.model.parsing import AssessmentFrame
+from store.model.corpora import TeachingRegistry
+from store.model.parsing import AssessmentFrame, parse_frame
 from store.model.projection import project_assessment
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
+from store.model.surface_records import (
+    CheckedSurface,
+    SurfaceVerification,
+    check_surface,
+    is_surface_line,
+    parse_surface_record,
+)
+from store.model.teaching_surface import surface_key
 
 Row = dict[str, Any]
 
@@ -96,8 +106,52 @@ def frame_rows(frame: AssessmentFrame) -> list[PendingRow]:
     return rows
 
 
-def record_rows(value: Any) -> tuple[str, list[PendingRow]]:
-    """The rows one input line contributes; its shape says what kind of record it is."""
-    from store.model.parsing import parse_frame
+def surface_rows(checked: CheckedSurface) -> list[PendingRow]:
+    """The surface's content row and this sighting of it (one per turn)."""
+    record, derived = checked.record, checked.derived
+    subject_domains = list(derived.subject_domains) if derived else None
+    object_domains = list(derived.object_domains) if derived else None
+    provenance = {
+        "grounding_source": record.grounding_source.value,
+        "surface": record.surface,
+        "subject": record.subject,
+        "intent": record.intent,
+        "corpus_id": record.corpus_id or (derived.corpus_id if derived else None),
+        "chain_id": record.chain_id or (derived.chain_id if derived else None),
+        "pack_id": derived.pack_id if derived else None,
+    }
+    surface_id = surface_key(
+        **provenance, subject_domains=subject_domains, object_domains=object_domains
+    )
+    mismatch = checked.verification is SurfaceVerification.MISMATCH
+    row: Row = {
+        "surface_id": surface_id,
+        **provenance,
+        "chain_provenance": derived.chain_provenance if derived else None,
+        "pack_version": derived.pack_version if derived else None,
+        "connective": derived.connective if derived else None,
+        "object": derived.object if derived else None,
+        "subject_domains": json_text(subject_domains) if derived else None,
+        "object_domains": json_text(object_domains) if derived else None,
+        "verification": checked.verification.value,
+        "expected_surface": derived.surface if derived and mismatch else None,
+    }
+    sighting = {"surface_id": surface_id, "session_id": record.session_id,
+                "turn_id": record.turn_id, "prompt": record.prompt}
+    occurrence_id = content_id(sighting)
+    return [
+        PendingRow("surface_records", (surface_id,), row),
+        PendingRow("surface_occurrences", (occurrence_id,),
+                   {"occurrence_id": occurrence_id, **sighting}),
+    ]
 
+
+RegistryProvider = Callable[[], TeachingRegistry]
+
+
+def record_rows(value: Any, registry: RegistryProvider) -> tuple[str, list[PendingRow]]:
+    """The rows one input line contributes; its shape says what kind of record it is."""
+    if is_surface_line(value):
+        checked = check_surface(parse_surface_record(value), registry())
+        return "surfaces", surface_rows(checked)
     return "assessments", frame_rows(parse_frame(value))

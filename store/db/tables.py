@@ -116,6 +116,53 @@ residual_occurrences = Table(
     Index(None, "residual_id", "seq"),
 )
 
+surface_records = Table(
+    "surface_records",
+    metadata,
+    Column("surface_id", Sha256, primary_key=True),
+    _seq(),
+    _batch(),
+    Column("grounding_source", Text, nullable=False),
+    Column("surface", Text, nullable=True),
+    Column("subject", Text, nullable=True),
+    Column("intent", Text, nullable=True),
+    Column("corpus_id", Text, nullable=True),
+    Column("chain_id", Text, nullable=True),
+    Column("chain_provenance", Text, nullable=True),
+    Column("pack_id", Text, nullable=True),
+    Column("pack_version", Text, nullable=True),
+    Column("connective", Text, nullable=True),
+    Column("object", Text, nullable=True),
+    Column("subject_domains", Text, nullable=True),
+    Column("object_domains", Text, nullable=True),
+    Column("verification", Text, nullable=False),
+    Column("expected_surface", Text, nullable=True),
+    Index(None, "grounding_source", "seq"),
+    Index(None, "corpus_id", "seq"),
+    Index(None, "chain_id", "seq"),
+    Index(None, "intent", "seq"),
+    Index(None, "subject", "seq"),
+    Index(None, "verification", "seq"),
+)
+
+surface_occurrences = Table(
+    "surface_occurrences",
+    metadata,
+    Column("occurrence_id", Sha256, primary_key=True),
+    Column(
+        "surface_id",
+        Sha256,
+        ForeignKey("surface_records.surface_id", deferrable=True, initially="DEFERRED"),
+        nullable=False,
+    ),
+    _seq(),
+    _batch(),
+    Column("session_id", Text, nullable=True),
+    Column("turn_id", Text, nullable=True),
+    Column("prompt", Text, nullable=True),
+    Index(None, "surface_id", "seq"),
+)
+
 ledger = Table(
     "ledger",
     metadata,
@@ -133,6 +180,8 @@ LEDGERED_KEYS: dict[str, tuple[str, ...]] = {
     "contract_assessments": ("assessment_id",),
     "contract_residuals": ("residual_id",),
     "residual_occurrences": ("assessment_id", "ordinal"),
+    "surface_records": ("surface_id",),
+    "surface_occurrences": ("occurrence_id",),
 }
 
 # Every table the append-only triggers guard (the ledger too).

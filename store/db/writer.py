@@ -12,10 +12,11 @@ from sqlalchemy import Connection, Engine, func, select, text, tuple_
 
 from store import __version__
 from store.db.ledger import LedgerAppender, read_tip
-from store.db.rows import PendingRow, ledger_key, record_rows
+from store.db.rows import PendingRow, RegistryProvider, ledger_key, record_rows
 from store.db.tables import LEDGERED_KEYS, ingest_batches, metadata
 from store.model.jsonl import MAX_LINE_BYTES, iter_json_lines
 from store.model.parsing import RecordError
+from store.model.teaching_surface import default_registry
 
 CHUNK_ROWS = 5000
 RESIDUAL_CACHE = 100_000
@@ -171,8 +172,10 @@ class _BatchWriter:
         keys: dict[str, set[tuple[Any, ...]]] = {t: set() for t in self.summary.tables}
         for _, p in self.pending:
             keys[p.table].add(p.key)
-        stored = {"contract_assessments": self._stored("contract_assessments",
-                                                        keys["contract_assessments"])}
+        stored = {
+            table: self._stored(table, keys[table])
+            for table in ("contract_assessments", "surface_records", "surface_occurrences")
+        }
         # An occurrence's key starts with its assessment's id: a new assessment has none stored.
         stored["residual_occurrences"] = self._stored(
             "residual_occurrences",
@@ -242,8 +245,12 @@ def append_batch(
     *,
     max_line_bytes: int = MAX_LINE_BYTES,
     on_bytes: Callable[[int], None] | None = None,
+    registry: RegistryProvider = default_registry,
 ) -> BatchSummary:
-    """Append one input as one batch. Raises BatchRejected, writing nothing, on any bad line."""
+    """Append one input as one batch. Raises BatchRejected, writing nothing, on any bad line.
+
+    `registry` gives the teaching corpora and packs that teaching surfaces are checked against.
+    """
     summary = BatchSummary(source=source)
     reader = _HashingReader(as_stream(source_lines))
     with engine.begin() as connection:
@@ -258,7 +265,7 @@ def append_batch(
                 summary.fail(line.number, line.error)
                 continue
             try:
-                record_type, rows = record_rows(line.value)
+                record_type, rows = record_rows(line.value, registry)
             except RecordError as exc:
                 summary.fail(line.number, str(exc))
                 continue

@@ -83,17 +83,43 @@ class TeachingSurfaceProvenance:
     @property
     def surface_id(self) -> str:
         """The surface_records key (DESIGN.md): sha256 over the surface and its provenance."""
-        return content_id({
-            "grounding_source": self.grounding_source.value,
-            "surface": self.surface,
-            "subject": self.subject,
-            "intent": self.intent.value,
-            "corpus_id": self.corpus_id,
-            "chain_id": self.chain_id,
-            "pack_id": self.pack_id,
-            "subject_domains": list(self.subject_domains),
-            "object_domains": list(self.object_domains),
-        })
+        return surface_key(
+            grounding_source=self.grounding_source.value,
+            surface=self.surface,
+            subject=self.subject,
+            intent=self.intent.value,
+            corpus_id=self.corpus_id,
+            chain_id=self.chain_id,
+            pack_id=self.pack_id,
+            subject_domains=list(self.subject_domains),
+            object_domains=list(self.object_domains),
+        )
+
+
+def surface_key(
+    *,
+    grounding_source: str,
+    surface: str | None,
+    subject: str | None,
+    intent: str | None,
+    corpus_id: str | None,
+    chain_id: str | None,
+    pack_id: str | None,
+    subject_domains: list[str] | None,
+    object_domains: list[str] | None,
+) -> str:
+    """DESIGN.md's surface id: the surface, its provenance and the pack domains used."""
+    return content_id({
+        "grounding_source": grounding_source,
+        "surface": surface,
+        "subject": subject,
+        "intent": intent,
+        "corpus_id": corpus_id,
+        "chain_id": chain_id,
+        "pack_id": pack_id,
+        "subject_domains": subject_domains,
+        "object_domains": object_domains,
+    })
 
 
 class DisengageReason(StrEnum):
