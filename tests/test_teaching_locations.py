@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from store.model import locations
+from store import bundled
 from store.model.locations import packs_dir, teaching_dir
 
 REPO = Path(__file__).resolve().parent.parent
@@ -25,7 +25,7 @@ def test_an_editable_install_reads_the_repository() -> None:
 
 def test_a_bundled_copy_comes_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "packs").mkdir()
-    monkeypatch.setattr(locations, "_BUNDLED", tmp_path)
+    monkeypatch.setattr(bundled, "_BUNDLED", tmp_path)
     assert packs_dir() == tmp_path / "packs"
     assert teaching_dir() == REPO / "teaching"  # no bundled teaching/: the repository's
 
