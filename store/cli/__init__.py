@@ -6,8 +6,12 @@ import click
 
 from store import __version__
 from store.cli.db import db
+from store.cli.demo import demo
 from store.cli.ingest import ingest
 from store.cli.project import project
+from store.cli.query import query
+from store.cli.schema import schema
+from store.cli.serve import serve
 from store.cli.verify import checkpoint, verify
 
 
@@ -17,5 +21,5 @@ def main() -> None:
     """Append-only audit store for CORE's residuals and teaching-grounded surfaces."""
 
 
-for command in (project, db, ingest, verify, checkpoint):
+for command in (project, db, ingest, verify, checkpoint, serve, query, schema, demo):
     main.add_command(command)
