@@ -231,7 +231,8 @@ def encode_cursor(seq: int) -> str:
 def decode_cursor(cursor: str) -> int:
     """The seq inside a cursor; CursorError for anything this API did not produce."""
     try:
-        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+        raw = base64.b64decode(cursor.encode("ascii"), altchars=b"-_", validate=True)
+        text = raw.decode("ascii")
     except (binascii.Error, UnicodeError, ValueError):
         raise CursorError("after: malformed cursor (use an endCursor or cursor value)") from None
     digits = text.removeprefix(_CURSOR_PREFIX)
