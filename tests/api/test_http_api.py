@@ -365,3 +365,42 @@ def test_a_slow_query_does_not_block_other_requests(example_db: Database,
 
     anyio.run(scenario)
     assert order == ["healthz 200", "graphql 2", "slow query released", "slow 200"]
+
+
+def test_full_introspection_fits_the_limits(client: TestClient) -> None:
+    # What GraphiQL sends on load must pass the depth, token and alias limits.
+    from graphql import get_introspection_query
+
+    query = get_introspection_query(descriptions=True, specified_by_url=True,
+                                    directive_is_repeatable=True, schema_description=True,
+                                    input_value_deprecation=True)
+    body = graphql(client, query)
+    assert "errors" not in body
+    assert body["data"]["__schema"]["queryType"]["name"] == "Query"
+
+
+def test_serve_command_wires_its_switches(example_store_url: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+    from click.testing import CliRunner
+
+    from store.cli import main
+
+    started: dict[str, Any] = {}
+
+    def fake_run(app: Any, **options: Any) -> None:
+        started.update(options, app=app)
+
+    monkeypatch.setattr(uvicorn, "run", fake_run)
+    result = CliRunner().invoke(main, [
+        "serve", "--db", example_store_url, "--host", "127.0.0.2", "--port", "8123",
+        "--no-graphiql", "--no-introspection", "--cors-origin", "https://wb.example"])
+    assert result.exit_code == 0, result.output
+    assert (started["host"], started["port"]) == ("127.0.0.2", 8123)
+    with TestClient(started["app"], base_url="http://127.0.0.2") as served:
+        assert served.get("/graphql", headers={"accept": "text/html"}).status_code == 404
+        assert "introspection" in error_messages(graphql(served, INTROSPECTION))[0].lower()
+        response = served.post("/graphql", headers={"origin": "https://wb.example"},
+                               json={"query": "{ ledger { length } }"})
+        assert response.headers["access-control-allow-origin"] == "https://wb.example"
+        assert response.json() == {"data": {"ledger": {"length": LEDGER_LENGTH}}}
