@@ -7,8 +7,12 @@ import click
 from store import __version__
 from store.cli.copy import copy
 from store.cli.db import db
+from store.cli.demo import demo
 from store.cli.ingest import ingest
 from store.cli.project import project
+from store.cli.query import query
+from store.cli.schema import schema
+from store.cli.serve import serve
 from store.cli.teaching import corpus, surface
 from store.cli.verify import checkpoint, verify
 
@@ -19,5 +23,6 @@ def main() -> None:
     """Append-only audit store for CORE's residuals and teaching-grounded surfaces."""
 
 
-for command in (project, ingest, verify, checkpoint, db, copy, corpus, surface):
+for command in (project, ingest, verify, checkpoint, db, copy, corpus, surface,
+                serve, query, schema, demo):
     main.add_command(command)

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 import click
 
 from store.db.audit_store import AuditStore
+from store.db.database import Database
 from store.db.errors import StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -23,5 +24,13 @@ db_option: Callable[[F], F] = click.option(
 def open_store(db: str | None, *, read_only: bool = False) -> AuditStore:
     try:
         return AuditStore.open(db, read_only=read_only)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def open_database(db: str | None) -> Database:
+    """The store read-only (SQLite mode=ro), for serving and querying."""
+    try:
+        return Database.open(db)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc

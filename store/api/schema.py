@@ -1,0 +1,160 @@
+"""The `Query` root (query-only: no Mutation, no Subscription) and the schema with its limits."""
+
+from __future__ import annotations
+
+import functools
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.extensions import (
+    DisableIntrospection,
+    MaskErrors,
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    QueryDepthLimiter,
+    SchemaExtension,
+)
+from strawberry.printer import print_schema
+from strawberry.types import ExecutionContext, Info
+
+from store.api.context import RequestContext
+from store.api.types import (
+    Assessment,
+    Batch,
+    Connection,
+    Ledger,
+    Residual,
+    ResidualFacets,
+    ResidualKindEnum,
+    ResidualSourceAxisEnum,
+    Taxonomy,
+    connection,
+)
+from store.db import queries
+
+MAX_DEPTH = 12  # residuals > edges > node > occurrences > edges > node > assessment > batch > ...
+MAX_TOKENS = 5_000  # GraphiQL's introspection query fits; generated abuse does not
+MAX_ALIASES = 30
+MASKED_MESSAGE = "Internal error."
+
+
+@strawberry.input(description="Any-of lists, ANDed across fields; null or [] = no constraint.")
+class ResidualFilter:
+    organ: list[str] | None = None
+    family_id: list[str] | None = None
+    kind: list[ResidualKindEnum] | None = None
+    axis: list[ResidualSourceAxisEnum] | None = None
+    code: list[str] | None = None
+
+    def to_query(self) -> queries.ResidualFilter:
+        return queries.ResidualFilter(organ=self.organ, family_id=self.family_id,
+                                      kind=self.kind, axis=self.axis, code=self.code)
+
+
+@strawberry.input(description="Any-of lists, ANDed across fields; null or [] = no constraint.")
+class AssessmentFilter:
+    organ: list[str] | None = None
+    family_id: list[str] | None = None
+    runnable: bool | None = None
+    source_ref: list[str] | None = None
+    batch_id: list[int] | None = None
+
+    def to_query(self) -> queries.AssessmentFilter:
+        return queries.AssessmentFilter(organ=self.organ, family_id=self.family_id,
+                                        runnable=self.runnable, source_ref=self.source_ref,
+                                        batch_id=self.batch_id)
+
+
+Ctx = Info[RequestContext, None]
+PAGE_HELP = f"Page size, default {queries.DEFAULT_PAGE_SIZE}, at most {queries.MAX_PAGE_SIZE}."
+
+
+@strawberry.type(description="Read-only views of the audit store.")
+class Query:
+    @strawberry.field(description="One residual by its residual_id (64 hex digits).")
+    async def residual(self, info: Ctx, id: strawberry.ID) -> Residual | None:
+        stored = await info.context.run(queries.residual_by_id, str(id))
+        return None if stored is None else Residual.of(stored)
+
+    @strawberry.field(description=f"Residuals in append order. {PAGE_HELP}")
+    async def residuals(
+        self, info: Ctx, filter: ResidualFilter | None = None, first: int | None = None,
+        after: str | None = None,
+    ) -> Connection[Residual]:
+        where = filter.to_query() if filter else None
+        page = await info.context.run(queries.list_residuals, where, first, after)
+        count = functools.partial(info.context.run, queries.count_residuals, where)
+        return connection(page, Residual.of, count)
+
+    @strawberry.field(description="Counts by kind, axis, organ, family and code, filtered.")
+    async def residual_facets(
+        self, info: Ctx, filter: ResidualFilter | None = None
+    ) -> ResidualFacets:
+        where = filter.to_query() if filter else None
+        return ResidualFacets.of(await info.context.run(queries.residual_facets, where))
+
+    @strawberry.field(description="One assessment by its assessment_id.")
+    async def assessment(self, info: Ctx, id: strawberry.ID) -> Assessment | None:
+        stored = await info.context.run(queries.assessment_by_id, str(id))
+        return None if stored is None else Assessment.of(stored)
+
+    @strawberry.field(description=f"Assessments in append order. {PAGE_HELP}")
+    async def assessments(
+        self, info: Ctx, filter: AssessmentFilter | None = None, first: int | None = None,
+        after: str | None = None,
+    ) -> Connection[Assessment]:
+        where = filter.to_query() if filter else None
+        page = await info.context.run(queries.list_assessments, where, first, after)
+        count = functools.partial(info.context.run, queries.count_assessments, where)
+        return connection(page, Assessment.of, count)
+
+    @strawberry.field(description=f"Ingest batches in append order. {PAGE_HELP}")
+    async def batches(
+        self, info: Ctx, first: int | None = None, after: str | None = None
+    ) -> Connection[Batch]:
+        page = await info.context.run(queries.list_batches, first, after)
+        count = functools.partial(info.context.run, queries.count_batches)
+        return connection(page, Batch.of, count)
+
+    @strawberry.field(description="The ledger's length and head.")
+    async def ledger(self, info: Ctx) -> Ledger:
+        status = await info.context.run(queries.ledger_status)
+        return Ledger(length=status.length, head_seq=status.head_seq, head_hash=status.head_hash)
+
+    @strawberry.field(description="ResidualKind, ResidualSourceAxis and the label map.")
+    def taxonomy(self) -> Taxonomy:
+        return Taxonomy.of(queries.taxonomy())
+
+
+def is_masked(error: GraphQLError) -> bool:
+    """Mask unexpected exceptions; let GraphQL's own and the query layer's messages through."""
+    original = error.original_error
+    return original is not None and not isinstance(original, (queries.QueryError, GraphQLError))
+
+
+class AuditSchema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        # Log only what is masked: a bad cursor or page size is the caller's, not a bug.
+        unexpected = [error for error in errors if is_masked(error)]
+        if unexpected:
+            super().process_errors(unexpected, execution_context)
+
+
+def build_schema(*, introspection: bool = True) -> strawberry.Schema:
+    # Factories, not instances: strawberry builds fresh extensions for every request.
+    extensions: list[type[SchemaExtension] | functools.partial[SchemaExtension]] = [
+        functools.partial(QueryDepthLimiter, max_depth=MAX_DEPTH),
+        functools.partial(MaxTokensLimiter, max_token_count=MAX_TOKENS),
+        functools.partial(MaxAliasesLimiter, max_alias_count=MAX_ALIASES),
+        functools.partial(MaskErrors, should_mask_error=is_masked, error_message=MASKED_MESSAGE),
+    ]
+    if not introspection:
+        extensions.append(DisableIntrospection)
+    return AuditSchema(query=Query, extensions=extensions)
+
+
+def schema_sdl() -> str:
+    """The SDL `graphql/schema.graphql` must equal (introspection does not change it)."""
+    return print_schema(build_schema()) + "\n"

@@ -1,0 +1,283 @@
+"""GraphQL object types: thin views over the query layer's records."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
+
+import strawberry
+from strawberry.types import Info
+
+from store.api.context import RequestContext
+from store.db import queries
+from store.model.records import SourceSpan
+from store.model.taxonomy import ResidualKind, ResidualSourceAxis
+
+# The domain enums themselves: GraphQL names (MISSING_ROLE), stored values (missing_role).
+ResidualKindEnum = strawberry.enum(
+    ResidualKind, name="ResidualKind", description="ADR-0225's closed residual kinds."
+)
+ResidualSourceAxisEnum = strawberry.enum(
+    ResidualSourceAxis, name="ResidualSourceAxis",
+    description="The structural layer a residual comes from.",
+)
+
+NodeT = TypeVar("NodeT")
+
+
+@strawberry.type(description="Where a connection's page ends and whether more follows.")
+class PageInfo:
+    has_next_page: bool
+    end_cursor: str | None
+
+
+@strawberry.type
+class Edge(Generic[NodeT]):
+    cursor: str
+    node: NodeT
+
+
+@strawberry.type(description="A keyset-paginated list in append order (Relay style).")
+class Connection(Generic[NodeT]):
+    page_info: PageInfo
+    edges: list[Edge[NodeT]]
+    count_total: strawberry.Private[Callable[[], Awaitable[int]]]
+
+    @strawberry.field(description="All matching rows; counted only when asked for.")
+    async def total_count(self) -> int:
+        return await self.count_total()
+
+    @strawberry.field
+    def nodes(self) -> list[NodeT]:
+        return [edge.node for edge in self.edges]
+
+
+def connection(
+    page: queries.Page[queries.SeqT],
+    node: Callable[[queries.SeqT], NodeT],
+    count_total: Callable[[], Awaitable[int]],
+) -> Connection[NodeT]:
+    return Connection(
+        page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.end_cursor),
+        edges=[Edge(cursor=c, node=node(item)) for c, item in zip(page.cursors, page.items,
+                                                                   strict=True)],
+        count_total=count_total,
+    )
+
+
+@strawberry.type(description="A source span, verbatim: problem_text[start:end] == text.")
+class EvidenceSpan:
+    text: str
+    start: int
+    end: int
+    sentence_index: int | None
+
+    @classmethod
+    def of(cls, span: SourceSpan) -> EvidenceSpan:
+        return cls(text=span.text, start=span.start, end=span.end,
+                   sentence_index=span.sentence_index)
+
+
+@strawberry.type(description="One ingest: a file appended as one batch.")
+class Batch:
+    batch_id: int
+    seq: int
+    source: str
+    input_sha256: str
+    record_type: str
+    lines: int
+    new_rows: int
+    present_rows: int
+    rejected_lines: int
+    ingested_at: str = strawberry.field(description="UTC, ISO 8601.")
+    store_version: str
+
+    @classmethod
+    def of(cls, batch: queries.Batch) -> Batch:
+        return cls(**{name: getattr(batch, name) for name in queries.Batch.__slots__})
+
+
+@strawberry.type(description="A ContractAssessment in its context (problem text or reference).")
+class Assessment:
+    assessment_id: strawberry.ID
+    seq: int
+    problem_text: str | None
+    source_ref: str | None
+    candidate_organ: str
+    family_id: str | None
+    runnable: bool
+    missing_bindings: list[str]
+    unresolved_hazards: list[str]
+    explanation: str = strawberry.field(description="The assessment's own explanation.")
+    evidence_spans: list[EvidenceSpan]
+    batch: Batch
+
+    @strawberry.field(description="The residuals this assessment projects to, in code order.")
+    async def residuals(self, info: Info[RequestContext, None]) -> list[Residual]:
+        stored = await info.context.run(queries.assessment_residuals, str(self.assessment_id))
+        return [Residual.of(r) for r in stored]
+
+    @classmethod
+    def of(cls, stored: queries.StoredAssessment) -> Assessment:
+        a = stored.assessment
+        return cls(
+            assessment_id=strawberry.ID(stored.assessment_id),
+            seq=stored.seq,
+            problem_text=stored.problem_text,
+            source_ref=stored.source_ref,
+            candidate_organ=a.candidate_organ,
+            family_id=stored.family_id,
+            runnable=a.runnable,
+            missing_bindings=list(a.missing_bindings),
+            unresolved_hazards=list(a.unresolved_hazards),
+            explanation=a.explanation,
+            evidence_spans=[EvidenceSpan.of(s) for s in a.evidence_spans],
+            batch=Batch.of(stored.batch),
+        )
+
+
+@strawberry.type(description="One sighting of a residual: the assessment that produced it.")
+class Occurrence:
+    seq: int
+    ordinal: int = strawberry.field(description="The residual's position in its assessment.")
+    assessment: Assessment
+
+    @strawberry.field(description="The problem text the assessment was made on.")
+    def problem_text(self) -> str | None:
+        return self.assessment.problem_text
+
+    @strawberry.field(description="The external reference (case or turn id), if any.")
+    def source_ref(self) -> str | None:
+        return self.assessment.source_ref
+
+    @strawberry.field
+    def batch(self) -> Batch:
+        return self.assessment.batch
+
+    @classmethod
+    def of(cls, occurrence: queries.Occurrence) -> Occurrence:
+        return cls(seq=occurrence.seq, ordinal=occurrence.ordinal,
+                   assessment=Assessment.of(occurrence.assessment))
+
+
+@strawberry.type(description="A ContractResidual (ADR-0225), stored once per residual_id.")
+class Residual:
+    residual_id: strawberry.ID
+    seq: int
+    candidate_organ: str
+    family_id: str | None
+    residual_kind: ResidualKindEnum
+    residual_code: str = strawberry.field(description="The contract label, verbatim.")
+    source_axis: ResidualSourceAxisEnum
+    evidence_spans: list[EvidenceSpan]
+    explanation: str
+
+    @strawberry.field(description="How many times this residual was seen.")
+    async def occurrence_count(self, info: Info[RequestContext, None]) -> int:
+        return await info.context.occurrence_counts.load(str(self.residual_id))
+
+    @strawberry.field(description="Its sightings in append order.")
+    async def occurrences(
+        self, info: Info[RequestContext, None], first: int | None = None,
+        after: str | None = None,
+    ) -> Connection[Occurrence]:
+        residual_id = str(self.residual_id)
+        page = await info.context.run(queries.list_occurrences, residual_id, first, after)
+
+        async def count_total() -> int:
+            return await info.context.occurrence_counts.load(residual_id)
+
+        return connection(page, Occurrence.of, count_total)
+
+    @classmethod
+    def of(cls, stored: queries.StoredResidual) -> Residual:
+        r = stored.residual
+        return cls(
+            residual_id=strawberry.ID(r.residual_id),
+            seq=stored.seq,
+            candidate_organ=r.candidate_organ,
+            family_id=r.family_id,
+            residual_kind=r.residual_kind,
+            residual_code=r.residual_code,
+            source_axis=r.source_axis,
+            evidence_spans=[EvidenceSpan.of(s) for s in r.evidence_spans],
+            explanation=r.explanation,
+        )
+
+
+@strawberry.type(description="Residuals and their sightings sharing one value.")
+class FacetCount:
+    value: str | None = strawberry.field(
+        description="As CORE serializes it (lower case, e.g. missing_role); null family_id."
+    )
+    count: int = strawberry.field(description="Distinct residuals.")
+    occurrences: int = strawberry.field(description="Sightings of those residuals.")
+
+    @classmethod
+    def of(cls, facet: queries.FacetCount) -> FacetCount:
+        return cls(value=facet.value, count=facet.count, occurrences=facet.occurrences)
+
+
+@strawberry.type(description="Counts over the filtered residuals; lists by count desc, value.")
+class ResidualFacets:
+    total: int = strawberry.field(description="Distinct residuals.")
+    occurrences: int = strawberry.field(description="Their sightings.")
+    by_kind: list[FacetCount]
+    by_axis: list[FacetCount]
+    by_organ: list[FacetCount]
+    by_family: list[FacetCount]
+    by_code: list[FacetCount]
+
+    @classmethod
+    def of(cls, facets: queries.ResidualFacets) -> ResidualFacets:
+        def facet_list(items: list[queries.FacetCount]) -> list[FacetCount]:
+            return [FacetCount.of(f) for f in items]
+
+        return cls(
+            total=facets.total,
+            occurrences=facets.occurrences,
+            by_kind=facet_list(facets.by_kind),
+            by_axis=facet_list(facets.by_axis),
+            by_organ=facet_list(facets.by_organ),
+            by_family=facet_list(facets.by_family),
+            by_code=facet_list(facets.by_code),
+        )
+
+
+@strawberry.type(description="The hash chain's state: compare headHash with a checkpoint.")
+class Ledger:
+    length: int
+    head_seq: int
+    head_hash: str
+
+
+@strawberry.type
+class TaxonomyLabel:
+    label: str
+    kind: ResidualKindEnum
+    axis: ResidualSourceAxisEnum
+
+
+@strawberry.type
+class OrganFamily:
+    candidate_organ: str
+    family_id: str
+
+
+@strawberry.type(description="The closed taxonomy and the global label map (ADR-0225).")
+class Taxonomy:
+    kinds: list[ResidualKindEnum]
+    axes: list[ResidualSourceAxisEnum]
+    labels: list[TaxonomyLabel]
+    families: list[OrganFamily]
+
+    @classmethod
+    def of(cls, taxonomy: queries.Taxonomy) -> Taxonomy:
+        return cls(
+            kinds=taxonomy.kinds,
+            axes=taxonomy.axes,
+            labels=[TaxonomyLabel(label=t.label, kind=t.kind, axis=t.axis)
+                    for t in taxonomy.labels],
+            families=[OrganFamily(candidate_organ=o, family_id=f)
+                      for o, f in taxonomy.families_by_organ],
+        )

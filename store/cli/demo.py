@@ -1,0 +1,45 @@
+"""`core-audit demo`: a store with the bundled examples, served with GraphiQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from store.bundled import bundled_dir
+from store.cli.options import open_store
+from store.cli.serve import run_server
+from store.db.writer import BatchRejected
+
+DEMO_QUERY = """query Overview {
+  residualFacets { total occurrences byKind { value count occurrences } }
+  residuals(first: 5, filter: {kind: [MISSING_ROLE]}) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    nodes { residualCode candidateOrgan occurrenceCount
+            occurrences(first: 3) { nodes { problemText sourceRef } } }
+  }
+  ledger { length headSeq headHash }
+}"""
+
+
+@click.command()
+@click.option("--db", "path", default="core-audit.db", show_default=True, metavar="PATH",
+              help="Store file; created if absent.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+def demo(path: str, host: str, port: int) -> None:
+    """Ingest the bundled examples into PATH (again is a counted no-op) and serve them."""
+    examples = sorted(bundled_dir("examples").glob("*.jsonl"))
+    with open_store(path) as store:
+        for example in examples:
+            try:
+                summary = store.ingest(example.read_bytes().splitlines(keepends=True),
+                                       source=example.name)
+            except BatchRejected as exc:
+                raise click.ClickException(str(exc)) from exc
+            new = sum(c.new for c in summary.tables.values())
+            present = sum(c.present for c in summary.tables.values())
+            click.echo(f"{example.name}: {new} new, {present} already present", err=True)
+    banner = f"Paste into GraphiQL:\n\n{DEMO_QUERY}\n"
+    run_server(str(Path(path)), host=host, port=port, banner=banner)

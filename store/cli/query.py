@@ -1,0 +1,61 @@
+"""`core-audit query`: run a GraphQL operation in-process, through the server's schema."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from store.cli.options import db_option, open_database
+
+
+@click.command()
+@click.argument("document", required=False)
+@db_option
+@click.option("--file", "file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Read the operation from a .graphql file (e.g. graphql/workbench/X.graphql).")
+@click.option("--variables", default=None, metavar="JSON", help="Variables as a JSON object.")
+@click.option("--operation", default=None, metavar="NAME", help="Operation to run by name.")
+def query(document: str | None, db: str | None, file: Path | None, variables: str | None,
+          operation: str | None) -> None:
+    """Run the GraphQL DOCUMENT (or --file) against the store; print the JSON result.
+
+    Exit status 1 if the result has errors.
+    """
+    if (document is None) == (file is None):
+        raise click.UsageError("give exactly one of DOCUMENT or --file")
+    source = file.read_text(encoding="utf-8") if file is not None else str(document)
+    try:
+        values = orjson.loads(variables) if variables else None
+    except orjson.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--variables") from exc
+    if values is not None and not isinstance(values, dict):
+        raise click.BadParameter("must be a JSON object", param_hint="--variables")
+    database = open_database(db)
+    try:
+        result = asyncio.run(execute_operation(database, source, values, operation))
+    finally:
+        database.close()
+    click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
+    if result.get("errors"):
+        sys.exit(1)
+
+
+async def execute_operation(database: Any, source: str, variables: dict[str, Any] | None,
+                            operation: str | None) -> dict[str, Any]:
+    """The same schema, limits and masking as the server, without HTTP."""
+    from store.api.context import RequestContext
+    from store.api.schema import build_schema
+
+    result = await build_schema().execute(
+        source, variable_values=variables, operation_name=operation,
+        context_value=RequestContext(database),
+    )
+    output: dict[str, Any] = {"data": result.data}
+    if result.errors:
+        output["errors"] = [error.formatted for error in result.errors]
+    return output

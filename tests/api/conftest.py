@@ -1,0 +1,43 @@
+"""Fixtures for the read API: a store holding the bundled examples, its Database, a client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from store.api.app import create_app
+from store.db.audit_store import AuditStore
+from store.db.database import Database
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE_FILES = (
+    REPO / "examples" / "adr_0225_frames.jsonl",
+    REPO / "examples" / "core_frames_families.jsonl",
+)
+
+
+@pytest.fixture
+def example_store_url(fresh_store: AuditStore) -> str:
+    """12 residuals, 13 occurrences, 10 assessments in 2 batches (see the example files)."""
+    for path in EXAMPLE_FILES:
+        fresh_store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
+    return fresh_store.url
+
+
+@pytest.fixture
+def example_db(example_store_url: str) -> Iterator[Database]:
+    db = Database.open(example_store_url)
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def client(example_db: Database) -> Iterator[TestClient]:
+    app = create_app(example_db, close_db_on_shutdown=False)
+    with TestClient(app, base_url="http://127.0.0.1") as test_client:
+        yield test_client

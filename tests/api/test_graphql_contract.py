@@ -1,0 +1,205 @@
+"""graphql/: the exported SDL matches the code; each Workbench operation validates and runs."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from graphql import build_schema as build_sdl_schema
+from graphql import parse, validate
+from spec_values import (
+    CHANGED_OBJECT_ID,
+    DELTA_QUANTITY_ID,
+    FACETS_ALL,
+    LEDGER_LENGTH,
+    facet,
+)
+
+from store.api.schema import schema_sdl
+from store.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+SDL_PATH = REPO / "graphql" / "schema.graphql"
+WORKBENCH = REPO / "graphql" / "workbench"
+OPERATIONS = sorted(WORKBENCH.glob("*.graphql"))
+
+
+def test_exported_sdl_matches_the_code() -> None:
+    exported = SDL_PATH.read_text(encoding="utf-8")
+    current = schema_sdl()
+    if exported != current:
+        diff = "".join(difflib.unified_diff(
+            exported.splitlines(keepends=True), current.splitlines(keepends=True),
+            fromfile="graphql/schema.graphql", tofile="code"))
+        pytest.fail("graphql/schema.graphql differs from the code; review, then regenerate "
+                    "with `core-audit schema > graphql/schema.graphql`:\n" + diff)
+
+
+def test_schema_command_prints_the_sdl() -> None:
+    result = CliRunner().invoke(main, ["schema"])
+    assert result.exit_code == 0
+    assert result.output == SDL_PATH.read_text(encoding="utf-8")
+
+
+def test_graphql_folder_holds_no_python() -> None:
+    assert not list((REPO / "graphql").rglob("*.py"))
+
+
+def test_the_contract_has_no_mutation_or_subscription() -> None:
+    sdl = build_sdl_schema(SDL_PATH.read_text(encoding="utf-8"))
+    assert sdl.mutation_type is None and sdl.subscription_type is None
+
+
+@pytest.mark.parametrize("path", OPERATIONS, ids=[p.stem for p in OPERATIONS])
+def test_workbench_operation_validates_against_the_sdl(path: Path) -> None:
+    sdl = build_sdl_schema(SDL_PATH.read_text(encoding="utf-8"))
+    document = parse(path.read_text(encoding="utf-8"))
+    assert validate(sdl, document) == []
+    operations = [d for d in document.definitions if d.kind == "operation_definition"]
+    assert [op.name.value for op in operations] == [path.stem]  # type: ignore[attr-defined]
+    assert all(op.operation.value == "query" for op in operations)  # type: ignore[attr-defined]
+
+
+def test_the_expected_operations_exist() -> None:
+    assert [p.stem for p in OPERATIONS] == [
+        "FacetOverview", "LedgerStatus", "ResidualWithOccurrences", "ResidualsByTaxonomy"]
+
+
+def run_operation(url: str, name: str, **variables: Any) -> dict[str, Any]:
+    """`core-audit query --file`: the in-process path through the server's schema."""
+    args = ["query", "--db", url, "--file", str(WORKBENCH / f"{name}.graphql"),
+            "--operation", name]
+    if variables:
+        args += ["--variables", json.dumps(variables)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)["data"]
+
+
+def test_residuals_by_taxonomy(example_store_url: str) -> None:
+    data = run_operation(example_store_url, "ResidualsByTaxonomy", kind=["MISSING_ROLE"],
+                         organ=["unary_delta_transition"], first=3)
+    page = data["residuals"]
+    assert page["totalCount"] == 4
+    assert page["pageInfo"]["hasNextPage"] is True
+    assert [(e["node"]["residualCode"], e["node"]["occurrenceCount"]) for e in page["edges"]] == [
+        ("action_cue_unbound", 1), ("direction_unbound", 1), ("changed_object_unbound", 1)]
+    assert page["edges"][2]["node"] == {
+        "residualId": CHANGED_OBJECT_ID, "candidateOrgan": "unary_delta_transition",
+        "familyId": "state_change.unary_delta", "residualKind": "MISSING_ROLE",
+        "residualCode": "changed_object_unbound", "sourceAxis": "ROLE", "occurrenceCount": 1}
+    rest = run_operation(example_store_url, "ResidualsByTaxonomy", kind=["MISSING_ROLE"],
+                         organ=["unary_delta_transition"], first=3,
+                         after=page["pageInfo"]["endCursor"])["residuals"]
+    assert [e["node"]["residualId"] for e in rest["edges"]] == [DELTA_QUANTITY_ID]
+    assert rest["pageInfo"]["hasNextPage"] is False
+
+    by_axis = run_operation(example_store_url, "ResidualsByTaxonomy", axis=["TOPOLOGY"])
+    assert [e["node"]["residualCode"] for e in by_axis["residuals"]["edges"]] == [
+        "passive_voice_unsupported", "inverse_topology_unlicensed"]
+
+
+def test_residual_with_occurrences(example_store_url: str) -> None:
+    data = run_operation(example_store_url, "ResidualWithOccurrences", id=DELTA_QUANTITY_ID)
+    residual = data["residual"]
+    occurrences = residual.pop("occurrences")
+    assert residual == {
+        "residualId": DELTA_QUANTITY_ID,
+        "candidateOrgan": "unary_delta_transition",
+        "familyId": "state_change.unary_delta",
+        "residualKind": "MISSING_ROLE",
+        "residualCode": "delta_quantity_unbound",
+        "sourceAxis": "ROLE",
+        "explanation": "The delta quantity role is unbound.",
+        "evidenceSpans": [{"text": "gained", "start": 4, "end": 10, "sentenceIndex": None}],
+        "occurrenceCount": 2,
+    }
+    assert occurrences["totalCount"] == 2
+    assert occurrences["pageInfo"]["hasNextPage"] is False
+    seen = [(n["problemText"], n["sourceRef"], n["assessment"]["explanation"],
+             n["assessment"]["runnable"], n["batch"]["batchId"], n["batch"]["source"])
+            for n in occurrences["nodes"]]
+    assert seen == [
+        ("Tom gained apples.", "adr-0225:example-b",
+         "diagnostic candidate is not runnable: delta_quantity_unbound", False, 1,
+         "adr_0225_frames.jsonl"),
+        ("Sam gained pears.", "families:unary-delta-repeat",
+         "diagnostic candidate is not runnable: delta_quantity_unbound", False, 2,
+         "core_frames_families.jsonl"),
+    ]
+
+
+def test_facet_overview(example_store_url: str) -> None:
+    assert run_operation(example_store_url, "FacetOverview") == {"residualFacets": FACETS_ALL}
+    topology = run_operation(example_store_url, "FacetOverview",
+                             filter={"axis": ["TOPOLOGY"]})["residualFacets"]
+    assert (topology["total"], topology["occurrences"]) == (2, 2)
+    assert topology["byOrgan"] == [facet("percent_partition", 1, 1),
+                                   facet("unary_delta_transition", 1, 1)]
+    assert topology["byFamily"] == [facet("partition.percent_partition", 1, 1),
+                                    facet("state_change.unary_delta", 1, 1)]
+
+
+def test_ledger_status(example_store_url: str) -> None:
+    data = run_operation(example_store_url, "LedgerStatus")
+    assert data["ledger"]["length"] == data["ledger"]["headSeq"] == LEDGER_LENGTH
+    checkpoint = CliRunner().invoke(main, ["checkpoint", "--db", example_store_url])
+    assert checkpoint.output.split() == [str(LEDGER_LENGTH), data["ledger"]["headHash"]]
+    assert data["batches"]["totalCount"] == 2
+    assert [(b["batchId"], b["source"], b["newRows"], b["presentRows"])
+            for b in data["batches"]["nodes"]] == [
+        (1, "adr_0225_frames.jsonl", 17, 0), (2, "core_frames_families.jsonl", 18, 1)]
+
+
+def test_query_command_inline_and_errors(example_store_url: str) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(main, ["query", "--db", example_store_url, "{ ledger { length } }"])
+    assert ok.exit_code == 0
+    assert json.loads(ok.output) == {"data": {"ledger": {"length": LEDGER_LENGTH}}}
+    bad = runner.invoke(main, ["query", "--db", example_store_url,
+                               "{ residuals(first: 10000) { totalCount } }"])
+    assert bad.exit_code == 1
+    assert "between 0 and 500" in json.loads(bad.output)["errors"][0]["message"]
+    mutation = runner.invoke(main, ["query", "--db", example_store_url, "mutation { x }"])
+    assert mutation.exit_code == 1
+    neither = runner.invoke(main, ["query", "--db", example_store_url])
+    assert neither.exit_code == 2
+    bad_json = runner.invoke(main, ["query", "--db", example_store_url, "{ ledger { length } }",
+                                    "--variables", "{nope"])
+    assert bad_json.exit_code == 2
+
+
+def test_query_command_needs_an_existing_store(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["query", "--db", str(tmp_path / "none.db"),
+                                       "{ ledger { length } }"])
+    assert result.exit_code == 1
+    assert "no such store" in result.output
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_demo_ingests_examples_and_is_rerunnable(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    served: list[str | None] = []
+
+    def fake_server(db: str | None, **options: Any) -> None:
+        served.append(db)
+        assert "Paste into GraphiQL" in options["banner"]
+
+    # The module, not the `demo` command that store.cli re-exports under the same name.
+    monkeypatch.setattr(importlib.import_module("store.cli.demo"), "run_server", fake_server)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    first = runner.invoke(main, ["demo", "--port", "0"])
+    assert first.exit_code == 0, first.output
+    assert (tmp_path / "core-audit.db").exists()
+    again = runner.invoke(main, ["demo", "--port", "0"])
+    assert again.exit_code == 0, again.output
+    assert "0 new" in again.output
+    assert served == ["core-audit.db", "core-audit.db"]
+    data = run_operation(str(tmp_path / "core-audit.db"), "FacetOverview")
+    assert data["residualFacets"]["total"] == 12  # the second run added no residuals

@@ -1,0 +1,406 @@
+"""The served API: GraphQL over GET and POST, limits, errors that are never 500s, the app."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from spec_values import (
+    CODES_IN_APPEND_ORDER,
+    DELTA_QUANTITY_ID,
+    FACETS_ALL,
+    LEDGER_LENGTH,
+    MISSING_ROLE_CODES,
+)
+from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
+from starlette.testclient import TestClient
+
+from store.api import schema as api_schema
+from store.api.app import create_app
+from store.db import queries
+from store.db.database import Database
+
+
+def graphql(client: TestClient, query: str, **variables: Any) -> dict[str, Any]:
+    response = client.post("/graphql", json={"query": query, "variables": variables})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def error_messages(body: dict[str, Any]) -> list[str]:
+    return [error["message"] for error in body.get("errors", [])]
+
+
+RESIDUAL_PAGE = """
+query Page($filter: ResidualFilter, $first: Int, $after: String) {
+  residuals(filter: $filter, first: $first, after: $after) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { cursor node { residualCode } }
+    nodes { residualCode residualKind sourceAxis }
+  }
+}"""
+
+
+def test_post_and_get(client: TestClient) -> None:
+    body = graphql(client, "{ ledger { length headSeq } }")
+    assert body == {"data": {"ledger": {"length": LEDGER_LENGTH, "headSeq": LEDGER_LENGTH}}}
+    response = client.get("/graphql", params={"query": "{ ledger { length } }"})
+    assert response.status_code == 200
+    assert response.json() == {"data": {"ledger": {"length": LEDGER_LENGTH}}}
+
+
+def test_filters_and_enums_over_graphql(client: TestClient) -> None:
+    body = graphql(client, RESIDUAL_PAGE, filter={"kind": ["MISSING_ROLE"]})
+    residuals = body["data"]["residuals"]
+    assert residuals["totalCount"] == len(MISSING_ROLE_CODES)
+    assert [n["residualCode"] for n in residuals["nodes"]] == MISSING_ROLE_CODES
+    assert {(n["residualKind"], n["sourceAxis"]) for n in residuals["nodes"]} == {
+        ("MISSING_ROLE", "ROLE")}
+    body = graphql(client, RESIDUAL_PAGE,
+                   filter={"axis": ["UNIT_OBJECT", "UNKNOWN"], "organ": ["temporal_tariff"]})
+    assert [n["residualCode"] for n in body["data"]["residuals"]["nodes"]] == [
+        "unbound_base_quantity"]
+
+
+def test_paging_over_graphql_returns_every_row_once(client: TestClient) -> None:
+    seen: list[str] = []
+    after = None
+    while True:
+        page = graphql(client, RESIDUAL_PAGE, first=5, after=after)["data"]["residuals"]
+        assert page["totalCount"] == len(CODES_IN_APPEND_ORDER)
+        assert [e["node"]["residualCode"] for e in page["edges"]] == [
+            n["residualCode"] for n in page["nodes"]]
+        assert page["pageInfo"]["endCursor"] == page["edges"][-1]["cursor"]
+        seen.extend(n["residualCode"] for n in page["nodes"])
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    assert seen == CODES_IN_APPEND_ORDER
+
+
+def test_residual_with_occurrences(client: TestClient) -> None:
+    body = graphql(client, """
+      query One($id: ID!) { residual(id: $id) {
+        residualCode occurrenceCount
+        occurrences(first: 1) { totalCount pageInfo { hasNextPage }
+          nodes { problemText sourceRef assessment { explanation } batch { batchId } } } } }""",
+                   id=DELTA_QUANTITY_ID)
+    residual = body["data"]["residual"]
+    assert residual["occurrenceCount"] == 2
+    assert residual["occurrences"]["totalCount"] == 2
+    assert residual["occurrences"]["pageInfo"]["hasNextPage"] is True
+    assert residual["occurrences"]["nodes"] == [{
+        "problemText": "Tom gained apples.", "sourceRef": "adr-0225:example-b",
+        "assessment": {"explanation": "diagnostic candidate is not runnable: "
+                                      "delta_quantity_unbound"},
+        "batch": {"batchId": 1}}]
+    assert graphql(client, '{ residual(id: "nope") { residualId } }') == {
+        "data": {"residual": None}}
+
+
+def test_facets_over_graphql(client: TestClient) -> None:
+    body = graphql(client, """{ residualFacets { total occurrences
+        byKind { value count occurrences } byAxis { value count occurrences }
+        byOrgan { value count occurrences } byFamily { value count occurrences }
+        byCode { value count occurrences } } }""")
+    assert body == {"data": {"residualFacets": FACETS_ALL}}
+
+
+def test_assessments_batches_taxonomy(client: TestClient) -> None:
+    body = graphql(client, """{
+      assessments(filter: {runnable: true}) { totalCount nodes {
+        sourceRef familyId runnable residuals { residualId } batch { source } } }
+      batches { totalCount nodes { batchId source newRows presentRows } }
+      taxonomy { kinds axes labels { label kind axis } families { candidateOrgan familyId } }
+    }""")["data"]
+    assert body["assessments"] == {"totalCount": 1, "nodes": [{
+        "sourceRef": "runnable-example", "familyId": "state_change.unary_delta",
+        "runnable": True, "residuals": [], "batch": {"source": "adr_0225_frames.jsonl"}}]}
+    assert body["batches"] == {"totalCount": 2, "nodes": [
+        {"batchId": 1, "source": "adr_0225_frames.jsonl", "newRows": 17, "presentRows": 0},
+        {"batchId": 2, "source": "core_frames_families.jsonl", "newRows": 18,
+         "presentRows": 1}]}
+    taxonomy = body["taxonomy"]
+    assert taxonomy["kinds"][2] == "MISSING_ROLE" and len(taxonomy["kinds"]) == 12
+    assert "UNIT_OBJECT" in taxonomy["axes"] and len(taxonomy["axes"]) == 10
+    assert {"label": "passive_voice_unsupported", "kind": "UNSUPPORTED_TOPOLOGY",
+            "axis": "TOPOLOGY"} in taxonomy["labels"]
+
+
+def _deep_query(depth: int) -> str:
+    # residual > occurrences > nodes > assessment > residuals > occurrences > ...
+    inner = "residualId"
+    for _ in range(depth // 4):
+        inner = f"occurrences {{ nodes {{ assessment {{ residuals {{ {inner} }} }} }} }}"
+    return f'{{ residual(id: "{DELTA_QUANTITY_ID}") {{ {inner} }} }}'
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ('{ residuals(filter: {kind: [MISSING_STUFF]}) { totalCount } }', "MISSING_STUFF"),
+        ('{ residuals(filter: {axis: ["role"]}) { totalCount } }', "ResidualSourceAxis"),
+        ("{ residuals(first: 10000) { totalCount } }", "between 0 and 500"),
+        ("{ residuals(first: -1) { totalCount } }", "between 0 and 500"),
+        ('{ residuals(after: "bogus") { totalCount } }', "malformed cursor"),
+        (_deep_query(50), "exceeds maximum operation depth"),
+        ("{ " + " ".join(f"a{i}: ledger {{ length }}" for i in range(100)) + " }", "aliases"),
+        ("{ " + "ledger { length } " * 2000 + "}", "token"),
+        ('mutation { residual(id: "x") { residualId } }', "mutation"),
+        ("subscription { ledger { length } }", "subscription"),
+        ("{ nope }", "Cannot query field 'nope'"),
+        ("{ ledger { length }", "Syntax Error"),
+    ],
+)
+def test_bad_requests_are_errors_not_500s(client: TestClient, query: str,
+                                          expected: str | None) -> None:
+    response = client.post("/graphql", json={"query": query})
+    assert response.status_code in (200, 400), response.text
+    messages = error_messages(response.json())
+    assert messages
+    if expected is not None:
+        assert any(expected.lower() in m.lower() for m in messages), messages
+    assert not any("Traceback" in m or "SELECT" in m for m in messages)
+
+
+def test_bad_cursor_on_nested_occurrences(client: TestClient) -> None:
+    body = graphql(client, 'query ($id: ID!) { residual(id: $id) { occurrences(after: "??") '
+                   "{ totalCount } } }", id=DELTA_QUANTITY_ID)
+    assert "malformed cursor" in error_messages(body)[0]
+
+
+def test_unexpected_errors_are_masked(client: TestClient,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_: object) -> None:
+        raise RuntimeError("SELECT secret FROM somewhere /home/user/file.py line 3")
+
+    monkeypatch.setattr(api_schema.queries, "ledger_status", broken)
+    response = client.post("/graphql", json={"query": "{ ledger { length } }"})
+    assert response.status_code == 200
+    assert error_messages(response.json()) == ["Internal error."]
+    assert "secret" not in response.text and "Traceback" not in response.text
+
+
+def test_time_limit_stops_a_runaway_request(client: TestClient, example_db: Database,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # Test-only hook: the facet query is replaced by an endless recursive CTE.
+    def runaway(connection: Any, *_: object) -> None:
+        connection.execute(text("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
+                                 "FROM n) SELECT count(*) FROM n")).scalar_one()
+
+    monkeypatch.setattr(api_schema.queries, "residual_facets", runaway)
+    example_db.time_limit = 0.2
+    body = graphql(client, "{ residualFacets { total } }")
+    assert error_messages(body) == ["query stopped: it ran past the request's time limit"]
+    example_db.time_limit = 30
+    assert graphql(client, "{ ledger { length } }")["data"]["ledger"]["length"] == LEDGER_LENGTH
+
+
+def test_occurrence_counts_are_one_query_per_page(client: TestClient, example_db: Database
+                                                  ) -> None:
+    from sqlalchemy import event
+
+    statements: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    event.listen(example_db.engine, "before_cursor_execute", record)
+    try:
+        body = graphql(client, "{ residuals(first: 20) { nodes { occurrenceCount } } }")
+    finally:
+        event.remove(example_db.engine, "before_cursor_execute", record)
+    counts = [n["occurrenceCount"] for n in body["data"]["residuals"]["nodes"]]
+    assert counts == [1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1]
+    selects = [s for s in statements if s.startswith("SELECT")]
+    assert len(selects) == 2  # the page, and one grouped count for all of it
+    assert "GROUP BY" in selects[1]
+
+
+def test_healthz(client: TestClient) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+def test_host_header_must_be_allowed(client: TestClient) -> None:
+    for host in ("127.0.0.1", "localhost", "localhost:8000"):
+        assert client.get("/healthz", headers={"host": host}).status_code == 200
+    assert client.get("/healthz", headers={"host": "evil.example"}).status_code == 400
+    response = client.post("/graphql", headers={"host": "attacker.test"},
+                           json={"query": "{ ledger { length } }"})
+    assert response.status_code == 400
+
+
+def test_bound_host_is_allowed(example_db: Database) -> None:
+    app = create_app(example_db, host="10.1.2.3", close_db_on_shutdown=False)
+    with TestClient(app, base_url="http://10.1.2.3") as client:
+        assert client.get("/healthz").status_code == 200
+        assert client.get("/healthz", headers={"host": "10.9.9.9"}).status_code == 400
+
+
+def test_no_cors_headers_by_default(client: TestClient) -> None:
+    origin = {"origin": "https://elsewhere.example"}
+    response = client.post("/graphql", headers=origin, json={"query": "{ ledger { length } }"})
+    assert not any(h.lower().startswith("access-control-") for h in response.headers)
+    preflight = client.options("/graphql", headers={
+        **origin, "access-control-request-method": "POST"})
+    assert not any(h.lower().startswith("access-control-") for h in preflight.headers)
+
+
+def test_cors_only_for_the_given_origin(example_db: Database) -> None:
+    app = create_app(example_db, cors_origins=["https://workbench.example"],
+                     close_db_on_shutdown=False)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        ok = client.post("/graphql", headers={"origin": "https://workbench.example"},
+                         json={"query": "{ ledger { length } }"})
+        assert ok.headers["access-control-allow-origin"] == "https://workbench.example"
+        other = client.post("/graphql", headers={"origin": "https://other.example"},
+                            json={"query": "{ ledger { length } }"})
+        assert "access-control-allow-origin" not in other.headers
+
+
+def test_body_too_large_is_413(client: TestClient) -> None:
+    padding = " " * (70 * 1024)
+    response = client.post("/graphql", json={"query": "{ ledger { length } }" + padding})
+    assert response.status_code == 413
+
+    def chunks() -> Iterator[bytes]:  # no content-length: counted as it arrives
+        yield b'{"query": "{ ledger { length } }'
+        for _ in range(80):
+            yield b" " * 1024
+        yield b'"}'
+
+    response = client.post("/graphql", content=chunks(),
+                           headers={"content-type": "application/json"})
+    assert response.status_code == 413
+    assert graphql(client, "{ ledger { length } }")["data"]["ledger"]["length"] == LEDGER_LENGTH
+
+
+def _app_client(example_db: Database, **options: Any) -> TestClient:
+    app = create_app(example_db, close_db_on_shutdown=False, **options)
+    return TestClient(app, base_url="http://127.0.0.1")
+
+
+INTROSPECTION = "{ __schema { queryType { name } } }"
+
+
+def test_graphiql_and_introspection_on_by_default(client: TestClient) -> None:
+    page = client.get("/graphql", headers={"accept": "text/html"})
+    assert page.status_code == 200 and "graphiql" in page.text.lower()
+    assert graphql(client, INTROSPECTION) == {"data": {"__schema": {"queryType": {
+        "name": "Query"}}}}
+
+
+def test_graphiql_off(example_db: Database) -> None:
+    with _app_client(example_db, graphiql=False) as client:
+        assert client.get("/graphql", headers={"accept": "text/html"}).status_code == 404
+        assert graphql(client, "{ ledger { length } }")["data"]["ledger"]["length"] == (
+            LEDGER_LENGTH)
+
+
+def test_introspection_off(example_db: Database) -> None:
+    with _app_client(example_db, introspection=False) as client:
+        body = graphql(client, INTROSPECTION)
+        assert body.get("data") is None
+        assert "introspection" in error_messages(body)[0].lower()
+        assert graphql(client, "{ ledger { length } }")["data"]["ledger"]["length"] == (
+            LEDGER_LENGTH)
+
+
+def test_server_cannot_write_even_with_raw_sql(client: TestClient, example_db: Database) -> None:
+    # The app's own engine, the one every resolver reads through.
+    app_db = client.app.routes[0].endpoint.db  # type: ignore[attr-defined]
+    assert app_db is example_db
+    for statement in ("DELETE FROM ledger", "CREATE TABLE intruder (x)",
+                      "INSERT INTO ledger VALUES (99, 't', 'k', 'h', 'p', 'c')"):
+        with (
+            pytest.raises(OperationalError, match=r"readonly|read-only"),
+            app_db.engine.begin() as connection,
+        ):
+            connection.exec_driver_sql(statement)
+    assert graphql(client, "{ ledger { length } }")["data"]["ledger"]["length"] == LEDGER_LENGTH
+
+
+@pytest.mark.slow
+def test_a_slow_query_does_not_block_other_requests(example_db: Database,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    entered = threading.Event()
+    order: list[str] = []
+    ledger_status = queries.ledger_status
+
+    def blocking_ledger(connection: Any) -> queries.LedgerStatus:
+        entered.set()
+        released = release.wait(timeout=30)  # only a broken server leaves it unreleased
+        order.append("slow query released" if released else "slow query timed out")
+        return ledger_status(connection)
+
+    monkeypatch.setattr(api_schema.queries, "ledger_status", blocking_ledger)
+    app = create_app(example_db, close_db_on_shutdown=False)
+
+    async def scenario() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+
+            async def slow() -> None:
+                response = await http.post("/graphql",
+                                           json={"query": "{ ledger { length } }"})
+                order.append(f"slow {response.status_code}")
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(slow)
+                await anyio.to_thread.run_sync(entered.wait, 30)
+                health = await http.get("/healthz")
+                order.append(f"healthz {health.status_code}")
+                other = await http.post("/graphql", json={"query": "{ batches { totalCount } }"})
+                order.append(f"graphql {other.json()['data']['batches']['totalCount']}")
+                release.set()
+
+    anyio.run(scenario)
+    assert order == ["healthz 200", "graphql 2", "slow query released", "slow 200"]
+
+
+def test_full_introspection_fits_the_limits(client: TestClient) -> None:
+    # What GraphiQL sends on load must pass the depth, token and alias limits.
+    from graphql import get_introspection_query
+
+    query = get_introspection_query(descriptions=True, specified_by_url=True,
+                                    directive_is_repeatable=True, schema_description=True,
+                                    input_value_deprecation=True)
+    body = graphql(client, query)
+    assert "errors" not in body
+    assert body["data"]["__schema"]["queryType"]["name"] == "Query"
+
+
+def test_serve_command_wires_its_switches(example_store_url: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+    from click.testing import CliRunner
+
+    from store.cli import main
+
+    started: dict[str, Any] = {}
+
+    def fake_run(app: Any, **options: Any) -> None:
+        started.update(options, app=app)
+
+    monkeypatch.setattr(uvicorn, "run", fake_run)
+    result = CliRunner().invoke(main, [
+        "serve", "--db", example_store_url, "--host", "127.0.0.2", "--port", "8123",
+        "--no-graphiql", "--no-introspection", "--cors-origin", "https://wb.example"])
+    assert result.exit_code == 0, result.output
+    assert (started["host"], started["port"]) == ("127.0.0.2", 8123)
+    with TestClient(started["app"], base_url="http://127.0.0.2") as served:
+        assert served.get("/graphql", headers={"accept": "text/html"}).status_code == 404
+        assert "introspection" in error_messages(graphql(served, INTROSPECTION))[0].lower()
+        response = served.post("/graphql", headers={"origin": "https://wb.example"},
+                               json={"query": "{ ledger { length } }"})
+        assert response.headers["access-control-allow-origin"] == "https://wb.example"
+        assert response.json() == {"data": {"ledger": {"length": LEDGER_LENGTH}}}
