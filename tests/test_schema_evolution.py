@@ -171,3 +171,23 @@ def test_downgrade_with_surface_rows_is_refused(old_store: Path, tmp_path: Path)
     verify = cli("verify", "--db", old_store, "--checkpoint", f"{tip_seq}:{tip_hash}")
     assert verify.exit_code == 0, verify.output
 
+
+def test_downgrade_refusal_is_a_clean_cli_error(old_store: Path, tmp_path: Path) -> None:
+    """An expected refusal is a message and exit status 1, not a traceback."""
+    upgraded(old_store)
+    ingest_surfaces(old_store, tmp_path)
+    result = cli("db", "downgrade", "0001", "--db", old_store)
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert result.stderr.startswith("Error: ")
+    assert "would drop 6 ledgered surface rows" in result.stderr
+
+
+def test_an_unknown_revision_is_a_clean_cli_error(old_store: Path) -> None:
+    upgraded(old_store)
+    before = dump(old_store)
+    result = cli("db", "downgrade", "9999", "--db", old_store)
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert "9999" in result.stderr
+    assert dump(old_store) == before
