@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from alembic.util import CommandError
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.cli.options import db_option
@@ -58,7 +59,10 @@ def history_command() -> None:
 
 
 def _run(action, db: str | None) -> None:  # type: ignore[no-untyped-def]
+    # One transaction per run (migrations/env.py): whatever fails, the store is as it was.
+    # RuntimeError is how a revision refuses (0002's downgrade with ledgered surface rows);
+    # CommandError is alembic's for an unknown revision. Both are messages, not tracebacks.
     try:
         action(resolve_url(db))
-    except SQLAlchemyError as exc:
+    except (SQLAlchemyError, CommandError, RuntimeError) as exc:
         raise click.ClickException(f"migration failed, nothing changed: {exc}") from exc

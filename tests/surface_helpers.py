@@ -1,0 +1,67 @@
+"""Shared helpers for the surface-record tests: the CLI in-process, and raw reads of a file.
+
+Reads go through the standard-library `sqlite3`, not the store's own query code, so what a
+test sees is what is in the file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from store.cli import main
+
+# The CLI must not pick up a store or data dirs from the environment the tests run in.
+CLEAN_ENV: dict[str, str | None] = {
+    "CORE_AUDIT_DB": None,
+    "CORE_AUDIT_PACKS": None,
+    "CORE_AUDIT_TEACHING": None,
+}
+
+
+def cli(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args], env=CLEAN_ENV)
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any] | str]) -> Path:
+    text = "".join(
+        (r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in records
+    )
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def query(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    with closing(sqlite3.connect(db)) as connection:
+        return connection.execute(sql, params).fetchall()
+
+
+def table_rows(db: Path, table: str) -> list[dict[str, Any]]:
+    with closing(sqlite3.connect(db)) as connection:
+        connection.row_factory = sqlite3.Row
+        rows = connection.execute(f"SELECT * FROM {table} ORDER BY seq").fetchall()
+        return [dict(row) for row in rows]
+
+
+def dump(db: Path) -> list[str]:
+    """The whole database as SQL text: schema, triggers, indexes and every row."""
+    with closing(sqlite3.connect(db)) as connection:
+        return list(connection.iterdump())
+
+
+def table_dump(db: Path, table: str) -> list[tuple[Any, ...]]:
+    with closing(sqlite3.connect(db)) as connection:
+        return connection.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
+
+
+def triggers(db: Path) -> set[str]:
+    return {name for (name,) in query(db, "SELECT name FROM sqlite_master WHERE type='trigger'")}
+
+
+def tables(db: Path) -> set[str]:
+    return {name for (name,) in query(db, "SELECT name FROM sqlite_master WHERE type='table'")}

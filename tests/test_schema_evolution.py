@@ -1,0 +1,193 @@
+"""The users' scenario: a store written at revision 0001 meets a core-audit whose head is 0002.
+
+tests/data/store-rev0001.db was written by an earlier commit (tests/data/README.md) and is
+never regenerated. Every test works on a copy of it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from surface_helpers import cli, dump, query, table_dump, tables, triggers, write_jsonl
+from teaching_data import LIGHT_SURFACE, MEMORY_SURFACE
+
+from store.db.audit_store import AuditStore
+from store.db.errors import StoreError
+
+DATA = Path(__file__).resolve().parent / "data" / "store-rev0001.db"
+
+# tests/data/README.md: the head checkpoint of the revision-0001 store.
+REV0001_HEAD = "133 6f7afdc54f2cfb5f3f815f3bc21d55a3ffa989b606a181cc8da2e3d9fe038161"
+REV0001_CHECKPOINT = REV0001_HEAD.replace(" ", ":")
+
+REV0001_TABLES = ("ingest_batches", "contract_assessments", "contract_residuals",
+                  "residual_occurrences", "ledger")
+SURFACE_TABLES = ("surface_records", "surface_occurrences")
+
+
+def trigger_names(*tables: str) -> set[str]:
+    return {f"{t}_append_only_{op}" for t in tables for op in ("update", "delete", "insert")}
+
+
+REV0001_TRIGGERS = trigger_names(*REV0001_TABLES)
+REV0002_TRIGGERS = trigger_names(*SURFACE_TABLES)
+
+SURFACE_LINES = [
+    {"grounding_source": "teaching", "surface": LIGHT_SURFACE, "subject": "light",
+     "intent": "cause", "session_id": "s1", "turn_id": "t1"},
+    {"grounding_source": "teaching", "surface": MEMORY_SURFACE, "subject": "memory",
+     "intent": "verification", "session_id": "s1", "turn_id": "t2"},
+    {"grounding_source": "none", "subject": "light", "intent": "definition",
+     "session_id": "s1", "turn_id": "t3"},
+]
+
+
+@pytest.fixture
+def old_store(tmp_path: Path) -> Path:
+    copy = tmp_path / "store.db"
+    shutil.copyfile(DATA, copy)
+    return copy
+
+
+def revision(db: Path) -> str:
+    [(value,)] = query(db, "SELECT version_num FROM alembic_version")
+    return value
+
+
+def dumps_of(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    return {table: table_dump(db, table) for table in REV0001_TABLES}
+
+
+def upgraded(db: Path) -> None:
+    result = cli("db", "upgrade", "--db", db)
+    assert result.exit_code == 0, result.output
+
+
+def ingest_surfaces(db: Path, tmp_path: Path) -> None:
+    result = cli("ingest", write_jsonl(tmp_path / "surfaces.jsonl", SURFACE_LINES), "--db", db)
+    assert result.exit_code == 0, result.output
+
+
+def test_the_fixture_is_the_store_the_readme_describes(old_store: Path) -> None:
+    assert revision(old_store) == "0001"
+    assert tables(old_store) == {*REV0001_TABLES, "alembic_version"}
+    assert triggers(old_store) == REV0001_TRIGGERS
+    assert query(old_store, "SELECT seq, chain_hash FROM ledger ORDER BY seq DESC LIMIT 1") == [
+        (133, REV0001_HEAD.split()[1])]
+    assert query(old_store, "SELECT COUNT(*) FROM ingest_batches") == [(2,)]
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_opening_a_store_behind_head_is_refused(old_store: Path, read_only: bool) -> None:
+    before = dump(old_store)
+    with pytest.raises(StoreError, match=r"core-audit db upgrade"):
+        AuditStore.open(str(old_store), read_only=read_only)
+    assert revision(old_store) == "0001"  # not migrated silently
+    assert dump(old_store) == before
+
+
+@pytest.mark.parametrize("command", [["verify"], ["checkpoint"], ["ingest", "-"]])
+def test_commands_on_a_store_behind_head_name_the_upgrade(old_store: Path,
+                                                          command: list[str]) -> None:
+    result = cli(*command, "--db", old_store)
+    assert result.exit_code == 1
+    assert "core-audit db upgrade" in result.stderr
+    assert revision(old_store) == "0001"
+
+
+def test_upgrade_keeps_every_row_id_and_ledger_hash(old_store: Path) -> None:
+    before = dumps_of(old_store)
+    assert len(before["ledger"]) == 133
+    upgraded(old_store)
+    assert revision(old_store) == "0002"
+    assert dumps_of(old_store) == before
+    current = cli("db", "current", "--db", old_store)
+    assert current.stdout.strip() == "0002 (at head)"
+    verify = cli("verify", "--db", old_store, "--checkpoint", REV0001_CHECKPOINT)
+    assert verify.exit_code == 0, verify.output
+    assert verify.stdout.strip() == f"intact: 133 ledger rows, head {REV0001_CHECKPOINT}"
+    checkpoint = cli("checkpoint", "--db", old_store)
+    assert checkpoint.stdout.strip() == REV0001_HEAD
+
+
+def test_upgrade_leaves_the_triggers_of_both_revisions(old_store: Path) -> None:
+    upgraded(old_store)
+    assert triggers(old_store) == REV0001_TRIGGERS | REV0002_TRIGGERS
+    assert tables(old_store) == {*REV0001_TABLES, *SURFACE_TABLES, "alembic_version"}
+
+
+def test_upgrade_is_idempotent_at_head(old_store: Path) -> None:
+    upgraded(old_store)
+    after_first = dump(old_store)
+    upgraded(old_store)
+    assert dump(old_store) == after_first
+
+
+def test_an_upgraded_store_takes_surface_records(old_store: Path, tmp_path: Path) -> None:
+    before = dumps_of(old_store)
+    upgraded(old_store)
+    ingest_surfaces(old_store, tmp_path)
+    assert query(old_store, "SELECT verification FROM surface_records ORDER BY seq") == [
+        ("verified",), ("verified",), ("not_checked",)]
+    assert query(old_store, "SELECT COUNT(*) FROM surface_occurrences") == [(3,)]
+    # The new rows extend the old chain: seqs 134.., batch 3, and the old head still holds.
+    assert query(old_store, "SELECT MIN(seq) FROM ledger WHERE seq > 133") == [(134,)]
+    assert query(old_store, "SELECT MAX(batch_id) FROM ingest_batches") == [(3,)]
+    after = dumps_of(old_store)
+    for table in REV0001_TABLES:
+        assert after[table][: len(before[table])] == before[table], table
+    verify = cli("verify", "--db", old_store, "--checkpoint", REV0001_CHECKPOINT)
+    assert verify.exit_code == 0, verify.output
+
+
+def test_downgrade_without_surface_rows_restores_revision_0001(old_store: Path,
+                                                               tmp_path: Path) -> None:
+    pristine = tmp_path / "pristine.db"
+    shutil.copyfile(DATA, pristine)
+    upgraded(old_store)
+    result = cli("db", "downgrade", "0001", "--db", old_store)
+    assert result.exit_code == 0, result.output
+    assert revision(old_store) == "0001"
+    assert tables(old_store) == {*REV0001_TABLES, "alembic_version"}
+    assert triggers(old_store) == REV0001_TRIGGERS
+    # Only the two tables, their indexes and triggers went: the rest is the same SQL text.
+    assert dump(old_store) == dump(pristine)
+    assert not query(old_store, "SELECT name FROM sqlite_master WHERE name LIKE '%surface%'")
+
+
+def test_downgrade_with_surface_rows_is_refused(old_store: Path, tmp_path: Path) -> None:
+    upgraded(old_store)
+    ingest_surfaces(old_store, tmp_path)
+    before = dump(old_store)
+    [(tip_seq, tip_hash)] = query(
+        old_store, "SELECT seq, chain_hash FROM ledger ORDER BY seq DESC LIMIT 1")
+    result = cli("db", "downgrade", "0001", "--db", old_store)
+    assert result.exit_code != 0
+    assert revision(old_store) == "0002"
+    assert dump(old_store) == before
+    assert triggers(old_store) == REV0001_TRIGGERS | REV0002_TRIGGERS
+    verify = cli("verify", "--db", old_store, "--checkpoint", f"{tip_seq}:{tip_hash}")
+    assert verify.exit_code == 0, verify.output
+
+
+def test_downgrade_refusal_is_a_clean_cli_error(old_store: Path, tmp_path: Path) -> None:
+    """An expected refusal is a message and exit status 1, not a traceback."""
+    upgraded(old_store)
+    ingest_surfaces(old_store, tmp_path)
+    result = cli("db", "downgrade", "0001", "--db", old_store)
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert result.stderr.startswith("Error: ")
+    assert "would drop 6 ledgered surface rows" in result.stderr
+
+
+def test_an_unknown_revision_is_a_clean_cli_error(old_store: Path) -> None:
+    upgraded(old_store)
+    before = dump(old_store)
+    result = cli("db", "downgrade", "9999", "--db", old_store)
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert "9999" in result.stderr
+    assert dump(old_store) == before
