@@ -49,7 +49,8 @@ class Surface:
     surface_id: strawberry.ID
     seq: int
     grounding_source: GroundingSourceEnum
-    surface: str | None = strawberry.field(description="As CORE emitted it, verbatim; only a NONE record may lack one.")
+    surface: str | None = strawberry.field(
+        description="As CORE emitted it, verbatim; only a NONE record may lack one.")
     subject: str | None
     intent: str | None
     corpus_id: str | None
@@ -62,8 +63,10 @@ class Surface:
         description="The corpus key (e.g. is_grounded_in), not its humanised reading.")
     object: str | None
     subject_domains: list[str] | None = strawberry.field(
-        description="The pack semantic_domains the surface shows for the subject, in order.")
-    object_domains: list[str] | None
+        description="The subject's pack semantic_domains in the re-derived surface, in order; "
+        "null without a registered chain.")
+    object_domains: list[str] | None = strawberry.field(
+        description="The object's, likewise.")
     verification: SurfaceVerificationEnum
     expected_surface: str | None = strawberry.field(
         description="For MISMATCH: the surface the registered corpora and packs compose.")
