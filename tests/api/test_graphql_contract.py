@@ -150,10 +150,11 @@ def test_ledger_status(example_store_url: str) -> None:
     assert data["ledger"]["length"] == data["ledger"]["headSeq"] == LEDGER_LENGTH
     checkpoint = CliRunner().invoke(main, ["checkpoint", "--db", example_store_url])
     assert checkpoint.output.split() == [str(LEDGER_LENGTH), data["ledger"]["headHash"]]
-    assert data["batches"]["totalCount"] == 2
+    assert data["batches"]["totalCount"] == 3
     assert [(b["batchId"], b["source"], b["newRows"], b["presentRows"])
             for b in data["batches"]["nodes"]] == [
-        (1, "adr_0225_frames.jsonl", 17, 0), (2, "core_frames_families.jsonl", 18, 1)]
+        (1, "adr_0225_frames.jsonl", 17, 0), (2, "core_frames_families.jsonl", 18, 1),
+        (3, "adr_0052_surfaces.jsonl", 28, 6)]
 
 
 def test_query_command_inline_and_errors(example_store_url: str) -> None:
