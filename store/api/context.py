@@ -20,6 +20,8 @@ class RequestContext:
         self.db = db
         self.deadline = db.deadline()  # one time limit for all queries of the request
         self.occurrence_counts: DataLoader[str, int] = DataLoader(load_fn=self._load_counts)
+        self.surface_occurrence_counts: DataLoader[str, int] = DataLoader(
+            load_fn=self._load_surface_counts)
 
     async def run(
         self,
@@ -33,3 +35,7 @@ class RequestContext:
         # One grouped query for every residual a page asks about, not one per residual.
         counts = await self.run(queries.occurrence_counts, residual_ids)
         return [counts[residual_id] for residual_id in residual_ids]
+
+    async def _load_surface_counts(self, surface_ids: list[str]) -> list[int]:
+        counts = await self.run(queries.surface_occurrence_counts, surface_ids)
+        return [counts[surface_id] for surface_id in surface_ids]

@@ -18,6 +18,12 @@ from strawberry.printer import print_schema
 from strawberry.types import ExecutionContext, Info
 
 from store.api.context import RequestContext
+from store.api.surface_types import (
+    GroundingSourceEnum,
+    Surface,
+    SurfaceFacets,
+    SurfaceVerificationEnum,
+)
 from store.api.types import (
     Assessment,
     Batch,
@@ -65,6 +71,23 @@ class AssessmentFilter:
                                         batch_id=self.batch_id)
 
 
+@strawberry.input(description="Any-of lists, ANDed across fields; null or [] = no constraint.")
+class SurfaceFilter:
+    grounding_source: list[GroundingSourceEnum] | None = None
+    corpus_id: list[str] | None = None
+    chain_id: list[str] | None = None
+    intent: list[str] | None = None
+    subject: list[str] | None = None
+    verification: list[SurfaceVerificationEnum] | None = None
+
+    def to_query(self) -> queries.SurfaceFilter:
+        return queries.SurfaceFilter(
+            grounding_source=self.grounding_source, corpus_id=self.corpus_id,
+            chain_id=self.chain_id, intent=self.intent, subject=self.subject,
+            verification=self.verification,
+        )
+
+
 Ctx = Info[RequestContext, None]
 PAGE_HELP = f"Page size, default {queries.DEFAULT_PAGE_SIZE}, at most {queries.MAX_PAGE_SIZE}."
 
@@ -92,6 +115,28 @@ class Query:
     ) -> ResidualFacets:
         where = filter.to_query() if filter else None
         return ResidualFacets.of(await info.context.run(queries.residual_facets, where))
+
+    @strawberry.field(description="One surface by its surface_id (64 hex digits).")
+    async def surface(self, info: Ctx, id: strawberry.ID) -> Surface | None:
+        stored = await info.context.run(queries.surface_by_id, str(id))
+        return None if stored is None else Surface.of(stored)
+
+    @strawberry.field(description=f"Surfaces with their provenance, in append order. {PAGE_HELP}")
+    async def surfaces(
+        self, info: Ctx, filter: SurfaceFilter | None = None, first: int | None = None,
+        after: str | None = None,
+    ) -> Connection[Surface]:
+        where = filter.to_query() if filter else None
+        page = await info.context.run(queries.list_surfaces, where, first, after)
+        count = functools.partial(info.context.run, queries.count_surfaces, where)
+        return connection(page, Surface.of, count)
+
+    @strawberry.field(description="Counts by grounding source, corpus, intent and verification.")
+    async def surface_facets(
+        self, info: Ctx, filter: SurfaceFilter | None = None
+    ) -> SurfaceFacets:
+        where = filter.to_query() if filter else None
+        return SurfaceFacets.of(await info.context.run(queries.surface_facets, where))
 
     @strawberry.field(description="One assessment by its assessment_id.")
     async def assessment(self, info: Ctx, id: strawberry.ID) -> Assessment | None:

@@ -205,13 +205,14 @@ class Residual:
         )
 
 
-@strawberry.type(description="Residuals and their sightings sharing one value.")
+@strawberry.type(description="Records (residuals or surfaces) sharing one value, and sightings.")
 class FacetCount:
     value: str | None = strawberry.field(
-        description="As CORE serializes it (lower case, e.g. missing_role); null family_id."
+        description="As CORE serializes it (lower case, e.g. missing_role, teaching); null for "
+        "a null column (family_id, corpus_id, intent)."
     )
-    count: int = strawberry.field(description="Distinct residuals.")
-    occurrences: int = strawberry.field(description="Sightings of those residuals.")
+    count: int = strawberry.field(description="Distinct records.")
+    occurrences: int = strawberry.field(description="Sightings of those records.")
 
     @classmethod
     def of(cls, facet: queries.FacetCount) -> FacetCount:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from sqlalchemy import ColumnElement, Connection, Select, func, literal_column, select
+from sqlalchemy import ColumnElement, Connection, Select, Subquery, func, literal_column, select
 
 from store.db.ledger import read_tip
 from store.db.tables import contract_assessments as assessments_t
@@ -22,7 +22,10 @@ from store.db.tables import contract_residuals as residuals_t
 from store.db.tables import ingest_batches as batches_t
 from store.db.tables import ledger as ledger_t
 from store.db.tables import residual_occurrences as occurrences_t
+from store.db.tables import surface_occurrences as sightings_t
+from store.db.tables import surface_records as surfaces_t
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
+from store.model.surface_records import SurfaceVerification
 from store.model.taxonomy import (
     FAMILY_BY_ORGAN,
     LABEL_MAP,
@@ -30,6 +33,7 @@ from store.model.taxonomy import (
     ResidualSourceAxis,
     family_of,
 )
+from store.model.teaching_surface import GroundingSource
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
@@ -126,10 +130,47 @@ class Page(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
+class StoredSurface:
+    """A surface_records row: what CORE said, its provenance and the re-derivation outcome."""
+
+    surface_id: str
+    seq: int
+    batch_id: int
+    grounding_source: GroundingSource
+    surface: str | None
+    subject: str | None
+    intent: str | None
+    corpus_id: str | None
+    chain_id: str | None
+    chain_provenance: str | None
+    pack_id: str | None
+    pack_version: str | None
+    connective: str | None
+    object: str | None
+    subject_domains: tuple[str, ...] | None
+    object_domains: tuple[str, ...] | None
+    verification: SurfaceVerification
+    expected_surface: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceOccurrence:
+    """One sighting of a surface: the turn that emitted it, and the batch that recorded it."""
+
+    occurrence_id: str
+    seq: int
+    surface_id: str
+    session_id: str | None
+    turn_id: str | None
+    prompt: str | None
+    batch: Batch
+
+
+@dataclass(frozen=True, slots=True)
 class FacetCount:
-    value: str | None  # as CORE serializes it: lower case; None only for a null family_id
-    count: int  # distinct residuals
-    occurrences: int  # sightings of those residuals
+    value: str | None  # as CORE serializes it: lower case; None for a null column
+    count: int  # distinct records (residuals or surfaces)
+    occurrences: int  # sightings of those records
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +182,16 @@ class ResidualFacets:
     by_organ: list[FacetCount]
     by_family: list[FacetCount]
     by_code: list[FacetCount]
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceFacets:
+    total: int
+    occurrences: int
+    by_grounding_source: list[FacetCount]
+    by_corpus: list[FacetCount]
+    by_intent: list[FacetCount]
+    by_verification: list[FacetCount]
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +265,29 @@ class AssessmentFilter:
         if self.batch_id:
             found.append(assessments_t.c.batch_id.in_(list(self.batch_id)))
         return found
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceFilter:
+    """Each field is a list matched as any-of; fields are ANDed. None or [] = no constraint."""
+
+    grounding_source: Sequence[GroundingSource] | None = None
+    corpus_id: Sequence[str] | None = None
+    chain_id: Sequence[str] | None = None
+    intent: Sequence[str] | None = None
+    subject: Sequence[str] | None = None
+    verification: Sequence[SurfaceVerification] | None = None
+
+    def conditions(self) -> list[ColumnElement[bool]]:
+        pairs: list[tuple[Any, Sequence[Any] | None]] = [
+            (surfaces_t.c.grounding_source, _values(self.grounding_source)),
+            (surfaces_t.c.corpus_id, self.corpus_id),
+            (surfaces_t.c.chain_id, self.chain_id),
+            (surfaces_t.c.intent, self.intent),
+            (surfaces_t.c.subject, self.subject),
+            (surfaces_t.c.verification, _values(self.verification)),
+        ]
+        return [column.in_(list(values)) for column, values in pairs if values]
 
 
 def _values(members: Sequence[Any] | None) -> list[str] | None:
@@ -412,19 +486,10 @@ def count_occurrences(connection: Connection, residual_id: str) -> int:
     return occurrence_counts(connection, [residual_id])[residual_id]
 
 
-def residual_facets(connection: Connection, where: ResidualFilter | None = None) -> ResidualFacets:
-    """Counts per kind, axis, organ, family and code over the filtered residuals, in SQL."""
-    sightings = (
-        select(occurrences_t.c.residual_id, func.count().label("n"))
-        .group_by(occurrences_t.c.residual_id)
-        .subquery("sightings")
-    )
-    filtered = (
-        _residuals_select(where)
-        .add_columns(func.coalesce(sightings.c.n, 0).label("sightings"))
-        .outerjoin(sightings, sightings.c.residual_id == residuals_t.c.residual_id)
-        .subquery("filtered")
-    )
+def _facet_counts(
+    connection: Connection, filtered: Subquery, column_names: Sequence[str]
+) -> tuple[int, int, list[list[FacetCount]]]:
+    """Totals and per-value counts over `filtered` (rows with a `sightings` column), in SQL."""
     total, occurrences = connection.execute(
         select(func.count(), func.coalesce(func.sum(filtered.c.sightings), 0))
     ).one()
@@ -439,14 +504,34 @@ def residual_facets(connection: Connection, where: ResidualFilter | None = None)
         ).all()
         return [FacetCount(value=v, count=c, occurrences=o) for v, c, o in rows]
 
+    return total, occurrences, [by(name) for name in column_names]
+
+
+def residual_facets(connection: Connection, where: ResidualFilter | None = None) -> ResidualFacets:
+    """Counts per kind, axis, organ, family and code over the filtered residuals, in SQL."""
+    sightings = (
+        select(occurrences_t.c.residual_id, func.count().label("n"))
+        .group_by(occurrences_t.c.residual_id)
+        .subquery("sightings")
+    )
+    filtered = (
+        _residuals_select(where)
+        .add_columns(func.coalesce(sightings.c.n, 0).label("sightings"))
+        .outerjoin(sightings, sightings.c.residual_id == residuals_t.c.residual_id)
+        .subquery("filtered")
+    )
+    total, occurrences, (by_kind, by_axis, by_organ, by_family, by_code) = _facet_counts(
+        connection, filtered,
+        ("residual_kind", "source_axis", "candidate_organ", "family_id", "residual_code"),
+    )
     return ResidualFacets(
         total=total,
         occurrences=occurrences,
-        by_kind=by("residual_kind"),
-        by_axis=by("source_axis"),
-        by_organ=by("candidate_organ"),
-        by_family=by("family_id"),
-        by_code=by("residual_code"),
+        by_kind=by_kind,
+        by_axis=by_axis,
+        by_organ=by_organ,
+        by_family=by_family,
+        by_code=by_code,
     )
 
 
@@ -488,6 +573,128 @@ def assessment_residuals(connection: Connection, assessment_id: str) -> list[Sto
         .order_by(occurrences_t.c.ordinal)
     ).all()
     return [_residual(row) for row in rows]
+
+
+# --- surfaces -----------------------------------------------------------------------------
+
+
+def _domains(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(json.loads(text))
+
+
+def _surface(row: Any) -> StoredSurface:
+    return StoredSurface(
+        surface_id=row.surface_id,
+        seq=row.seq,
+        batch_id=row.batch_id,
+        grounding_source=GroundingSource(row.grounding_source),
+        surface=row.surface,
+        subject=row.subject,
+        intent=row.intent,
+        corpus_id=row.corpus_id,
+        chain_id=row.chain_id,
+        chain_provenance=row.chain_provenance,
+        pack_id=row.pack_id,
+        pack_version=row.pack_version,
+        connective=row.connective,
+        object=row.object,
+        subject_domains=_domains(row.subject_domains),
+        object_domains=_domains(row.object_domains),
+        verification=SurfaceVerification(row.verification),
+        expected_surface=row.expected_surface,
+    )
+
+
+def _surfaces_select(where: SurfaceFilter | None) -> Select[Any]:
+    conditions = where.conditions() if where else []
+    return select(surfaces_t).where(*conditions)
+
+
+def surface_by_id(connection: Connection, surface_id: str) -> StoredSurface | None:
+    row = connection.execute(
+        select(surfaces_t).where(surfaces_t.c.surface_id == surface_id)
+    ).first()
+    return None if row is None else _surface(row)
+
+
+def list_surfaces(
+    connection: Connection,
+    where: SurfaceFilter | None = None,
+    first: int | None = None,
+    after: str | None = None,
+) -> Page[StoredSurface]:
+    return _page(connection, _surfaces_select(where), surfaces_t.c.seq, first, after, _surface)
+
+
+def count_surfaces(connection: Connection, where: SurfaceFilter | None = None) -> int:
+    return _count(connection, _surfaces_select(where))
+
+
+def surface_occurrence_counts(
+    connection: Connection, surface_ids: Sequence[str]
+) -> dict[str, int]:
+    """Sightings per surface, for a whole page in one grouped query; absent ids count 0."""
+    rows = connection.execute(
+        select(sightings_t.c.surface_id, func.count())
+        .where(sightings_t.c.surface_id.in_(list(set(surface_ids))))
+        .group_by(sightings_t.c.surface_id)
+    ).all()
+    counts = dict.fromkeys(surface_ids, 0)
+    counts.update({surface_id: n for surface_id, n in rows})
+    return counts
+
+
+def _surface_occurrence(row: Any) -> SurfaceOccurrence:
+    return SurfaceOccurrence(
+        occurrence_id=row.occurrence_id,
+        seq=row.seq,
+        surface_id=row.surface_id,
+        session_id=row.session_id,
+        turn_id=row.turn_id,
+        prompt=row.prompt,
+        batch=_batch(row, "batch_"),
+    )
+
+
+def list_surface_occurrences(
+    connection: Connection,
+    surface_id: str,
+    first: int | None = None,
+    after: str | None = None,
+) -> Page[SurfaceOccurrence]:
+    """The turns that emitted one surface, with the batch that recorded each, in append order."""
+    statement = (
+        select(sightings_t, *_BATCH_COLUMNS)
+        .join(batches_t, batches_t.c.batch_id == sightings_t.c.batch_id)
+        .where(sightings_t.c.surface_id == surface_id)
+    )
+    return _page(connection, statement, sightings_t.c.seq, first, after, _surface_occurrence)
+
+
+def surface_facets(connection: Connection, where: SurfaceFilter | None = None) -> SurfaceFacets:
+    """Counts per grounding source, corpus, intent and verification over the filtered surfaces."""
+    sightings = (
+        select(sightings_t.c.surface_id, func.count().label("n"))
+        .group_by(sightings_t.c.surface_id)
+        .subquery("sightings")
+    )
+    filtered = (
+        _surfaces_select(where)
+        .add_columns(func.coalesce(sightings.c.n, 0).label("sightings"))
+        .outerjoin(sightings, sightings.c.surface_id == surfaces_t.c.surface_id)
+        .subquery("filtered")
+    )
+    total, occurrences, (by_source, by_corpus, by_intent, by_verification) = _facet_counts(
+        connection, filtered, ("grounding_source", "corpus_id", "intent", "verification")
+    )
+    return SurfaceFacets(
+        total=total,
+        occurrences=occurrences,
+        by_grounding_source=by_source,
+        by_corpus=by_corpus,
+        by_intent=by_intent,
+        by_verification=by_verification,
+    )
 
 
 # --- batches, ledger, taxonomy ------------------------------------------------------------

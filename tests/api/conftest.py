@@ -16,12 +16,16 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_FILES = (
     REPO / "examples" / "adr_0225_frames.jsonl",
     REPO / "examples" / "core_frames_families.jsonl",
+    REPO / "examples" / "adr_0052_surfaces.jsonl",
 )
 
 
 @pytest.fixture
 def example_store_url(fresh_store: AuditStore) -> str:
-    """12 residuals, 13 occurrences, 10 assessments in 2 batches (see the example files)."""
+    """12 residuals, 13 occurrences, 10 assessments; then 12 surfaces seen in 16 turns.
+
+    Three batches, one per example file (see spec_values.py for what each holds).
+    """
     for path in EXAMPLE_FILES:
         fresh_store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
     return fresh_store.url

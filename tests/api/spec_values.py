@@ -42,8 +42,9 @@ MISSING_ROLE_CODES = [
 TOTAL_RESIDUALS = 12
 TOTAL_OCCURRENCES = 13
 TOTAL_ASSESSMENTS = 10  # one of them runnable ("Tom gained 3 apples.")
-TOTAL_BATCHES = 2
-LEDGER_LENGTH = 37  # 10 assessments + 12 residuals + 13 occurrences + 2 batches
+TOTAL_BATCHES = 3  # adr_0225_frames.jsonl, core_frames_families.jsonl, adr_0052_surfaces.jsonl
+# 10 assessments + 12 residuals + 13 occurrences + 2 batches, then 12 surfaces + 16 turns + 1.
+LEDGER_LENGTH = 66
 
 
 def facet(value: str | None, count: int, occurrences: int) -> dict[str, object]:

@@ -12,6 +12,14 @@ import pytest
 from click.testing import CliRunner
 from graphql import build_schema as build_sdl_schema
 from graphql import parse, validate
+from spec_surfaces import (
+    KNOWLEDGE_CHAIN,
+    LIGHT_NODE,
+    LIGHT_TURNS,
+    MISMATCH_NODE,
+    SURFACES,
+    UNRESOLVABLE_NODE,
+)
 from spec_values import (
     CHANGED_OBJECT_ID,
     DELTA_QUANTITY_ID,
@@ -67,7 +75,8 @@ def test_workbench_operation_validates_against_the_sdl(path: Path) -> None:
 
 def test_the_expected_operations_exist() -> None:
     assert [p.stem for p in OPERATIONS] == [
-        "FacetOverview", "LedgerStatus", "ResidualWithOccurrences", "ResidualsByTaxonomy"]
+        "FacetOverview", "LedgerStatus", "ResidualWithOccurrences", "ResidualsByTaxonomy",
+        "SurfacesByGroundingSource", "TeachingTurnsByChain"]
 
 
 def run_operation(url: str, name: str, **variables: Any) -> dict[str, Any]:
@@ -145,15 +154,75 @@ def test_facet_overview(example_store_url: str) -> None:
                                     facet("state_change.unary_delta", 1, 1)]
 
 
+def test_teaching_turns_by_chain(example_store_url: str) -> None:
+    data = run_operation(example_store_url, "TeachingTurnsByChain")
+    surfaces = data["surfaces"]
+    assert surfaces["totalCount"] == 5
+    assert surfaces["pageInfo"]["hasNextPage"] is False
+    assert [(n["chainId"], n["verification"], n["occurrenceCount"])
+            for n in surfaces["nodes"]] == [
+        ("cause_light_reveals_truth", "VERIFIED", 2),
+        (KNOWLEDGE_CHAIN, "VERIFIED", 2),
+        ("verification_memory_requires_recall", "VERIFIED", 1),
+        (KNOWLEDGE_CHAIN, "MISMATCH", 1),
+        ("cause_justice_requires_fairness", "UNRESOLVABLE", 1),
+    ]
+    light = surfaces["nodes"][0]
+    turns = light.pop("occurrences")
+    assert light == {k: v for k, v in LIGHT_NODE.items() if k != "groundingSource"}
+    assert [(t["sessionId"], t["turnId"], t["prompt"]) for t in turns["nodes"]] == LIGHT_TURNS
+    assert turns["nodes"][0]["batch"] == {"batchId": 3, "source": "adr_0052_surfaces.jsonl"}
+    mismatch, unresolvable = surfaces["nodes"][3], surfaces["nodes"][4]
+    assert {k: mismatch[k] for k in MISMATCH_NODE} == MISMATCH_NODE
+    assert {k: unresolvable[k] for k in UNRESOLVABLE_NODE} == UNRESOLVABLE_NODE
+    assert data["surfaceFacets"] == {"total": 5, "occurrences": 7, "byCorpus": [
+        facet("cognition_chains_v1", 4, 6), facet("cognition_chains_v2", 1, 1)]}
+
+    one_chain = run_operation(example_store_url, "TeachingTurnsByChain",
+                              chainId=[KNOWLEDGE_CHAIN], verification=["VERIFIED"], turns=1)
+    node, = one_chain["surfaces"]["nodes"]
+    assert (node["subject"], node["connective"], node["object"]) == (
+        "knowledge", "requires", "evidence")
+    assert [t["sessionId"] for t in node["occurrences"]["nodes"]] == ["eval-a"]
+    assert node["occurrences"]["pageInfo"]["hasNextPage"] is True
+    assert one_chain["surfaceFacets"] == {"total": 1, "occurrences": 2, "byCorpus": [
+        facet("cognition_chains_v1", 1, 2)]}
+
+
+def test_surfaces_by_grounding_source(example_store_url: str) -> None:
+    data = run_operation(example_store_url, "SurfacesByGroundingSource",
+                         groundingSource=["PACK", "VAULT", "NONE"])
+    nodes = [e["node"] for e in data["surfaces"]["edges"]]
+    assert data["surfaces"]["totalCount"] == 3
+    assert [(n["groundingSource"], n["subject"], n["intent"], n["verification"],
+             n["occurrenceCount"]) for n in nodes] == [
+        tuple(SURFACES[3]), tuple(SURFACES[4]), tuple(SURFACES[5])]
+    assert nodes[0]["surface"] is None and nodes[0]["corpusId"] is None
+    assert data["surfaceFacets"] == {
+        "total": 3, "occurrences": 5,
+        "byGroundingSource": [facet("none", 1, 2), facet("pack", 1, 2), facet("vault", 1, 1)],
+        "byVerification": [facet("not_checked", 3, 5)]}
+
+    first = run_operation(example_store_url, "SurfacesByGroundingSource",
+                          subject=["knowledge"], first=3)["surfaces"]
+    assert first["totalCount"] == 4 and first["pageInfo"]["hasNextPage"] is True
+    rest = run_operation(example_store_url, "SurfacesByGroundingSource", subject=["knowledge"],
+                         first=3, after=first["pageInfo"]["endCursor"])["surfaces"]
+    assert rest["pageInfo"]["hasNextPage"] is False
+    assert [e["node"]["groundingSource"] for e in first["edges"] + rest["edges"]] == [
+        "TEACHING", "PACK", "TEACHING", "DEDUCTION"]
+
+
 def test_ledger_status(example_store_url: str) -> None:
     data = run_operation(example_store_url, "LedgerStatus")
     assert data["ledger"]["length"] == data["ledger"]["headSeq"] == LEDGER_LENGTH
     checkpoint = CliRunner().invoke(main, ["checkpoint", "--db", example_store_url])
     assert checkpoint.output.split() == [str(LEDGER_LENGTH), data["ledger"]["headHash"]]
-    assert data["batches"]["totalCount"] == 2
+    assert data["batches"]["totalCount"] == 3
     assert [(b["batchId"], b["source"], b["newRows"], b["presentRows"])
             for b in data["batches"]["nodes"]] == [
-        (1, "adr_0225_frames.jsonl", 17, 0), (2, "core_frames_families.jsonl", 18, 1)]
+        (1, "adr_0225_frames.jsonl", 17, 0), (2, "core_frames_families.jsonl", 18, 1),
+        (3, "adr_0052_surfaces.jsonl", 28, 6)]
 
 
 def test_query_command_inline_and_errors(example_store_url: str) -> None:

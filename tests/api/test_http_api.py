@@ -122,10 +122,11 @@ def test_assessments_batches_taxonomy(client: TestClient) -> None:
     assert body["assessments"] == {"totalCount": 1, "nodes": [{
         "sourceRef": "runnable-example", "familyId": "state_change.unary_delta",
         "runnable": True, "residuals": [], "batch": {"source": "adr_0225_frames.jsonl"}}]}
-    assert body["batches"] == {"totalCount": 2, "nodes": [
+    assert body["batches"] == {"totalCount": 3, "nodes": [
         {"batchId": 1, "source": "adr_0225_frames.jsonl", "newRows": 17, "presentRows": 0},
         {"batchId": 2, "source": "core_frames_families.jsonl", "newRows": 18,
-         "presentRows": 1}]}
+         "presentRows": 1},
+        {"batchId": 3, "source": "adr_0052_surfaces.jsonl", "newRows": 28, "presentRows": 6}]}
     taxonomy = body["taxonomy"]
     assert taxonomy["kinds"][2] == "MISSING_ROLE" and len(taxonomy["kinds"]) == 12
     assert "UNIT_OBJECT" in taxonomy["axes"] and len(taxonomy["axes"]) == 10
@@ -364,7 +365,7 @@ def test_a_slow_query_does_not_block_other_requests(example_db: Database,
                 release.set()
 
     anyio.run(scenario)
-    assert order == ["healthz 200", "graphql 2", "slow query released", "slow 200"]
+    assert order == ["healthz 200", "graphql 3", "slow query released", "slow 200"]
 
 
 def test_full_introspection_fits_the_limits(client: TestClient) -> None:

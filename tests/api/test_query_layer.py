@@ -100,7 +100,7 @@ def test_paging_assessments_batches_and_occurrences(example_db: Database) -> Non
     assessments = walk(queries.list_assessments, None)
     assert len(assessments) == TOTAL_ASSESSMENTS
     assert len({a.assessment_id for a in assessments}) == TOTAL_ASSESSMENTS
-    assert [b.batch_id for b in walk(queries.list_batches)] == [1, 2]
+    assert [b.batch_id for b in walk(queries.list_batches)] == [1, 2, 3]
     occurrences = walk(queries.list_occurrences, DELTA_QUANTITY_ID)
     assert [o.assessment.problem_text for o in occurrences] == [
         "Tom gained apples.", "Sam gained pears."]

@@ -1,0 +1,138 @@
+"""GraphQL types for teaching-surface provenance (ADR-0052): surfaces, their turns, facets."""
+
+from __future__ import annotations
+
+import strawberry
+from strawberry.types import Info
+
+from store.api.context import RequestContext
+from store.api.types import Batch, Connection, FacetCount, connection
+from store.db import queries
+from store.model.surface_records import SurfaceVerification
+from store.model.teaching_surface import GroundingSource
+
+# The domain enums themselves: GraphQL names (TEACHING), stored values (teaching).
+GroundingSourceEnum = strawberry.enum(
+    GroundingSource, name="GroundingSource",
+    description="Where a turn's surface was grounded: CORE's closed grounding_source set.",
+)
+SurfaceVerificationEnum = strawberry.enum(
+    SurfaceVerification, name="SurfaceVerification",
+    description="How a teaching surface compared with its re-derivation from corpora and packs.",
+)
+
+
+@strawberry.type(description="One sighting of a surface: the turn that emitted it.")
+class SurfaceOccurrence:
+    occurrence_id: strawberry.ID
+    seq: int
+    session_id: str | None
+    turn_id: str | None
+    prompt: str | None
+    batch: Batch = strawberry.field(description="The ingest that recorded this turn.")
+
+    @classmethod
+    def of(cls, occurrence: queries.SurfaceOccurrence) -> SurfaceOccurrence:
+        return cls(
+            occurrence_id=strawberry.ID(occurrence.occurrence_id),
+            seq=occurrence.seq,
+            session_id=occurrence.session_id,
+            turn_id=occurrence.turn_id,
+            prompt=occurrence.prompt,
+            batch=Batch.of(occurrence.batch),
+        )
+
+
+@strawberry.type(description="A surface CORE emitted with its grounding_source provenance, "
+                             "stored once per surface_id.")
+class Surface:
+    surface_id: strawberry.ID
+    seq: int
+    grounding_source: GroundingSourceEnum
+    surface: str | None = strawberry.field(
+        description="As CORE emitted it, verbatim; only a NONE record may lack one.")
+    subject: str | None
+    intent: str | None
+    corpus_id: str | None
+    chain_id: str | None
+    chain_provenance: str | None = strawberry.field(
+        description="The chain's review record, e.g. adr-0052:reviewed:2026-05-18.")
+    pack_id: str | None
+    pack_version: str | None
+    connective: str | None = strawberry.field(
+        description="The corpus key (e.g. is_grounded_in), not its humanised reading.")
+    object: str | None
+    subject_domains: list[str] | None = strawberry.field(
+        description="The subject's pack semantic_domains in the re-derived surface, in order; "
+        "null without a registered chain.")
+    object_domains: list[str] | None = strawberry.field(
+        description="The object's, likewise.")
+    verification: SurfaceVerificationEnum
+    expected_surface: str | None = strawberry.field(
+        description="For MISMATCH: the surface the registered corpora and packs compose.")
+
+    @strawberry.field(description="How many turns emitted this surface.")
+    async def occurrence_count(self, info: Info[RequestContext, None]) -> int:
+        return await info.context.surface_occurrence_counts.load(str(self.surface_id))
+
+    @strawberry.field(description="The turns that emitted it, in append order.")
+    async def occurrences(
+        self, info: Info[RequestContext, None], first: int | None = None,
+        after: str | None = None,
+    ) -> Connection[SurfaceOccurrence]:
+        surface_id = str(self.surface_id)
+        page = await info.context.run(queries.list_surface_occurrences, surface_id, first, after)
+
+        async def count_total() -> int:
+            return await info.context.surface_occurrence_counts.load(surface_id)
+
+        return connection(page, SurfaceOccurrence.of, count_total)
+
+    @classmethod
+    def of(cls, stored: queries.StoredSurface) -> Surface:
+        def domains(values: tuple[str, ...] | None) -> list[str] | None:
+            return None if values is None else list(values)
+
+        return cls(
+            surface_id=strawberry.ID(stored.surface_id),
+            seq=stored.seq,
+            grounding_source=stored.grounding_source,
+            surface=stored.surface,
+            subject=stored.subject,
+            intent=stored.intent,
+            corpus_id=stored.corpus_id,
+            chain_id=stored.chain_id,
+            chain_provenance=stored.chain_provenance,
+            pack_id=stored.pack_id,
+            pack_version=stored.pack_version,
+            connective=stored.connective,
+            object=stored.object,
+            subject_domains=domains(stored.subject_domains),
+            object_domains=domains(stored.object_domains),
+            verification=stored.verification,
+            expected_surface=stored.expected_surface,
+        )
+
+
+@strawberry.type(description="Counts over the filtered surfaces; lists by count desc, value.")
+class SurfaceFacets:
+    total: int = strawberry.field(description="Distinct surfaces.")
+    occurrences: int = strawberry.field(description="The turns that emitted them.")
+    by_grounding_source: list[FacetCount]
+    by_corpus: list[FacetCount]
+    by_intent: list[FacetCount]
+    by_verification: list[FacetCount]
+
+    @classmethod
+    def of(cls, facets: queries.SurfaceFacets) -> SurfaceFacets:
+        def facet_list(items: list[queries.FacetCount]) -> list[FacetCount]:
+            return [FacetCount.of(f) for f in items]
+
+        return cls(
+            total=facets.total,
+            occurrences=facets.occurrences,
+            by_grounding_source=facet_list(facets.by_grounding_source),
+            by_corpus=facet_list(facets.by_corpus),
+            by_intent=facet_list(facets.by_intent),
+            by_verification=facet_list(facets.by_verification),
+        )
