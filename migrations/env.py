@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from alembic import context
+from sqlalchemy import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # revisions import append_only
 
@@ -28,7 +29,12 @@ def _run(connection) -> None:  # type: ignore[no-untyped-def]
 
 
 def run_migrations_online() -> None:
+    # A caller may share its Connection (alembic's cookbook) or an Engine (pytest-alembic).
     connection = config.attributes.get("connection")
+    if isinstance(connection, Engine):
+        with connection.connect() as shared:
+            _run(shared)
+        return
     if connection is not None:
         _run(connection)
         return
