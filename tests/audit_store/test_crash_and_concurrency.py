@@ -111,10 +111,10 @@ def test_two_writers_and_a_reader_at_once(
     assert row_counts(db_path) == _clean_counts(tmp_path, examples_path, first, second)
 
 
-def test_two_writers_creating_a_new_store_at_once(tmp_path: Path, db_path: Path) -> None:
-    """Both find no store; one creates it at head, the other waits and then writes."""
-    files = [write_jsonl(tmp_path / f"{tag}.jsonl", list(distinct_frames(200, tag)))
-             for tag in ("a", "b")]
+def test_writers_creating_a_new_store_at_once(tmp_path: Path, db_path: Path) -> None:
+    """All find no store; one creates it at head, the others wait for it and then write."""
+    files = [write_jsonl(tmp_path / f"{tag}.jsonl", list(distinct_frames(50, tag)))
+             for tag in ("a", "b", "c", "d")]
 
     writers = [_start("ingest", "--db", db_path, file) for file in files]
     results = [writer.communicate() for writer in writers]
