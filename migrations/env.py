@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from alembic import context
+from sqlalchemy import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # revisions import append_only
 
@@ -16,19 +17,42 @@ config = context.config
 
 
 def _run(connection) -> None:  # type: ignore[no-untyped-def]
-    context.configure(
-        connection=connection,
-        target_metadata=metadata,
-        # SQLite DDL is transactional once the driver stops auto-committing (engine recipe).
-        transactional_ddl=True,
-        render_as_batch=connection.dialect.name == "sqlite",
-    )
-    with context.begin_transaction():
-        context.run_migrations()
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite and not connection.in_transaction():
+        # SQLite's procedure for schema changes: foreign keys off, outside the transaction
+        # (the pragma is a no-op inside one), then foreign_key_check before committing.
+        # With them on, batch mode's DROP of a referenced table fails the commit.
+        connection.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
+    try:
+        context.configure(
+            connection=connection,
+            target_metadata=metadata,
+            # SQLite DDL is transactional once the driver stops auto-committing (engine recipe).
+            transactional_ddl=True,
+            render_as_batch=sqlite,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+            if sqlite:
+                _check_foreign_keys(connection)
+    finally:
+        if sqlite and not connection.in_transaction():
+            connection.connection.driver_connection.execute("PRAGMA foreign_keys=ON")
+
+
+def _check_foreign_keys(connection) -> None:  # type: ignore[no-untyped-def]
+    violations = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if violations:
+        raise RuntimeError(f"migration left foreign key violations: {violations[:5]}")
 
 
 def run_migrations_online() -> None:
+    # A caller may share its Connection (alembic's cookbook) or an Engine (pytest-alembic).
     connection = config.attributes.get("connection")
+    if isinstance(connection, Engine):
+        with connection.connect() as shared:
+            _run(shared)
+        return
     if connection is not None:
         _run(connection)
         return

@@ -59,11 +59,12 @@ def ensure_at_head(url: str, engine: Engine, *, create: bool) -> None:
     if revision == head:
         return
     if revision is None:
-        if inspect(engine).get_table_names():
-            raise StoreError(f"{_shown(url)} has tables but no core-audit schema revision")
         if not create:
+            if inspect(engine).get_table_names():
+                raise StoreError(f"{_shown(url)} has tables but no core-audit schema revision")
             raise StoreError(f"{_shown(url)} holds no core-audit store")
-        upgrade(url)
+        _create_at_head(url)  # checks for foreign tables itself, under the lock
+        ensure_at_head(url, engine, create=False)  # another first user may have created it
         return
     known = {rev.revision for rev in ScriptDirectory.from_config(
         alembic_config(url)).walk_revisions()}
@@ -76,6 +77,28 @@ def ensure_at_head(url: str, engine: Engine, *, create: bool) -> None:
         f"{_shown(url)} is at revision {revision}, behind head {head}; "
         f"an audit store is not migrated silently: run `core-audit db upgrade --db {_shown(url)}`"
     )
+
+
+def _create_at_head(url: str) -> None:
+    """Create the schema under the write lock, checking first that no one else just did.
+
+    Two processes opening a new store at once both find no revision; without the lock both
+    would run the first revision and one would fail ("database is locked" or "table exists").
+    """
+    from store.db.engine import create_store_engine
+
+    engine = create_store_engine(url, write=True)  # SQLite: BEGIN IMMEDIATE waits its turn
+    try:
+        with engine.begin() as connection:
+            if MigrationContext.configure(connection).get_current_revision() is not None:
+                return
+            if inspect(connection).get_table_names():
+                raise StoreError(f"{_shown(url)} has tables but no core-audit schema revision")
+            config = alembic_config(url)
+            config.attributes["connection"] = connection  # run inside this transaction
+            command.upgrade(config, "head")
+    finally:
+        engine.dispose()
 
 
 def _shown(url: str) -> str:

@@ -1,0 +1,121 @@
+"""Ingest benchmark: residual occurrences per second, peak RSS, and the ratio to raw SQLite.
+
+    .venv/bin/python bench/ingest.py [--occurrences 1000000] [--seed 0] [--db URL]
+
+Generates frames (bench/frames.py) into a temporary JSONL file, ingests it into a fresh
+store through the AuditStore API (one file = one batch = one transaction), then — in the
+same run — inserts the same residual occurrence rows with a raw sqlite3 `executemany` in
+one transaction into a plain table with the same columns, and prints both rates. Prints
+figures only; it asserts nothing about time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import resource
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from frames import frames_for_occurrences, residual_occurrences
+
+from store.db.audit_store import AuditStore
+from store.db.engine import resolve_url, sqlite_path
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def write_frames(path: Path, occurrences: int, seed: int) -> tuple[int, int]:
+    frames = total = 0
+    with path.open("wb") as out:
+        for frame in frames_for_occurrences(occurrences, seed):
+            out.write(orjson.dumps(frame) + b"\n")
+            frames += 1
+            total += residual_occurrences(frame)
+    return frames, total
+
+
+def raw_executemany(rows: list[tuple], directory: Path) -> float:
+    """Seconds to insert `rows` into a plain table, one transaction, same durability."""
+    path = directory / "raw.db"
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=FULL")
+    connection.execute(
+        "CREATE TABLE residual_occurrences (assessment_id VARCHAR(64), ordinal INTEGER,"
+        " residual_id VARCHAR(64), seq INTEGER, batch_id INTEGER)")
+    started = time.perf_counter()
+    connection.execute("BEGIN")
+    connection.executemany("INSERT INTO residual_occurrences VALUES (?, ?, ?, ?, ?)", rows)
+    connection.execute("COMMIT")
+    elapsed = time.perf_counter() - started
+    connection.close()
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--occurrences", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--db", help="store URL or path (default: a fresh file in a temp dir)")
+    parser.add_argument("--profile", type=int, metavar="N", default=0,
+                        help="also print the N hottest functions of the ingest (cProfile)")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="core-audit-bench-") as tmp:
+        directory = Path(tmp)
+        db = args.db or str(directory / "bench.db")
+        existing = sqlite_path(resolve_url(db))
+        if existing is not None and existing.exists():
+            parser.error(f"{existing} exists; the benchmark needs a fresh store")
+        source = directory / "frames.jsonl"
+        frames, occurrences = write_frames(source, args.occurrences, args.seed)
+        print(f"input: {frames} frames, {occurrences} residual occurrences, "
+              f"{source.stat().st_size / 2**20:.1f} MiB (seed {args.seed})")
+
+        with AuditStore.open(db) as store:
+            profiler = cProfile.Profile() if args.profile else None
+            started = time.perf_counter()
+            with source.open("rb") as stream:
+                if profiler:
+                    profiler.enable()
+                summary = store.ingest(stream, source=source.name)
+                if profiler:
+                    profiler.disable()
+            ingest_seconds = time.perf_counter() - started
+            ingest_rss = peak_rss_mib()  # before the baseline's rows are loaded
+            with store.engine.connect() as connection:
+                rows = [tuple(r) for r in connection.exec_driver_sql(
+                    "SELECT assessment_id, ordinal, residual_id, seq, batch_id"
+                    " FROM residual_occurrences ORDER BY seq")]
+        raw_seconds = raw_executemany(rows, directory)
+
+        tables = summary.tables
+        store_rate = occurrences / ingest_seconds
+        raw_rate = len(rows) / raw_seconds
+        print("rows: " + ", ".join(f"{t} {c.new} new/{c.present} present"
+                                    for t, c in tables.items()))
+        print(f"store ingest: {ingest_seconds:.2f} s, {store_rate:,.0f} residual occurrences/s"
+              f" ({tables['residual_occurrences'].new / ingest_seconds:,.0f} new rows/s)")
+        print(f"raw sqlite3 executemany of the {len(rows)} occurrence rows: {raw_seconds:.2f} s,"
+              f" {raw_rate:,.0f} rows/s")
+        print(f"ratio store/raw: {store_rate / raw_rate:.4f}"
+              f" (raw is {raw_rate / store_rate:,.1f}x faster)")
+        print(f"peak RSS during the ingest (whole process): {ingest_rss:.0f} MiB")
+        if profiler:
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""Fixtures for the append-only store's tests (helpers live in store_support.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+from store_support import cli
+
+from store.db.engine import create_store_engine
+from store.db.schema_version import alembic_config as store_alembic_config
+
+# --- pytest-alembic ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def alembic_config():  # type: ignore[no-untyped-def]
+    # The url is unused: pytest-alembic hands env.py the alembic_engine's connection.
+    return store_alembic_config("sqlite://")
+
+
+@pytest.fixture
+def alembic_engine(tmp_path: Path) -> Iterator[Engine]:
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'alembic.db'}")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "audit.db"
+
+
+@pytest.fixture
+def examples_store(db_path: Path, examples_path: Path) -> Path:
+    """A store holding the ADR-0225 examples (5 frames), written by `core-audit ingest`."""
+    result = cli("ingest", "--db", db_path, examples_path)
+    assert result.exit_code == 0, result.stderr
+    return db_path

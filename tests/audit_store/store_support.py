@@ -1,0 +1,192 @@
+"""Helpers for the append-only store's tests: building frames, looking at files from outside.
+
+Databases are files under tmp_path; raw `sqlite3` connections stand in for the sqlite3
+shell or any other tool that opens the file without our pragmas.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from store.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+MIGRATIONS = REPO / "migrations"
+
+TABLES = (
+    "ingest_batches",
+    "contract_assessments",
+    "contract_residuals",
+    "residual_occurrences",
+    "ledger",
+)
+APPEND_ONLY_OPS = ("update", "delete", "insert")
+EXPECTED_TRIGGERS = frozenset(f"{t}_append_only_{op}" for t in TABLES for op in APPEND_ONLY_OPS)
+
+
+# --- stores and files -------------------------------------------------------------------
+
+
+def url_of(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def span(problem_text: str, text: str, occurrence: int = 0) -> dict[str, object]:
+    """A SourceSpan dict for the `occurrence`-th appearance of `text` in `problem_text`."""
+    start = -1
+    for _ in range(occurrence + 1):
+        start = problem_text.index(text, start + 1)
+    return {"text": text, "start": start, "end": start + len(text), "sentence_index": None}
+
+
+def assessment(
+    organ: str,
+    spans: list[dict[str, object]],
+    missing: tuple[str, ...] = (),
+    hazards: tuple[str, ...] = (),
+    runnable: bool = False,
+) -> dict[str, object]:
+    codes = ", ".join((*missing, *hazards))
+    return {
+        "candidate_organ": organ,
+        "missing_bindings": list(missing),
+        "unresolved_hazards": list(hazards),
+        "runnable": runnable,
+        "explanation": "runnable" if runnable
+        else f"diagnostic candidate is not runnable: {codes}",
+        "evidence_spans": spans,
+    }
+
+
+def frame(problem_text: str, *assessments: dict[str, object], ref: str | None = None) -> dict:
+    record: dict[str, object] = {"problem_text": problem_text,
+                                 "contract_assessments": list(assessments)}
+    if ref is not None:
+        record["source_ref"] = ref
+    return record
+
+
+def gained_frame(problem_text: str, *codes: str, ref: str | None = None) -> dict:
+    """A unary_delta_transition refusal whose one span is the word "gained"."""
+    return frame(
+        problem_text,
+        assessment("unary_delta_transition", [span(problem_text, "gained")], missing=codes),
+        ref=ref,
+    )
+
+
+def write_jsonl(path: Path, records: list[object]) -> Path:
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    return path
+
+
+def distinct_frames(count: int, tag: str) -> Iterator[dict]:
+    """`count` frames no other tag shares: 2 assessments, 3 residual occurrences each."""
+    for i in range(count):
+        text = f"Case {tag}-{i}: Tom gained {i} apples and ate 2 of them."
+        yield frame(
+            text,
+            assessment("unary_delta_transition", [span(text, "gained"), span(text, str(i))],
+                       missing=("changed_object_unbound", "direction_unbound")),
+            assessment("quantity_entity_binding", [span(text, "apples")],
+                       hazards=("competing_family_context",)),
+        )
+
+
+def spec_residual_id(organ: str, kind: str, code: str, spans: list[dict[str, object]]) -> str:
+    """DESIGN.md's residual_id recipe, written out here independently of the store."""
+    payload = {"candidate_organ": organ, "residual_kind": kind, "residual_code": code,
+               "evidence_spans": [{k: s[k] for k in ("text", "start", "end", "sentence_index")}
+                                  for s in spans]}
+    encoded = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+# --- looking at a database file from outside --------------------------------------------
+
+
+def raw_connect(path: Path) -> sqlite3.Connection:
+    """A connection that sets no pragma and autocommits, as the sqlite3 shell does."""
+    return sqlite3.connect(path, isolation_level=None)
+
+
+def full_dump(path: Path) -> list[str]:
+    with raw_connect(path) as connection:
+        dump = list(connection.iterdump())
+    connection.close()
+    return dump
+
+
+def row_counts(path: Path) -> dict[str, int]:
+    connection = raw_connect(path)
+    try:
+        return {t: connection.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+    finally:
+        connection.close()
+
+
+def trigger_names(path: Path) -> set[str]:
+    connection = raw_connect(path)
+    try:
+        rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        return {name for (name,) in rows}
+    finally:
+        connection.close()
+
+
+def ledger_rows(path: Path) -> list[tuple]:
+    connection = raw_connect(path)
+    try:
+        return connection.execute("SELECT * FROM ledger ORDER BY seq").fetchall()
+    finally:
+        connection.close()
+
+
+def residual_ids(path: Path) -> dict[str, int]:
+    """residual_id -> seq: the ids and where they entered the ledger."""
+    connection = raw_connect(path)
+    try:
+        return dict(connection.execute("SELECT residual_id, seq FROM contract_residuals"))
+    finally:
+        connection.close()
+
+
+def copy_migrations(tmp_path: Path, extra_revisions: dict[str, str] | None = None) -> Path:
+    """A copy of migrations/ with extra revision files (name -> source) on top."""
+    target = tmp_path / "migrations"
+    shutil.copytree(MIGRATIONS, target, ignore=shutil.ignore_patterns("__pycache__"))
+    for name, source in (extra_revisions or {}).items():
+        (target / "versions" / name).write_text(source)
+    return target
+
+
+def revision_source(revision: str, down_revision: str, upgrade: str, downgrade: str = "pass",
+                    doc: str = "test revision") -> str:
+    indent = "\n    "
+    return (
+        f'"""{doc}\n\nRevision ID: {revision}\nRevises: {down_revision}\n"""\n'
+        "from alembic import op\n"
+        "import sqlalchemy as sa\n"
+        "from append_only import create_append_only_triggers\n\n"
+        f"revision = {revision!r}\ndown_revision = {down_revision!r}\n"
+        "branch_labels = None\ndepends_on = None\n\n\n"
+        f"def upgrade():{indent}{indent.join(upgrade.splitlines())}\n\n\n"
+        f"def downgrade():{indent}{indent.join(downgrade.splitlines())}\n"
+    )
+
+
+# --- the command line -------------------------------------------------------------------
+
+
+def cli(*args: str | Path, env: dict[str, str] | None = None) -> Result:
+    """`core-audit ARGS` in-process; stdout and stderr kept apart."""
+    return CliRunner().invoke(main, [str(a) for a in args], env=env, catch_exceptions=False)
+
+

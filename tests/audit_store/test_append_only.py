@@ -1,0 +1,117 @@
+"""Append-only against a raw connection that sets no pragma (as the sqlite3 shell would)."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+from store_support import TABLES, full_dump, raw_connect
+
+# Per table: its primary key and a text column an attacker would like to change.
+PRIMARY_KEY = {
+    "ingest_batches": ("batch_id",),
+    "contract_assessments": ("assessment_id",),
+    "contract_residuals": ("residual_id",),
+    "residual_occurrences": ("assessment_id", "ordinal"),
+    "ledger": ("seq",),
+}
+EDITABLE = {
+    "ingest_batches": "source",
+    "contract_assessments": "explanation",
+    "contract_residuals": "explanation",
+    "residual_occurrences": "residual_id",
+    "ledger": "row_hash",
+}
+
+
+def _first_row(connection: sqlite3.Connection, table: str) -> dict[str, object]:
+    cursor = connection.execute(f"SELECT * FROM {table} ORDER BY seq LIMIT 1")
+    names = [d[0] for d in cursor.description]
+    return dict(zip(names, cursor.fetchone(), strict=True))
+
+
+def _insert(verb: str, table: str, row: dict[str, object]) -> tuple[str, list[object]]:
+    columns = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    return f"{verb} INTO {table} ({columns}) VALUES ({marks})", list(row.values())
+
+
+def _statements(connection: sqlite3.Connection, table: str) -> dict[str, tuple[str, list]]:
+    """Every way to change an existing row, aimed at the table's first row."""
+    row = _first_row(connection, table)
+    column = EDITABLE[table]
+    swapped = {**row, column: "0" * 64}
+    # A new key that reuses an existing seq: REPLACE would delete the row holding that seq.
+    new_key = {**row, **{k: ("f" * 64 if isinstance(row[k], str) else 10**6)
+                         for k in PRIMARY_KEY[table] if k != "seq"}}
+    new_key[column] = "0" * 64
+    pk = ", ".join(PRIMARY_KEY[table])
+    where = " AND ".join(f"{k} = ?" for k in PRIMARY_KEY[table])
+    key_values = [row[k] for k in PRIMARY_KEY[table]]
+    upsert_sql, upsert_args = _insert("INSERT", table, swapped)
+    statements = {
+        "update": (f"UPDATE {table} SET {column} = ? WHERE {where}", ["0" * 64, *key_values]),
+        "update all": (f"UPDATE {table} SET seq = seq", []),
+        "delete": (f"DELETE FROM {table} WHERE {where}", key_values),
+        "delete all": (f"DELETE FROM {table}", []),
+        "insert or replace": _insert("INSERT OR REPLACE", table, swapped),
+        "replace into": _insert("REPLACE", table, swapped),
+        "upsert do update": (
+            f"{upsert_sql} ON CONFLICT ({pk}) DO UPDATE SET {column} = excluded.{column}",
+            upsert_args,
+        ),
+    }
+    if table != "ledger":  # the ledger's key is its seq
+        statements["replace on seq"] = _insert("REPLACE", table, new_key)
+        statements["upsert on seq"] = (
+            _insert("INSERT", table, new_key)[0]
+            + f" ON CONFLICT (seq) DO UPDATE SET {column} = excluded.{column}",
+            list(new_key.values()),
+        )
+    return statements
+
+
+STATEMENT_KINDS = ("update", "update all", "delete", "delete all", "insert or replace",
+                   "replace into", "upsert do update", "replace on seq", "upsert on seq")
+
+
+CASES = [(table, kind) for table in TABLES for kind in STATEMENT_KINDS
+         if not (table == "ledger" and kind.endswith("on seq"))]  # the ledger's key is its seq
+
+
+@pytest.mark.parametrize(("table", "kind"), CASES)
+def test_a_raw_connection_cannot_change_a_stored_row(
+    examples_store: Path, table: str, kind: str
+) -> None:
+    before = full_dump(examples_store)
+    connection = raw_connect(examples_store)
+    sql, args = _statements(connection, table)[kind]
+
+    with pytest.raises(sqlite3.IntegrityError, match=f"{table} is append-only"):
+        connection.execute(sql, args)
+    connection.close()
+
+    assert full_dump(examples_store) == before
+
+
+def test_a_raw_connection_runs_with_recursive_triggers_and_foreign_keys_off(
+    examples_store: Path,
+) -> None:
+    """The premise of the tests above: nothing our engine sets is on in a raw connection."""
+    connection = raw_connect(examples_store)
+    assert connection.execute("PRAGMA recursive_triggers").fetchone() == (0,)
+    assert connection.execute("PRAGMA foreign_keys").fetchone() == (0,)
+    connection.close()
+
+
+def test_insert_or_ignore_of_an_existing_row_changes_nothing(examples_store: Path) -> None:
+    before = full_dump(examples_store)
+    connection = raw_connect(examples_store)
+    row = _first_row(connection, "contract_residuals")
+    sql, args = _insert("INSERT OR IGNORE", "contract_residuals", {**row, "explanation": "x"})
+    with contextlib.suppress(sqlite3.IntegrityError):
+        connection.execute(sql, args)
+    connection.close()
+    assert full_dump(examples_store) == before

@@ -1,0 +1,184 @@
+"""Rows are content-addressed: a second sighting is counted, not written; a clash writes nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from store_support import (
+    cli,
+    full_dump,
+    gained_frame,
+    ledger_rows,
+    raw_connect,
+    residual_ids,
+    row_counts,
+    spec_residual_id,
+    write_jsonl,
+)
+
+import store.model.projection as projection
+from store.db.audit_store import AuditStore
+from store.db.writer import BatchRejected
+
+GAINED = [{"text": "gained", "start": 4, "end": 10, "sentence_index": None}]
+
+
+def test_the_test_recipe_reproduces_the_design_vector() -> None:
+    assert spec_residual_id(
+        "unary_delta_transition", "missing_role", "changed_object_unbound",
+        [{"text": "gained", "start": 4, "end": 10, "sentence_index": 0}],
+    ) == "e56fa420ce0acc64071fc5ef819d740d54f1ab17f1a268728a0ef490784ffe32"
+
+
+def _ingest_json(path: Path, *files: Path):  # type: ignore[no-untyped-def]
+    result = cli("ingest", "--json", "--db", path, *files)
+    return result, json.loads(result.stdout)
+
+
+def test_ingesting_the_same_file_twice_adds_nothing_the_second_time(
+    db_path: Path, examples_path: Path
+) -> None:
+    _, first = _ingest_json(db_path, examples_path)
+    ids, counts = residual_ids(db_path), row_counts(db_path)
+
+    result, second = _ingest_json(db_path, examples_path)
+
+    assert result.exit_code == 0
+    assert first["batches"][0]["tables"] == {
+        "contract_assessments": {"new": 5, "present": 0},
+        "contract_residuals": {"new": 6, "present": 0},
+        "residual_occurrences": {"new": 6, "present": 0},
+    }
+    assert second["batches"][0]["tables"] == {
+        "contract_assessments": {"new": 0, "present": 5},
+        "contract_residuals": {"new": 0, "present": 6},
+        "residual_occurrences": {"new": 0, "present": 6},
+    }
+    assert residual_ids(db_path) == ids
+    # Only the second batch's own row (and its ledger entry) is new.
+    assert row_counts(db_path) == {**counts, "ingest_batches": 2, "ledger": counts["ledger"] + 1}
+
+
+def test_the_second_batch_records_what_was_already_present(
+    db_path: Path, examples_path: Path
+) -> None:
+    cli("ingest", "--db", db_path, examples_path)
+    cli("ingest", "--db", db_path, examples_path)
+    connection = raw_connect(db_path)
+    rows = connection.execute(
+        "SELECT batch_id, lines, new_rows, present_rows, rejected_lines FROM ingest_batches"
+        " ORDER BY batch_id").fetchall()
+    connection.close()
+    assert rows == [(1, 5, 17, 0, 0), (2, 5, 0, 17, 0)]
+
+
+def test_two_problems_with_the_same_spans_share_one_residual(
+    db_path: Path, tmp_path: Path
+) -> None:
+    frames = write_jsonl(tmp_path / "two.jsonl", [
+        gained_frame("Tom gained apples.", "delta_quantity_unbound", ref="t1"),
+        gained_frame("Sam gained pears.", "delta_quantity_unbound", ref="t2"),
+    ])
+    expected = spec_residual_id("unary_delta_transition", "missing_role",
+                                "delta_quantity_unbound", GAINED)
+
+    result, summary = _ingest_json(db_path, frames)
+
+    assert result.exit_code == 0
+    assert summary["batches"][0]["tables"] == {
+        "contract_assessments": {"new": 2, "present": 0},
+        "contract_residuals": {"new": 1, "present": 1},
+        "residual_occurrences": {"new": 2, "present": 0},
+    }
+    assert list(residual_ids(db_path)) == [expected]
+    connection = raw_connect(db_path)
+    occurrences = connection.execute(
+        "SELECT a.problem_text, o.ordinal, o.residual_id FROM residual_occurrences o"
+        " JOIN contract_assessments a USING (assessment_id) ORDER BY o.seq").fetchall()
+    connection.close()
+    assert occurrences == [("Tom gained apples.", 0, expected),
+                           ("Sam gained pears.", 0, expected)]
+
+
+def test_the_same_residual_in_a_later_file_is_present_not_new(
+    db_path: Path, tmp_path: Path
+) -> None:
+    first = write_jsonl(tmp_path / "1.jsonl",
+                        [gained_frame("Tom gained apples.", "delta_quantity_unbound")])
+    second = write_jsonl(tmp_path / "2.jsonl",
+                         [gained_frame("Sam gained pears.", "delta_quantity_unbound")])
+    _ingest_json(db_path, first)
+    ids = residual_ids(db_path)
+
+    _, summary = _ingest_json(db_path, second)
+
+    assert summary["batches"][0]["tables"]["contract_residuals"] == {"new": 0, "present": 1}
+    assert summary["batches"][0]["tables"]["residual_occurrences"] == {"new": 1, "present": 0}
+    assert residual_ids(db_path) == ids
+
+
+def _reword_explanations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if a later version worded the (unhashed) explanation differently: same key, new
+    content."""
+    monkeypatch.setattr(projection, "explain", lambda label: f"Reworded: {label}.")
+
+
+def test_the_same_key_with_different_content_rejects_the_file_and_writes_nothing(
+    db_path: Path, tmp_path: Path, examples_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert cli("ingest", "--db", db_path, examples_path).exit_code == 0
+    before = full_dump(db_path)
+    clash = write_jsonl(tmp_path / "clash.jsonl", [
+        gained_frame("Ann gained 4.", "quantity_unbound"),       # new residual, fine
+        gained_frame("Sam gained pears.", "delta_quantity_unbound"),  # example B's residual
+    ])
+    _reword_explanations(monkeypatch)
+
+    result = cli("ingest", "--db", db_path, clash)
+
+    expected = spec_residual_id("unary_delta_transition", "missing_role",
+                                "delta_quantity_unbound", GAINED)
+    assert result.exit_code == 2
+    assert (f"{clash}:2: contract_residuals {expected} is already stored with different"
+            " content") in result.stderr
+    assert full_dump(db_path) == before
+
+
+def test_a_clash_rejects_only_its_own_file(
+    db_path: Path, tmp_path: Path, examples_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert cli("ingest", "--db", db_path, examples_path).exit_code == 0
+    clash = write_jsonl(tmp_path / "clash.jsonl",
+                        [gained_frame("Sam gained pears.", "delta_quantity_unbound")])
+    fine = write_jsonl(tmp_path / "fine.jsonl",
+                       [gained_frame("Ann gained 4 pears.", "pronoun_antecedent_unresolved")])
+    counts = row_counts(db_path)
+    _reword_explanations(monkeypatch)
+
+    result = cli("ingest", "--db", db_path, clash, fine)
+
+    assert result.exit_code == 2
+    assert row_counts(db_path) == {
+        "ingest_batches": counts["ingest_batches"] + 1,
+        "contract_assessments": counts["contract_assessments"] + 1,
+        "contract_residuals": counts["contract_residuals"] + 1,
+        "residual_occurrences": counts["residual_occurrences"] + 1,
+        "ledger": counts["ledger"] + 4,
+    }
+
+
+def test_a_clash_raises_batch_rejected_through_the_api(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = json.dumps(gained_frame("Tom gained apples.", "delta_quantity_unbound"))
+    with AuditStore.open(str(db_path)) as store:
+        store.ingest([line], source="first")
+        ledger = ledger_rows(db_path)
+        _reword_explanations(monkeypatch)
+        with pytest.raises(BatchRejected) as rejected:
+            store.ingest([json.dumps(gained_frame("Sam gained pears.",
+                                                  "delta_quantity_unbound"))], source="second")
+    assert rejected.value.summary.failure_count == 1
+    assert ledger_rows(db_path) == ledger

@@ -1,0 +1,120 @@
+"""`core-audit ingest`: the --json summary, and where the store is (--db, CORE_AUDIT_DB)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from store_support import cli, raw_connect, row_counts
+
+EXAMPLES_COUNTS = {"ingest_batches": 1, "contract_assessments": 5, "contract_residuals": 6,
+                   "residual_occurrences": 6, "ledger": 18}
+
+
+def test_json_summary_shape(db_path: Path, examples_path: Path) -> None:
+    result = cli("ingest", "--json", "--db", db_path, examples_path)
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    assert json.loads(result.stdout) == {
+        "files": 1,
+        "rejected_files": 0,
+        "batches": [{
+            "source": str(examples_path),
+            "batch_id": 1,
+            "input_sha256": hashlib.sha256(examples_path.read_bytes()).hexdigest(),
+            "lines": 5,
+            "records": 5,
+            "rejected": False,
+            "rejected_lines": 0,
+            "tables": {
+                "contract_assessments": {"new": 5, "present": 0},
+                "contract_residuals": {"new": 6, "present": 0},
+                "residual_occurrences": {"new": 6, "present": 0},
+            },
+            "errors": [],
+        }],
+    }
+
+
+def test_plain_summary_is_one_line(db_path: Path, examples_path: Path) -> None:
+    result = cli("ingest", "--db", db_path, examples_path)
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "1 file(s), 5 line(s): contract_assessments 5 new/0 present, contract_residuals 6 new/0"
+        " present, residual_occurrences 6 new/0 present; 0 file(s) rejected\n")
+
+
+def test_the_batch_row_records_the_input_hash(db_path: Path, examples_path: Path) -> None:
+    cli("ingest", "--db", db_path, examples_path)
+    connection = raw_connect(db_path)
+    row = connection.execute(
+        "SELECT source, input_sha256, record_type, lines FROM ingest_batches").fetchone()
+    connection.close()
+    assert row == (str(examples_path), hashlib.sha256(examples_path.read_bytes()).hexdigest(),
+                   "assessments", 5)
+
+
+def test_db_given_as_a_path(db_path: Path, examples_path: Path) -> None:
+    assert cli("ingest", "--db", db_path, examples_path).exit_code == 0
+    assert row_counts(db_path) == EXAMPLES_COUNTS
+
+
+def test_db_given_as_a_relative_path_is_relative_to_the_working_directory(
+    tmp_path: Path, examples_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli("ingest", "--db", "sub.db", examples_path).exit_code == 0
+    assert row_counts(tmp_path / "sub.db") == EXAMPLES_COUNTS
+
+
+def test_db_given_as_a_url(db_path: Path, examples_path: Path) -> None:
+    assert cli("ingest", "--db", f"sqlite:///{db_path}", examples_path).exit_code == 0
+    assert row_counts(db_path) == EXAMPLES_COUNTS
+
+
+def test_core_audit_db_environment_variable_is_the_default(
+    tmp_path: Path, examples_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "from-env.db"
+    result = cli("ingest", examples_path, env={"CORE_AUDIT_DB": str(target)})
+    assert result.exit_code == 0, result.stderr
+    assert row_counts(target) == EXAMPLES_COUNTS
+    assert not (tmp_path / "core-audit.db").exists()
+
+
+def test_db_option_overrides_the_environment_variable(
+    tmp_path: Path, examples_path: Path
+) -> None:
+    chosen, ignored = tmp_path / "chosen.db", tmp_path / "ignored.db"
+    result = cli("ingest", "--db", chosen, examples_path, env={"CORE_AUDIT_DB": str(ignored)})
+    assert result.exit_code == 0
+    assert chosen.exists()
+    assert not ignored.exists()
+
+
+def test_without_db_or_environment_the_store_is_core_audit_db_here(
+    tmp_path: Path, examples_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CORE_AUDIT_DB", raising=False)
+    assert cli("ingest", examples_path).exit_code == 0
+    assert row_counts(tmp_path / "core-audit.db") == EXAMPLES_COUNTS
+
+
+def test_verify_and_checkpoint_read_the_environment_variable_too(
+    db_path: Path, examples_path: Path
+) -> None:
+    env = {"CORE_AUDIT_DB": str(db_path)}
+    cli("ingest", examples_path, env=env)
+    assert cli("verify", env=env).exit_code == 0
+    assert cli("checkpoint", env=env).stdout.startswith("18 ")
+
+
+def test_a_missing_input_file_is_an_error(db_path: Path, tmp_path: Path) -> None:
+    result = cli("ingest", "--db", db_path, tmp_path / "nope.jsonl")
+    assert result.exit_code == 1
+    assert "nope.jsonl: cannot open" in result.stderr

@@ -1,0 +1,177 @@
+"""Every revision keeps the append-only triggers and the rows; a failed upgrade changes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from alembic.script import ScriptDirectory
+from sqlalchemy.exc import SQLAlchemyError
+from store_support import (
+    EXPECTED_TRIGGERS,
+    copy_migrations,
+    full_dump,
+    ledger_rows,
+    residual_ids,
+    revision_source,
+    row_counts,
+    trigger_names,
+    url_of,
+)
+
+from store.db.engine import create_store_engine
+from store.db.schema_version import (
+    alembic_config,
+    current_revision,
+    downgrade,
+    upgrade,
+)
+from store.db.writer import append_batch
+
+
+def _revisions_oldest_first(script_location: Path | None = None) -> list[str]:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://", script_location))
+    return [rev.revision for rev in reversed(list(script.walk_revisions()))]
+
+
+def _ingest_at_current_revision(db_path: Path, examples_path: Path) -> None:
+    """Write through the writer directly: AuditStore.open would refuse a store behind head."""
+    engine = create_store_engine(url_of(db_path), write=True)
+    try:
+        with examples_path.open("rb") as stream:
+            append_batch(engine, stream, "examples")
+    finally:
+        engine.dispose()
+
+
+def _revision_of(db_path: Path) -> str | None:
+    engine = create_store_engine(url_of(db_path), read_only=True)
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
+
+
+# A revision in the style the DESIGN warns about: batch mode on SQLite copies the table and
+# drops its triggers, so the revision recreates them.
+BATCH_MODE_REVISION = revision_source(
+    "0002", "0001",
+    upgrade="""\
+with op.batch_alter_table("contract_residuals", recreate="always") as batch:
+    batch.add_column(sa.Column("note", sa.Text(), nullable=True))
+create_append_only_triggers("contract_residuals", [("residual_id",), ("seq",)])""",
+    downgrade="""\
+with op.batch_alter_table("contract_residuals", recreate="always") as batch:
+    batch.drop_column("note")
+create_append_only_triggers("contract_residuals", [("residual_id",), ("seq",)])""",
+    doc="test: rebuild contract_residuals in batch mode",
+)
+
+
+def test_the_first_revision_is_0001() -> None:
+    assert _revisions_oldest_first()[0] == "0001"
+
+
+def test_append_only_triggers_exist_after_every_revision(db_path: Path) -> None:
+    for revision in _revisions_oldest_first():
+        upgrade(url_of(db_path), revision)
+        assert trigger_names(db_path) >= EXPECTED_TRIGGERS, revision
+
+
+def test_append_only_triggers_exist_after_every_downgrade_step(db_path: Path) -> None:
+    revisions = _revisions_oldest_first()
+    upgrade(url_of(db_path), "head")
+    for revision in reversed(revisions[:-1]):
+        downgrade(url_of(db_path), revision)
+        assert trigger_names(db_path) >= EXPECTED_TRIGGERS, revision
+
+
+def test_downgrade_to_base_removes_every_table_and_trigger(db_path: Path) -> None:
+    upgrade(url_of(db_path), "head")
+    downgrade(url_of(db_path), "base")
+    assert trigger_names(db_path) == set()
+    assert _revision_of(db_path) is None
+
+
+def test_rows_from_the_first_revision_survive_upgrade_to_head(
+    db_path: Path, examples_path: Path
+) -> None:
+    upgrade(url_of(db_path), _revisions_oldest_first()[0])
+    _ingest_at_current_revision(db_path, examples_path)
+    ids, ledger = residual_ids(db_path), ledger_rows(db_path)
+
+    upgrade(url_of(db_path), "head")
+
+    assert residual_ids(db_path) == ids
+    assert ledger_rows(db_path) == ledger
+
+
+def test_rows_survive_downgrade_and_upgrade_of_every_revision_above_the_first(
+    db_path: Path, examples_path: Path
+) -> None:
+    revisions = _revisions_oldest_first()
+    upgrade(url_of(db_path), revisions[0])
+    _ingest_at_current_revision(db_path, examples_path)
+    ids, ledger = residual_ids(db_path), ledger_rows(db_path)
+    upgrade(url_of(db_path), "head")
+    for revision in reversed(revisions[:-1]):
+        downgrade(url_of(db_path), revision)
+        assert residual_ids(db_path) == ids, revision
+        assert ledger_rows(db_path) == ledger, revision
+    upgrade(url_of(db_path), "head")
+    assert residual_ids(db_path) == ids
+    assert ledger_rows(db_path) == ledger
+
+
+def test_a_batch_mode_revision_keeps_rows_ids_and_triggers_both_ways(
+    tmp_path: Path, db_path: Path, examples_path: Path
+) -> None:
+    scripts = copy_migrations(tmp_path, {"0002_batch_mode.py": BATCH_MODE_REVISION})
+    url = url_of(db_path)
+    upgrade(url, "0001", scripts)
+    _ingest_at_current_revision(db_path, examples_path)
+    ids, ledger, counts = residual_ids(db_path), ledger_rows(db_path), row_counts(db_path)
+
+    upgrade(url, "head", scripts)
+    assert _revision_of(db_path) == "0002"
+    assert trigger_names(db_path) >= EXPECTED_TRIGGERS
+    assert (residual_ids(db_path), ledger_rows(db_path)) == (ids, ledger)
+
+    downgrade(url, "0001", scripts)
+    assert _revision_of(db_path) == "0001"
+    assert trigger_names(db_path) >= EXPECTED_TRIGGERS
+    assert (residual_ids(db_path), ledger_rows(db_path)) == (ids, ledger)
+
+    upgrade(url, "head", scripts)
+    assert trigger_names(db_path) >= EXPECTED_TRIGGERS
+    assert (residual_ids(db_path), ledger_rows(db_path), row_counts(db_path)) == (
+        ids, ledger, counts)
+
+
+FAILING_REVISION = revision_source(
+    "0002", "0001",
+    upgrade="""\
+op.create_table("half_done", sa.Column("id", sa.Integer(), primary_key=True))
+op.execute("INSERT INTO half_done (id) VALUES (1)")
+raise RuntimeError("this revision fails after creating a table")""",
+    doc="test: creates a table, then fails",
+)
+
+
+def test_a_failed_upgrade_leaves_the_file_byte_for_byte_as_before(
+    tmp_path: Path, db_path: Path, examples_path: Path
+) -> None:
+    scripts = copy_migrations(tmp_path, {"0002_fails.py": FAILING_REVISION})
+    url = url_of(db_path)
+    upgrade(url, "0001", scripts)
+    _ingest_at_current_revision(db_path, examples_path)
+    before_bytes, before_dump = db_path.read_bytes(), full_dump(db_path)
+
+    with pytest.raises((RuntimeError, SQLAlchemyError), match="this revision fails"):
+        upgrade(url, "head", scripts)
+
+    assert not Path(f"{db_path}-wal").exists() or Path(f"{db_path}-wal").stat().st_size == 0
+    assert db_path.read_bytes() == before_bytes
+    assert full_dump(db_path) == before_dump
+    assert _revision_of(db_path) == "0001"
+    assert "half_done" not in "".join(before_dump + full_dump(db_path))

@@ -1,0 +1,136 @@
+"""A new store is created at head on first use; a store behind head is refused, not migrated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from store_support import (
+    EXPECTED_TRIGGERS,
+    cli,
+    copy_migrations,
+    full_dump,
+    raw_connect,
+    revision_source,
+    row_counts,
+    trigger_names,
+    url_of,
+)
+
+import store.db.schema_version as schema_version
+from store.db.audit_store import AuditStore
+from store.db.engine import create_store_engine
+from store.db.errors import StoreError
+from store.db.schema_version import current_revision, upgrade
+
+DUMMY_REVISION = revision_source(
+    "0002", "0001", upgrade="op.create_index('ix_ledger_row_key', 'ledger', ['row_key'])",
+    downgrade="op.drop_index('ix_ledger_row_key', 'ledger')", doc="test: a later head",
+)
+
+
+def _revision_of(path: Path) -> str | None:
+    engine = create_store_engine(url_of(path), read_only=True)
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def newer_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This core-audit's migrations gain a revision 0002, so a store at 0001 is behind head."""
+    scripts = copy_migrations(tmp_path, {"0002_later.py": DUMMY_REVISION})
+    monkeypatch.setattr(schema_version, "bundled_dir", lambda name: scripts)
+    return scripts
+
+
+def test_a_new_store_is_created_at_head_with_its_triggers(db_path: Path) -> None:
+    assert not db_path.exists()
+    AuditStore.open(str(db_path)).close()
+    assert _revision_of(db_path) == "0001"
+    assert trigger_names(db_path) == EXPECTED_TRIGGERS
+    assert row_counts(db_path) == dict.fromkeys(row_counts(db_path), 0)
+
+
+def test_a_new_store_is_in_wal_mode(db_path: Path) -> None:
+    AuditStore.open(str(db_path)).close()
+    connection = raw_connect(db_path)
+    assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    connection.close()
+
+
+def test_opening_read_only_does_not_create_a_store(db_path: Path) -> None:
+    with pytest.raises(StoreError, match="no such store"):
+        AuditStore.open(str(db_path), read_only=True)
+    assert not db_path.exists()
+
+
+def test_verify_of_a_missing_store_fails_without_creating_it(db_path: Path) -> None:
+    result = cli("verify", "--db", db_path)
+    assert result.exit_code == 1
+    assert "no such store" in result.stderr
+    assert not db_path.exists()
+
+
+def test_a_database_with_foreign_tables_is_refused(db_path: Path) -> None:
+    connection = raw_connect(db_path)
+    connection.execute("CREATE TABLE something_else (x)")
+    connection.close()
+    with pytest.raises(StoreError, match="has tables but no core-audit schema revision"):
+        AuditStore.open(str(db_path))
+
+
+def test_a_store_behind_head_is_refused_naming_db_upgrade(
+    db_path: Path, newer_head: Path
+) -> None:
+    upgrade(url_of(db_path), "0001", newer_head)
+    before = full_dump(db_path)
+
+    with pytest.raises(StoreError) as refused:
+        AuditStore.open(str(db_path))
+
+    message = str(refused.value)
+    assert "behind head 0002" in message
+    assert "core-audit db upgrade" in message
+    assert full_dump(db_path) == before
+    assert _revision_of(db_path) == "0001"
+
+
+def test_ingest_into_a_store_behind_head_exits_1_and_writes_nothing(
+    db_path: Path, newer_head: Path, examples_path: Path
+) -> None:
+    upgrade(url_of(db_path), "0001", newer_head)
+    before = full_dump(db_path)
+
+    result = cli("ingest", "--db", db_path, examples_path)
+
+    assert result.exit_code == 1
+    assert f"core-audit db upgrade --db {db_path}" in result.stderr
+    assert full_dump(db_path) == before
+
+
+def test_db_upgrade_then_lets_the_store_open(
+    db_path: Path, newer_head: Path, examples_path: Path
+) -> None:
+    upgrade(url_of(db_path), "0001", newer_head)
+    result = cli("db", "upgrade", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert _revision_of(db_path) == "0002"
+    assert cli("ingest", "--db", db_path, examples_path).exit_code == 0
+
+
+def test_a_store_at_an_unknown_revision_is_refused_as_newer(
+    tmp_path: Path, db_path: Path
+) -> None:
+    scripts = copy_migrations(tmp_path, {"0002_later.py": DUMMY_REVISION})
+    upgrade(url_of(db_path), "head", scripts)
+    with pytest.raises(StoreError, match=r"unknown to this core-audit.*newer version"):
+        AuditStore.open(str(db_path))
+
+
+def test_db_current_names_the_revision_and_head(db_path: Path) -> None:
+    AuditStore.open(str(db_path)).close()
+    result = cli("db", "current", "--db", db_path)
+    assert result.exit_code == 0
+    assert result.stdout.strip() == "0001 (at head)"

@@ -1,0 +1,239 @@
+"""Tampering out of band is found by `core-audit verify`, which names seq, table and key.
+
+The examples file (ADR-0225 examples A-D and a runnable frame) is appended in this order,
+one seq each: A's assessment (1), then per code its residual and occurrence —
+action_cue_unbound (2, 3), direction_unbound (4, 5), changed_object_unbound (6, 7) —
+B (8, 9, 10), C (11, 12, 13), D (14, 15, 16), the runnable assessment (17), the batch (18).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from store_support import cli, gained_frame, raw_connect, spec_residual_id, write_jsonl
+
+# Example A's third residual: changed_object_unbound over "gained" 4-10, sentence_index null.
+CHANGED_OBJECT_UNBOUND = spec_residual_id(
+    "unary_delta_transition", "missing_role", "changed_object_unbound",
+    [{"text": "gained", "start": 4, "end": 10, "sentence_index": None}],
+)
+
+
+@contextmanager
+def triggers_bypassed(path: Path) -> Iterator[sqlite3.Connection]:
+    """Drop every trigger, let the caller tamper, then put the triggers back as they were."""
+    connection = raw_connect(path)
+    saved = connection.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    for name, _ in saved:
+        connection.execute(f"DROP TRIGGER {name}")
+    yield connection
+    for _, sql in saved:
+        connection.execute(sql)
+    connection.close()
+
+
+def _verify(path: Path, *extra: str):  # type: ignore[no-untyped-def]
+    return cli("verify", "--db", path, *extra)
+
+
+def _first_problem(stderr: str) -> str:
+    first = stderr.splitlines()[0]
+    assert first.startswith("NOT intact: first problem at "), stderr
+    return first.removeprefix("NOT intact: first problem at ")
+
+
+def test_the_examples_store_verifies_intact_with_18_ledger_rows(examples_store: Path) -> None:
+    result = _verify(examples_store)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("intact: 18 ledger rows, head 18:")
+
+
+def test_the_spec_vector_residual_was_appended_at_seq_6(examples_store: Path) -> None:
+    connection = raw_connect(examples_store)
+    assert connection.execute(
+        "SELECT seq FROM contract_residuals WHERE residual_id = ?", (CHANGED_OBJECT_UNBOUND,)
+    ).fetchone() == (6,)
+    connection.close()
+
+
+@pytest.mark.parametrize("operation", ["update", "delete", "insert"])
+def test_a_dropped_trigger_fails_verify_naming_it(examples_store: Path, operation: str) -> None:
+    connection = raw_connect(examples_store)
+    connection.execute(f"DROP TRIGGER contract_residuals_append_only_{operation}")
+    connection.close()
+
+    result = _verify(examples_store)
+
+    assert result.exit_code == 1
+    assert _first_problem(result.stderr) == (
+        f"contract_residuals: append-only trigger contract_residuals_append_only_{operation}"
+        " is missing")
+
+
+def test_an_edited_row_fails_verify_naming_seq_table_and_key(examples_store: Path) -> None:
+    with triggers_bypassed(examples_store) as connection:
+        connection.execute(
+            "UPDATE contract_residuals SET explanation = 'nothing to see' WHERE residual_id = ?",
+            (CHANGED_OBJECT_UNBOUND,))
+
+    result = _verify(examples_store)
+
+    assert result.exit_code == 1
+    assert _first_problem(result.stderr) == (
+        f"seq 6: contract_residuals {CHANGED_OBJECT_UNBOUND}: "
+        "row content does not match its ledger hash")
+
+
+def test_a_deleted_row_fails_verify_naming_seq_table_and_key(examples_store: Path) -> None:
+    with triggers_bypassed(examples_store) as connection:
+        connection.execute("DELETE FROM contract_residuals WHERE residual_id = ?",
+                           (CHANGED_OBJECT_UNBOUND,))
+
+    result = _verify(examples_store)
+
+    assert result.exit_code == 1
+    assert _first_problem(result.stderr) == (
+        f"seq 6: contract_residuals {CHANGED_OBJECT_UNBOUND}: "
+        "row is missing (deleted out of band)")
+
+
+def test_a_row_inserted_out_of_band_fails_verify_naming_seq_table_and_key(
+    examples_store: Path,
+) -> None:
+    """No trigger has to go for this one: appends are allowed, but not past the ledger."""
+    forged = "f" * 64
+    connection = raw_connect(examples_store)
+    connection.execute(
+        "INSERT INTO contract_residuals SELECT ?, 19, batch_id, candidate_organ, family_id,"
+        " residual_kind, residual_code, source_axis, evidence_spans, explanation"
+        " FROM contract_residuals WHERE residual_id = ?", (forged, CHANGED_OBJECT_UNBOUND))
+    connection.close()
+
+    result = _verify(examples_store)
+
+    assert result.exit_code == 1
+    assert _first_problem(result.stderr) == (
+        f"seq 19: contract_residuals {forged}: row has no ledger entry (added out of band)")
+
+
+def test_an_edited_ledger_entry_fails_verify_naming_its_seq(examples_store: Path) -> None:
+    with triggers_bypassed(examples_store) as connection:
+        connection.execute("UPDATE ledger SET row_hash = ? WHERE seq = 6", ("0" * 64,))
+
+    result = _verify(examples_store)
+
+    assert result.exit_code == 1
+    assert _first_problem(result.stderr) == (
+        f"seq 6: contract_residuals {CHANGED_OBJECT_UNBOUND}: "
+        "ledger chain broken (prev_hash or chain_hash does not match)")
+
+
+def test_each_tampering_is_found_on_its_own_copy(examples_store: Path, tmp_path: Path) -> None:
+    """The same pristine store, copied three times: each copy fails for its own reason."""
+    copies = {}
+    for name in ("edit", "delete", "insert"):
+        copies[name] = tmp_path / f"{name}.db"
+        shutil.copy(examples_store, copies[name])
+    with triggers_bypassed(copies["edit"]) as connection:
+        connection.execute("UPDATE contract_assessments SET problem_text = 'x' WHERE seq = 8")
+    with triggers_bypassed(copies["delete"]) as connection:
+        connection.execute("DELETE FROM residual_occurrences WHERE seq = 10")
+    connection = raw_connect(copies["insert"])
+    connection.execute(
+        "INSERT INTO ingest_batches SELECT 2, 19, source, input_sha256, record_type, lines,"
+        " new_rows, present_rows, rejected_lines, ingested_at, store_version"
+        " FROM ingest_batches")
+    connection.close()
+
+    problems = {name: _first_problem(_verify(path).stderr) for name, path in copies.items()}
+
+    assert problems["edit"].startswith("seq 8: contract_assessments ")
+    assert problems["edit"].endswith(": row content does not match its ledger hash")
+    assert problems["delete"].startswith("seq 10: residual_occurrences ")
+    assert problems["delete"].endswith("/0: row is missing (deleted out of band)")
+    assert problems["insert"] == (
+        "seq 19: ingest_batches 2: row has no ledger entry (added out of band)")
+    assert _verify(examples_store).exit_code == 0
+
+
+def _checkpoint(path: Path) -> str:
+    result = cli("checkpoint", "--db", path)
+    assert result.exit_code == 0, result.stderr
+    seq, chain = result.stdout.split()
+    return f"{seq}:{chain}"
+
+
+def _remove_last_batch(path: Path) -> None:
+    """Rewrite history consistently: drop the last batch's rows and their ledger entries."""
+    with triggers_bypassed(path) as connection:
+        (batch,) = connection.execute("SELECT max(batch_id) FROM ingest_batches").fetchone()
+        (first_seq,) = connection.execute(
+            "SELECT min(seq) FROM (SELECT seq FROM contract_assessments WHERE batch_id = :b"
+            " UNION ALL SELECT seq FROM contract_residuals WHERE batch_id = :b"
+            " UNION ALL SELECT seq FROM residual_occurrences WHERE batch_id = :b"
+            " UNION ALL SELECT seq FROM ingest_batches WHERE batch_id = :b)", {"b": batch}
+        ).fetchone()
+        for table in ("residual_occurrences", "contract_residuals", "contract_assessments",
+                      "ingest_batches"):
+            connection.execute(f"DELETE FROM {table} WHERE batch_id = ?", (batch,))
+        connection.execute("DELETE FROM ledger WHERE seq >= ?", (first_seq,))
+
+
+def test_verify_against_a_fresh_checkpoint_passes(examples_store: Path) -> None:
+    checkpoint = _checkpoint(examples_store)
+    assert checkpoint.startswith("18:")
+    result = _verify(examples_store, "--checkpoint", checkpoint)
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_checkpoint_still_holds_after_more_appends(examples_store: Path, tmp_path: Path) -> None:
+    checkpoint = _checkpoint(examples_store)
+    more = write_jsonl(tmp_path / "more.jsonl",
+                       [gained_frame("Sam gained 5.", "direction_unbound")])
+    assert cli("ingest", "--db", examples_store, more).exit_code == 0
+    assert _verify(examples_store, "--checkpoint", checkpoint).exit_code == 0
+
+
+def test_removing_the_last_batch_consistently_passes_verify_but_not_the_checkpoint(
+    examples_store: Path, tmp_path: Path
+) -> None:
+    more = write_jsonl(tmp_path / "more.jsonl",
+                       [gained_frame("Sam gained 5.", "direction_unbound")])
+    assert cli("ingest", "--db", examples_store, more).exit_code == 0
+    # 19-21: assessment, occurrence, batch; the residual is example A's direction_unbound.
+    checkpoint = _checkpoint(examples_store)
+
+    _remove_last_batch(examples_store)
+
+    assert _verify(examples_store).exit_code == 0  # the rewritten chain is self-consistent
+    result = _verify(examples_store, "--checkpoint", checkpoint)
+    assert result.exit_code == 1
+    assert checkpoint.startswith("21:")
+    assert _first_problem(result.stderr) == (
+        "seq 21: ledger 21: checkpoint seq is beyond the ledger (rows were removed)")
+
+
+def test_rewritten_and_regrown_history_fails_the_checkpoint(
+    examples_store: Path, tmp_path: Path
+) -> None:
+    honest = write_jsonl(tmp_path / "honest.jsonl",
+                         [gained_frame("Sam gained 5.", "direction_unbound")])
+    forged = write_jsonl(tmp_path / "forged.jsonl",
+                         [gained_frame("Sam gained 6.", "direction_unbound")])
+    assert cli("ingest", "--db", examples_store, honest).exit_code == 0
+    checkpoint = _checkpoint(examples_store)
+
+    _remove_last_batch(examples_store)
+    assert cli("ingest", "--db", examples_store, forged).exit_code == 0
+
+    assert _verify(examples_store).exit_code == 0
+    result = _verify(examples_store, "--checkpoint", checkpoint)
+    assert result.exit_code == 1
+    assert _first_problem(result.stderr) == (
+        "seq 21: ledger 21: chain hash differs from the checkpoint (history was rewritten)")
