@@ -29,6 +29,10 @@ TABLES = (
 )
 APPEND_ONLY_OPS = ("update", "delete", "insert")
 EXPECTED_TRIGGERS = frozenset(f"{t}_append_only_{op}" for t in TABLES for op in APPEND_ONLY_OPS)
+SURFACE_TABLES = ("surface_records", "surface_occurrences")  # revision 0002
+HEAD_TRIGGERS = EXPECTED_TRIGGERS | {
+    f"{t}_append_only_{op}" for t in SURFACE_TABLES for op in APPEND_ONLY_OPS
+}
 
 
 # --- stores and files -------------------------------------------------------------------

@@ -50,11 +50,15 @@ def test_ingesting_the_same_file_twice_adds_nothing_the_second_time(
         "contract_assessments": {"new": 5, "present": 0},
         "contract_residuals": {"new": 6, "present": 0},
         "residual_occurrences": {"new": 6, "present": 0},
+        "surface_records": {"new": 0, "present": 0},
+        "surface_occurrences": {"new": 0, "present": 0},
     }
     assert second["batches"][0]["tables"] == {
         "contract_assessments": {"new": 0, "present": 5},
         "contract_residuals": {"new": 0, "present": 6},
         "residual_occurrences": {"new": 0, "present": 6},
+        "surface_records": {"new": 0, "present": 0},
+        "surface_occurrences": {"new": 0, "present": 0},
     }
     assert residual_ids(db_path) == ids
     # Only the second batch's own row (and its ledger entry) is new.
@@ -91,6 +95,8 @@ def test_two_problems_with_the_same_spans_share_one_residual(
         "contract_assessments": {"new": 2, "present": 0},
         "contract_residuals": {"new": 1, "present": 1},
         "residual_occurrences": {"new": 2, "present": 0},
+        "surface_records": {"new": 0, "present": 0},
+        "surface_occurrences": {"new": 0, "present": 0},
     }
     assert list(residual_ids(db_path)) == [expected]
     connection = raw_connect(db_path)

@@ -33,6 +33,8 @@ def test_json_summary_shape(db_path: Path, examples_path: Path) -> None:
                 "contract_assessments": {"new": 5, "present": 0},
                 "contract_residuals": {"new": 6, "present": 0},
                 "residual_occurrences": {"new": 6, "present": 0},
+                "surface_records": {"new": 0, "present": 0},
+                "surface_occurrences": {"new": 0, "present": 0},
             },
             "errors": [],
         }],

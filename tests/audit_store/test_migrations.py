@@ -12,6 +12,7 @@ from store_support import (
     copy_migrations,
     full_dump,
     ledger_rows,
+    raw_connect,
     residual_ids,
     revision_source,
     row_counts,
@@ -55,7 +56,7 @@ def _revision_of(db_path: Path) -> str | None:
 # A revision in the style the DESIGN warns about: batch mode on SQLite copies the table and
 # drops its triggers, so the revision recreates them.
 BATCH_MODE_REVISION = revision_source(
-    "0002", "0001",
+    "9001", "0002",
     upgrade="""\
 with op.batch_alter_table("contract_residuals", recreate="always") as batch:
     batch.add_column(sa.Column("note", sa.Text(), nullable=True))
@@ -72,10 +73,24 @@ def test_the_first_revision_is_0001() -> None:
     assert _revisions_oldest_first()[0] == "0001"
 
 
+def _guarded_tables(path: Path) -> set[str]:
+    """Every table a revision created (alembic's own bookkeeping table aside)."""
+    with raw_connect(path) as connection:
+        names = {row[0] for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    connection.close()
+    return names - {"alembic_version"}
+
+
+def _triggers_for(tables: set[str]) -> set[str]:
+    return {f"{t}_append_only_{op}" for t in tables for op in ("update", "delete", "insert")}
+
+
 def test_append_only_triggers_exist_after_every_revision(db_path: Path) -> None:
     for revision in _revisions_oldest_first():
         upgrade(url_of(db_path), revision)
         assert trigger_names(db_path) >= EXPECTED_TRIGGERS, revision
+        assert trigger_names(db_path) == _triggers_for(_guarded_tables(db_path)), revision
 
 
 def test_append_only_triggers_exist_after_every_downgrade_step(db_path: Path) -> None:
@@ -84,6 +99,7 @@ def test_append_only_triggers_exist_after_every_downgrade_step(db_path: Path) ->
     for revision in reversed(revisions[:-1]):
         downgrade(url_of(db_path), revision)
         assert trigger_names(db_path) >= EXPECTED_TRIGGERS, revision
+        assert trigger_names(db_path) == _triggers_for(_guarded_tables(db_path)), revision
 
 
 def test_downgrade_to_base_removes_every_table_and_trigger(db_path: Path) -> None:
@@ -126,19 +142,19 @@ def test_rows_survive_downgrade_and_upgrade_of_every_revision_above_the_first(
 def test_a_batch_mode_revision_keeps_rows_ids_and_triggers_both_ways(
     tmp_path: Path, db_path: Path, examples_path: Path
 ) -> None:
-    scripts = copy_migrations(tmp_path, {"0002_batch_mode.py": BATCH_MODE_REVISION})
+    scripts = copy_migrations(tmp_path, {"9001_batch_mode.py": BATCH_MODE_REVISION})
     url = url_of(db_path)
-    upgrade(url, "0001", scripts)
+    upgrade(url, "0002", scripts)
     _ingest_at_current_revision(db_path, examples_path)
     ids, ledger, counts = residual_ids(db_path), ledger_rows(db_path), row_counts(db_path)
 
     upgrade(url, "head", scripts)
-    assert _revision_of(db_path) == "0002"
+    assert _revision_of(db_path) == "9001"
     assert trigger_names(db_path) >= EXPECTED_TRIGGERS
     assert (residual_ids(db_path), ledger_rows(db_path)) == (ids, ledger)
 
-    downgrade(url, "0001", scripts)
-    assert _revision_of(db_path) == "0001"
+    downgrade(url, "0002", scripts)
+    assert _revision_of(db_path) == "0002"
     assert trigger_names(db_path) >= EXPECTED_TRIGGERS
     assert (residual_ids(db_path), ledger_rows(db_path)) == (ids, ledger)
 
@@ -149,7 +165,7 @@ def test_a_batch_mode_revision_keeps_rows_ids_and_triggers_both_ways(
 
 
 FAILING_REVISION = revision_source(
-    "0002", "0001",
+    "9001", "0002",
     upgrade="""\
 op.create_table("half_done", sa.Column("id", sa.Integer(), primary_key=True))
 op.execute("INSERT INTO half_done (id) VALUES (1)")
@@ -161,9 +177,9 @@ raise RuntimeError("this revision fails after creating a table")""",
 def test_a_failed_upgrade_leaves_the_file_byte_for_byte_as_before(
     tmp_path: Path, db_path: Path, examples_path: Path
 ) -> None:
-    scripts = copy_migrations(tmp_path, {"0002_fails.py": FAILING_REVISION})
+    scripts = copy_migrations(tmp_path, {"9001_fails.py": FAILING_REVISION})
     url = url_of(db_path)
-    upgrade(url, "0001", scripts)
+    upgrade(url, "0002", scripts)
     _ingest_at_current_revision(db_path, examples_path)
     before_bytes, before_dump = db_path.read_bytes(), full_dump(db_path)
 
@@ -173,5 +189,5 @@ def test_a_failed_upgrade_leaves_the_file_byte_for_byte_as_before(
     assert not Path(f"{db_path}-wal").exists() or Path(f"{db_path}-wal").stat().st_size == 0
     assert db_path.read_bytes() == before_bytes
     assert full_dump(db_path) == before_dump
-    assert _revision_of(db_path) == "0001"
+    assert _revision_of(db_path) == "0002"
     assert "half_done" not in "".join(before_dump + full_dump(db_path))
