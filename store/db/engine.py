@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 DEFAULT_PATH = "core-audit.db"
 ENV_VAR = "CORE_AUDIT_DB"
 BUSY_TIMEOUT_MS = 60_000
+WRITE_CACHE_KIB = 64 * 1024
 
 _SQLITE_PRAGMAS = (
     "PRAGMA synchronous=FULL",
@@ -66,6 +67,9 @@ def _sqlite_engine(url: str, *, read_only: bool, write: bool) -> Engine:
             cursor.execute("PRAGMA journal_mode=WAL")
         for pragma in _SQLITE_PRAGMAS:
             cursor.execute(pragma)
+        if write:
+            # Random sha256 keys touch index pages all over the file: keep them in memory.
+            cursor.execute(f"PRAGMA cache_size=-{WRITE_CACHE_KIB}")
         cursor.close()
 
     @event.listens_for(engine, "begin")

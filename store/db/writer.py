@@ -19,7 +19,7 @@ from store.model.parsing import RecordError
 from store.model.teaching_surface import default_registry
 
 CHUNK_ROWS = 5000
-RESIDUAL_CACHE = 100_000
+RESIDUAL_CACHE = 20_000
 MAX_REPORTED_ERRORS = 20
 LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes chain appends
 
