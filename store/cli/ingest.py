@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 import orjson
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+from sqlalchemy.exc import DBAPIError
 
 from store.cli.inputs import display_name, open_input
 from store.cli.options import db_option, open_store
@@ -57,6 +58,12 @@ def ingest(paths: tuple[str, ...], db: str | None, as_json: bool,
                                                   registry=registry))
                 except BatchRejected as exc:
                     summaries.append(exc.summary)
+                except DBAPIError as exc:
+                    done = ", ".join(s.source for s in summaries if not s.rejected) or "none"
+                    raise click.ClickException(
+                        f"{name}: nothing written: the store refused the batch ({exc.orig}); "
+                        f"files already ingested by this command: {done}"
+                    ) from exc
     rejected = [s for s in summaries if s.rejected]
     if as_json:
         click.echo(orjson.dumps({

@@ -16,6 +16,8 @@ from sqlalchemy.engine import make_url
 DEFAULT_PATH = "core-audit.db"
 ENV_VAR = "CORE_AUDIT_DB"
 BUSY_TIMEOUT_MS = 60_000
+# A writer queues behind another writer's whole file (one transaction): wait much longer.
+WRITE_BUSY_TIMEOUT_MS = 30 * 60_000
 WRITE_CACHE_KIB = 64 * 1024
 
 _SQLITE_PRAGMAS = (
@@ -70,6 +72,7 @@ def _sqlite_engine(url: str, *, read_only: bool, write: bool) -> Engine:
         if write:
             # Random sha256 keys touch index pages all over the file: keep them in memory.
             cursor.execute(f"PRAGMA cache_size=-{WRITE_CACHE_KIB}")
+            cursor.execute(f"PRAGMA busy_timeout={WRITE_BUSY_TIMEOUT_MS}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
