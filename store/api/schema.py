@@ -7,12 +7,15 @@ import functools
 import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import (
+    AddValidationRules,
     DisableIntrospection,
     MaskErrors,
     MaxAliasesLimiter,
     MaxTokensLimiter,
+    ParserCache,
     QueryDepthLimiter,
     SchemaExtension,
+    ValidationCache,
 )
 from strawberry.printer import print_schema
 from strawberry.types import ExecutionContext, Info
@@ -187,13 +190,25 @@ class AuditSchema(strawberry.Schema):
             super().process_errors(unexpected, execution_context)
 
 
+# The depth and alias limits' validation rules, made once: the limiter extensions make a
+# new rule class per instance, i.e. per request, and the validation cache (keyed by the
+# rules) would never hit.
+_LIMIT_RULES = [
+    *QueryDepthLimiter(max_depth=MAX_DEPTH).validation_rules,
+    *MaxAliasesLimiter(max_alias_count=MAX_ALIASES).validation_rules,
+]
+
+
 def build_schema(*, introspection: bool = True) -> strawberry.Schema:
     # Factories, not instances: strawberry builds fresh extensions for every request.
+    # ParserCache and ValidationCache (bounded LRUs, 128 documents) skip re-parsing and
+    # re-validating a document already seen, e.g. the Workbench's operations.
     extensions: list[type[SchemaExtension] | functools.partial[SchemaExtension]] = [
-        functools.partial(QueryDepthLimiter, max_depth=MAX_DEPTH),
+        functools.partial(AddValidationRules, _LIMIT_RULES),
         functools.partial(MaxTokensLimiter, max_token_count=MAX_TOKENS),
-        functools.partial(MaxAliasesLimiter, max_alias_count=MAX_ALIASES),
         functools.partial(MaskErrors, should_mask_error=is_masked, error_message=MASKED_MESSAGE),
+        ParserCache,
+        ValidationCache,
     ]
     if not introspection:
         extensions.append(DisableIntrospection)

@@ -14,7 +14,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from sqlalchemy import ColumnElement, Connection, Select, Subquery, func, literal_column, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    Subquery,
+    func,
+    literal_column,
+    select,
+    union_all,
+)
 
 from store.db.ledger import read_tip
 from store.db.tables import contract_assessments as assessments_t
@@ -489,22 +498,38 @@ def count_occurrences(connection: Connection, residual_id: str) -> int:
 def _facet_counts(
     connection: Connection, filtered: Subquery, column_names: Sequence[str]
 ) -> tuple[int, int, list[list[FacetCount]]]:
-    """Totals and per-value counts over `filtered` (rows with a `sightings` column), in SQL."""
-    total, occurrences = connection.execute(
-        select(func.count(), func.coalesce(func.sum(filtered.c.sightings), 0))
-    ).one()
+    """Totals and per-value counts over `filtered` (rows with a `sightings` column), in SQL.
 
-    def by(column_name: str) -> list[FacetCount]:
-        value = filtered.c[column_name]
-        count = func.count().label("count")
-        rows = connection.execute(
-            select(value, count, func.sum(filtered.c.sightings))
-            .group_by(value)
-            .order_by(literal_column("count").desc(), value.asc().nulls_last())
-        ).all()
-        return [FacetCount(value=v, count=c, occurrences=o) for v, c, o in rows]
-
-    return total, occurrences, [by(name) for name in column_names]
+    One statement, one pass over `filtered`: it is grouped once by every facet column
+    together (`combos`, a few hundred rows), and each facet sums those groups.
+    """
+    columns = [filtered.c[name] for name in column_names]
+    combos = (
+        select(*columns, func.count().label("n"), func.sum(filtered.c.sightings).label("s"))
+        .group_by(*columns)
+        .cte("combos")
+    )
+    facets = union_all(*(
+        select(
+            literal_column(str(index)).label("facet"),
+            combos.c[name].label("value"),
+            func.sum(combos.c.n).label("count"),
+            func.sum(combos.c.s).label("occurrences"),
+        ).group_by(combos.c[name])
+        for index, name in enumerate(column_names)
+    )).order_by(
+        literal_column("facet"), literal_column("count").desc(),
+        literal_column("value").asc().nulls_last(),
+    )
+    lists: list[list[FacetCount]] = [[] for _ in column_names]
+    for index, value, count, occurrences in connection.execute(facets):
+        # int(): PostgreSQL's sum() of counts is numeric.
+        lists[index].append(FacetCount(value=value, count=int(count),
+                                       occurrences=int(occurrences)))
+    # Every filtered row falls in exactly one group of the first facet (a null is a group).
+    total = sum(facet.count for facet in lists[0])
+    occurrences = sum(facet.occurrences for facet in lists[0])
+    return total, occurrences, lists
 
 
 def residual_facets(connection: Connection, where: ResidualFilter | None = None) -> ResidualFacets:
