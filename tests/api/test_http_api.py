@@ -17,7 +17,7 @@ from spec_values import (
     MISSING_ROLE_CODES,
 )
 from sqlalchemy import text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import InternalError, OperationalError
 from starlette.testclient import TestClient
 
 from store.api import schema as api_schema
@@ -319,10 +319,11 @@ def test_server_cannot_write_even_with_raw_sql(client: TestClient, example_db: D
     # The app's own engine, the one every resolver reads through.
     app_db = client.app.routes[0].endpoint.db  # type: ignore[attr-defined]
     assert app_db is example_db
-    for statement in ("DELETE FROM ledger", "CREATE TABLE intruder (x)",
+    # SQLite: mode=ro (OperationalError); PostgreSQL: a read-only transaction (InternalError).
+    for statement in ("DELETE FROM ledger", "CREATE TABLE intruder (x integer)",
                       "INSERT INTO ledger VALUES (99, 't', 'k', 'h', 'p', 'c')"):
         with (
-            pytest.raises(OperationalError, match=r"readonly|read-only"),
+            pytest.raises((OperationalError, InternalError), match=r"readonly|read-only"),
             app_db.engine.begin() as connection,
         ):
             connection.exec_driver_sql(statement)
