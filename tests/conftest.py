@@ -35,6 +35,19 @@ def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]
         yield url
 
 
+@pytest.fixture(params=BACKENDS)
+def store_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path | str]:
+    """Where a new store goes, as the CLI's --db takes it: a SQLite file or a PostgreSQL URL.
+
+    Helpers that read a store raw (surface_helpers.query) take either.
+    """
+    if request.param == "sqlite":
+        yield tmp_path / "audit.db"
+        return
+    with pg_schema() as url:
+        yield url
+
+
 @pytest.fixture
 def store_url(tmp_path: Path) -> str:
     """URL of a store that does not exist yet (created at head on first writable open)."""
