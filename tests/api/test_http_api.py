@@ -406,3 +406,25 @@ def test_serve_command_wires_its_switches(example_store_url: str,
                                json={"query": "{ ledger { length } }"})
         assert response.headers["access-control-allow-origin"] == "https://wb.example"
         assert response.json() == {"data": {"ledger": {"length": LEDGER_LENGTH}}}
+
+
+def test_a_nul_character_in_an_argument_matches_nothing(client: TestClient) -> None:
+    # PostgreSQL text cannot hold U+0000 and its driver refuses such a parameter: the answer
+    # must still be "nothing matches" (as on SQLite), not an internal error.
+    nul = "unary_delta_transition\x00"
+    body = graphql(client, """
+        query Q($v: [String!], $id: ID!) {
+          residuals(filter: {organ: $v, code: $v}) { totalCount }
+          residualFacets(filter: {organ: $v}) { total }
+          assessments(filter: {organ: $v, sourceRef: $v}) { totalCount }
+          surfaces(filter: {subject: $v, corpusId: $v, chainId: $v, intent: $v}) { totalCount }
+          surfaceFacets(filter: {subject: $v}) { total }
+          residual(id: $id) { residualId }
+          assessment(id: $id) { assessmentId }
+          surface(id: $id) { surfaceId }
+        }""", v=[nul], id="\x00" + "0" * 63)
+    assert "errors" not in body, body
+    assert body["data"] == {
+        "residuals": {"totalCount": 0}, "residualFacets": {"total": 0},
+        "assessments": {"totalCount": 0}, "surfaces": {"totalCount": 0},
+        "surfaceFacets": {"total": 0}, "residual": None, "assessment": None, "surface": None}
