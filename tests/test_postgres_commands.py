@@ -110,3 +110,21 @@ def test_serve(pg_url: str) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_nul_character_rejects_the_file_cleanly(pg_url: str, tmp_path: Path) -> None:
+    # PostgreSQL text cannot hold U+0000: the line is named and nothing is written.
+    _ok("ingest", "--db", pg_url, EXAMPLES[0])
+    before = raw_query(pg_url, "SELECT count(*) FROM ledger")
+    record = {"problem_text": "Tom gained\u0000 apples.", "contract_assessments": [{
+        "candidate_organ": "unary_delta_transition",
+        "missing_bindings": ["delta_quantity_unbound"], "unresolved_hazards": [],
+        "runnable": False, "explanation": "x",
+        "evidence_spans": [{"text": "gained", "start": 4, "end": 10, "sentence_index": None}]}]}
+    path = tmp_path / "nul.jsonl"
+    path.write_text(EXAMPLES[1].read_text() + json.dumps(record) + "\n")
+    result = cli("ingest", "--db", pg_url, path)
+    assert result.exit_code == 2
+    lines = len(EXAMPLES[1].read_text().splitlines()) + 1
+    assert f"{path}:{lines}: a text value holds U+0000 (NUL)" in result.stderr
+    assert raw_query(pg_url, "SELECT count(*) FROM ledger") == before
