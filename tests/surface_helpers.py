@@ -12,6 +12,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from backends import raw_query
 from click.testing import CliRunner, Result
 
 from store.cli import main
@@ -36,12 +37,21 @@ def write_jsonl(path: Path, records: list[dict[str, Any] | str]) -> Path:
     return path
 
 
-def query(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def query(db: Path | str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows of `sql` read raw: a SQLite file, or a PostgreSQL store given by its URL."""
+    if isinstance(db, str):
+        return raw_query(db, sql, *params)
     with closing(sqlite3.connect(db)) as connection:
         return connection.execute(sql, params).fetchall()
 
 
-def table_rows(db: Path, table: str) -> list[dict[str, Any]]:
+def table_rows(db: Path | str, table: str) -> list[dict[str, Any]]:
+    if isinstance(db, str):
+        columns = [name for (name,) in raw_query(
+            db, "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+                "current_schema() AND table_name = ? ORDER BY ordinal_position", table)]
+        return [dict(zip(columns, row, strict=True))
+                for row in raw_query(db, f"SELECT * FROM {table} ORDER BY seq")]
     with closing(sqlite3.connect(db)) as connection:
         connection.row_factory = sqlite3.Row
         rows = connection.execute(f"SELECT * FROM {table} ORDER BY seq").fetchall()

@@ -78,8 +78,9 @@ def assert_nothing_written(db: Path) -> None:
 # -- 1. grounding_source is a closed set; bad lines are rejected, not coerced ----------------
 
 
-def test_each_of_the_eight_grounding_sources_is_accepted(tmp_path: Path) -> None:
-    db = tmp_path / "audit.db"
+def test_each_of_the_eight_grounding_sources_is_accepted(store_db: Path | str,
+        tmp_path: Path) -> None:
+    db = store_db
     records = [
         teaching("light", "cause", LIGHT_SURFACE) if source == "teaching"
         else {"grounding_source": source, "surface": f"a {source} surface"}
@@ -96,8 +97,8 @@ def test_each_of_the_eight_grounding_sources_is_accepted(tmp_path: Path) -> None
     assert query(db, "SELECT COUNT(*) FROM surface_occurrences") == [(8,)]
 
 
-def test_a_none_record_may_omit_its_surface(tmp_path: Path) -> None:
-    db = tmp_path / "audit.db"
+def test_a_none_record_may_omit_its_surface(store_db: Path | str, tmp_path: Path) -> None:
+    db = store_db
     record = {"grounding_source": "none", "subject": "light", "intent": "definition"}
     result = ingest(db, write_jsonl(tmp_path / "in.jsonl", [record]))
     assert result.exit_code == 0, result.output
@@ -107,8 +108,9 @@ def test_a_none_record_may_omit_its_surface(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bad", ["bogus", "Teaching", "", "NONE", " none", "pack "])
-def test_an_unknown_grounding_source_rejects_the_file(tmp_path: Path, bad: str) -> None:
-    db = tmp_path / "audit.db"
+def test_an_unknown_grounding_source_rejects_the_file(store_db: Path | str,
+        tmp_path: Path, bad: str) -> None:
+    db = store_db
     path = write_jsonl(tmp_path / "in.jsonl", [
         {"grounding_source": "vault", "surface": "fine"},
         {"grounding_source": bad, "surface": "something"},
@@ -123,8 +125,8 @@ def test_an_unknown_grounding_source_rejects_the_file(tmp_path: Path, bad: str) 
     assert_nothing_written(db)  # in particular, nothing stored as "none"
 
 
-def test_rejection_is_reported_as_path_line_on_stderr(tmp_path: Path) -> None:
-    db = tmp_path / "audit.db"
+def test_rejection_is_reported_as_path_line_on_stderr(store_db: Path | str, tmp_path: Path) -> None:
+    db = store_db
     path = write_jsonl(tmp_path / "in.jsonl", [
         {"grounding_source": "none"},
         {"grounding_source": "none"},
@@ -153,9 +155,10 @@ def test_rejection_is_reported_as_path_line_on_stderr(tmp_path: Path) -> None:
     ({"grounding_source": "teaching", "surface": LIGHT_SURFACE, "subject": "light",
       "intent": "cause", "chain_id": 2.5}, "chain_id"),
 ])
-def test_wrong_field_types_are_rejected(tmp_path: Path, record: dict[str, Any],
+def test_wrong_field_types_are_rejected(store_db: Path | str,
+        tmp_path: Path, record: dict[str, Any],
                                         field: str) -> None:
-    db = tmp_path / "audit.db"
+    db = store_db
     path = write_jsonl(tmp_path / "in.jsonl", [record])
     result = ingest(db, path)
     assert result.exit_code == 2
@@ -165,8 +168,9 @@ def test_wrong_field_types_are_rejected(tmp_path: Path, record: dict[str, Any],
 
 
 @pytest.mark.parametrize("source", [s for s in EIGHT_SOURCES if s != "none"])
-def test_a_record_other_than_none_needs_a_surface(tmp_path: Path, source: str) -> None:
-    db = tmp_path / "audit.db"
+def test_a_record_other_than_none_needs_a_surface(store_db: Path | str,
+        tmp_path: Path, source: str) -> None:
+    db = store_db
     path = write_jsonl(tmp_path / "in.jsonl", [
         {"grounding_source": source, "subject": "light", "intent": "cause"},
         {"grounding_source": source, "surface": None},
@@ -183,9 +187,10 @@ def test_a_record_other_than_none_needs_a_surface(tmp_path: Path, source: str) -
 
 
 @pytest.mark.parametrize(("subject", "intent", "expected"), ADR_CASES)
-def test_the_adr_surfaces_are_verified(tmp_path: Path, subject: str, intent: str,
+def test_the_adr_surfaces_are_verified(store_db: Path | str,
+        tmp_path: Path, subject: str, intent: str,
                                        expected: str) -> None:
-    db = tmp_path / "audit.db"
+    db = store_db
     result = ingest(db, write_jsonl(tmp_path / "in.jsonl", [teaching(subject, intent, expected)]))
     assert result.exit_code == 0, result.output
     [row] = surfaces(db)
@@ -200,9 +205,9 @@ def test_the_adr_surfaces_are_verified(tmp_path: Path, subject: str, intent: str
     ("knowledge", "cause", KNOWLEDGE_SURFACE, KNOWLEDGE_SURFACE[:-1]),  # final "." missing
     ("memory", "verification", MEMORY_SURFACE, MEMORY_SURFACE.replace("recall ", "recalls ")),
 ])
-def test_a_surface_one_character_off_is_a_mismatch_kept_verbatim(
+def test_a_surface_one_character_off_is_a_mismatch_kept_verbatim(store_db: Path | str,
         tmp_path: Path, subject: str, intent: str, adr_surface: str, received: str) -> None:
-    db = tmp_path / "audit.db"
+    db = store_db
     record = teaching(subject, intent, received, session_id="s1", turn_id="t1")
     result = ingest(db, write_jsonl(tmp_path / "in.jsonl", [record]))
     assert result.exit_code == 0, result.output
@@ -212,8 +217,9 @@ def test_a_surface_one_character_off_is_a_mismatch_kept_verbatim(
     assert row["expected_surface"].encode("utf-8") == adr_surface.encode("utf-8")
 
 
-def test_the_right_surface_under_the_wrong_chain_id_is_a_mismatch(tmp_path: Path) -> None:
-    db = tmp_path / "audit.db"
+def test_the_right_surface_under_the_wrong_chain_id_is_a_mismatch(store_db: Path | str,
+        tmp_path: Path) -> None:
+    db = store_db
     record = teaching("light", "cause", LIGHT_SURFACE,
                       corpus_id="cognition_chains_v1",
                       chain_id="cause_knowledge_requires_evidence")
@@ -226,8 +232,9 @@ def test_the_right_surface_under_the_wrong_chain_id_is_a_mismatch(tmp_path: Path
     assert row["expected_surface"] == LIGHT_SURFACE
 
 
-def test_the_right_surface_under_the_wrong_corpus_id_is_a_mismatch(tmp_path: Path) -> None:
-    db = tmp_path / "audit.db"
+def test_the_right_surface_under_the_wrong_corpus_id_is_a_mismatch(store_db: Path | str,
+        tmp_path: Path) -> None:
+    db = store_db
     record = teaching("light", "cause", LIGHT_SURFACE, corpus_id="cognition_chains_v2")
     result = ingest(db, write_jsonl(tmp_path / "in.jsonl", [record]))
     assert result.exit_code == 0, result.output
@@ -235,8 +242,8 @@ def test_the_right_surface_under_the_wrong_corpus_id_is_a_mismatch(tmp_path: Pat
     assert (row["verification"], row["corpus_id"]) == ("mismatch", "cognition_chains_v2")
 
 
-def test_naming_the_right_chain_and_corpus_verifies(tmp_path: Path) -> None:
-    db = tmp_path / "audit.db"
+def test_naming_the_right_chain_and_corpus_verifies(store_db: Path | str, tmp_path: Path) -> None:
+    db = store_db
     record = teaching("memory", "verification", MEMORY_SURFACE,
                       corpus_id="cognition_chains_v1",
                       chain_id="verification_memory_requires_recall")
@@ -254,9 +261,9 @@ def test_naming_the_right_chain_and_corpus_verifies(tmp_path: Path) -> None:
     (None, "cause"),
     ("light", None),
 ])
-def test_a_teaching_record_without_a_chain_is_unresolvable(
+def test_a_teaching_record_without_a_chain_is_unresolvable(store_db: Path | str,
         tmp_path: Path, subject: str | None, intent: str | None) -> None:
-    db = tmp_path / "audit.db"
+    db = store_db
     record = {"grounding_source": "teaching", "surface": LIGHT_SURFACE}
     if subject is not None:
         record["subject"] = subject
@@ -274,8 +281,9 @@ def test_a_teaching_record_without_a_chain_is_unresolvable(
 
 
 @pytest.mark.parametrize("source", [s for s in EIGHT_SOURCES if s != "teaching"])
-def test_other_sources_are_stored_as_received(tmp_path: Path, source: str) -> None:
-    db = tmp_path / "audit.db"
+def test_other_sources_are_stored_as_received(store_db: Path | str,
+        tmp_path: Path, source: str) -> None:
+    db = store_db
     # Even a byte-exact ADR surface under another source is not re-derived or relabelled.
     record = {"grounding_source": source, "surface": LIGHT_SURFACE, "subject": "light",
               "intent": "cause", "corpus_id": "somewhere", "chain_id": "some_chain"}
@@ -368,8 +376,9 @@ def test_a_corpus_without_the_chain_leaves_it_unresolvable(tmp_path: Path) -> No
 # -- 3. content rows and occurrences --------------------------------------------------------
 
 
-def test_the_same_turn_twice_is_one_occurrence_counted_present(tmp_path: Path) -> None:
-    db = tmp_path / "audit.db"
+def test_the_same_turn_twice_is_one_occurrence_counted_present(store_db: Path | str,
+        tmp_path: Path) -> None:
+    db = store_db
     turn = teaching("light", "cause", LIGHT_SURFACE, session_id="s1", turn_id="t1",
                     prompt="Why does light exist?")
     path = write_jsonl(tmp_path / "in.jsonl", [turn])
@@ -393,8 +402,9 @@ def test_the_same_turn_twice_is_one_occurrence_counted_present(tmp_path: Path) -
     assert cli("verify", "--db", db).exit_code == 0
 
 
-def test_two_turns_with_one_surface_are_one_row_and_two_occurrences(tmp_path: Path) -> None:
-    db = tmp_path / "audit.db"
+def test_two_turns_with_one_surface_are_one_row_and_two_occurrences(store_db: Path | str,
+        tmp_path: Path) -> None:
+    db = store_db
     turns = [
         teaching("knowledge", "cause", KNOWLEDGE_SURFACE, session_id="s1", turn_id="t1",
                  prompt="Why does knowledge require evidence?"),
@@ -422,9 +432,9 @@ def test_two_turns_with_one_surface_are_one_row_and_two_occurrences(tmp_path: Pa
     assert verified.stdout.startswith("intact: ")
 
 
-def test_ids_are_sha256_of_the_design_recipe(tmp_path: Path) -> None:
+def test_ids_are_sha256_of_the_design_recipe(store_db: Path | str, tmp_path: Path) -> None:
     """surface_id over the surface and its provenance; occurrence over the sighting."""
-    db = tmp_path / "audit.db"
+    db = store_db
     record = teaching("light", "cause", LIGHT_SURFACE, session_id="s1", turn_id="t7",
                       prompt="Why does light exist?")
     assert ingest(db, write_jsonl(tmp_path / "in.jsonl", [record])).exit_code == 0
@@ -453,10 +463,11 @@ def sha256_canonical(obj: Any) -> str:
 
 
 @pytest.mark.parametrize("subject", ["light", "knowledge", "memory"])
-def test_a_verified_row_carries_the_adr_provenance(tmp_path: Path, subject: str) -> None:
+def test_a_verified_row_carries_the_adr_provenance(store_db: Path | str,
+        tmp_path: Path, subject: str) -> None:
     intent, surface = {s: (i, x) for s, i, x in ADR_CASES}[subject]
     chain_id, connective, obj, subject_domains, object_domains = ADR_CHAINS[subject]
-    db = tmp_path / "audit.db"
+    db = store_db
     assert ingest(db, write_jsonl(tmp_path / "in.jsonl",
                                   [teaching(subject, intent, surface)])).exit_code == 0
     [row] = surfaces(db)
@@ -482,8 +493,9 @@ def test_a_verified_row_carries_the_adr_provenance(tmp_path: Path, subject: str)
     assert json.loads(row["object_domains"]) == object_domains
 
 
-def test_mixed_files_keep_the_ledger_intact(tmp_path: Path, examples_path: Path) -> None:
-    db = tmp_path / "audit.db"
+def test_mixed_files_keep_the_ledger_intact(store_db: Path | str,
+        tmp_path: Path, examples_path: Path) -> None:
+    db = store_db
     assert cli("ingest", examples_path, "--db", db).exit_code == 0
     records = [teaching(s, i, x, turn_id=s) for s, i, x in ADR_CASES]
     records.append({"grounding_source": "none", "subject": "light", "intent": "cause"})
@@ -498,8 +510,8 @@ def test_mixed_files_keep_the_ledger_intact(tmp_path: Path, examples_path: Path)
 # -- 4. core-audit surface --record ---------------------------------------------------------
 
 
-def test_surface_record_appends_a_verified_record(tmp_path: Path) -> None:
-    db = tmp_path / "audit.db"
+def test_surface_record_appends_a_verified_record(store_db: Path | str, tmp_path: Path) -> None:
+    db = store_db
     result = cli("surface", "light", "--intent", "cause", "--record", "--db", db)
     assert result.exit_code == 0, result.output
     printed = json.loads(result.stdout)
@@ -525,9 +537,10 @@ def test_surface_record_appends_a_verified_record(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("subject", "intent", "expected"), ADR_CASES)
-def test_surface_record_ids_match_the_provenance(tmp_path: Path, subject: str, intent: str,
+def test_surface_record_ids_match_the_provenance(store_db: Path | str,
+        tmp_path: Path, subject: str, intent: str,
                                                  expected: str) -> None:
-    db = tmp_path / "audit.db"
+    db = store_db
     result = cli("surface", subject, "--intent", intent, "--record", "--db", db)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["surface"] == expected
@@ -543,9 +556,10 @@ def test_surface_record_ids_match_the_provenance(tmp_path: Path, subject: str, i
     (["light", "--intent", "cause", "--gate-source", "vault"], "gate_source_not_empty_vault"),
     (["light", "--intent", "cause", "--language", "fr"], "output_language_not_en"),
 ])
-def test_surface_record_not_engaged_appends_a_none_record(tmp_path: Path, args: list[str],
+def test_surface_record_not_engaged_appends_a_none_record(store_db: Path | str,
+        tmp_path: Path, args: list[str],
                                                           reason: str) -> None:
-    db = tmp_path / "audit.db"
+    db = store_db
     result = cli("surface", *args, "--record", "--db", db)
     assert result.exit_code == 0, result.output
     printed = json.loads(result.stdout)
@@ -558,8 +572,8 @@ def test_surface_record_not_engaged_appends_a_none_record(tmp_path: Path, args: 
     assert (row["subject"], row["intent"]) == (args[0], args[2])
 
 
-def test_surface_record_twice_is_one_row(tmp_path: Path) -> None:
-    db = tmp_path / "audit.db"
+def test_surface_record_twice_is_one_row(store_db: Path | str, tmp_path: Path) -> None:
+    db = store_db
     for _ in range(2):
         assert cli("surface", "memory", "--intent", "verification", "--record",
                    "--db", db).exit_code == 0
@@ -568,12 +582,12 @@ def test_surface_record_twice_is_one_row(tmp_path: Path) -> None:
     assert query(db, "SELECT COUNT(*) FROM ingest_batches") == [(2,)]
 
 
-def test_surface_record_uses_the_given_registry(tmp_path: Path) -> None:
+def test_surface_record_uses_the_given_registry(store_db: Path | str, tmp_path: Path) -> None:
     packs, teaching_dir, _ = one_corpus(tmp_path / "data", [
         chain("verification_knowledge_requires_evidence", "knowledge", "verification",
               "requires", "evidence"),
     ])
-    db = tmp_path / "audit.db"
+    db = store_db
     result = cli("surface", "knowledge", "--intent", "verification", "--packs", packs,
                  "--teaching", teaching_dir, "--record", "--db", db)
     assert result.exit_code == 0, result.output

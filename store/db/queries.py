@@ -19,6 +19,7 @@ from sqlalchemy import (
     Connection,
     Select,
     Subquery,
+    false,
     func,
     literal_column,
     select,
@@ -246,7 +247,7 @@ class ResidualFilter:
             (residuals_t.c.source_axis, _values(self.axis)),
             (residuals_t.c.residual_code, self.code),
         ]
-        return [column.in_(list(values)) for column, values in pairs if values]
+        return [_any_of(column, values) for column, values in pairs if values]
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,7 +263,7 @@ class AssessmentFilter:
     def conditions(self) -> list[ColumnElement[bool]]:
         found: list[ColumnElement[bool]] = []
         if self.organ:
-            found.append(assessments_t.c.candidate_organ.in_(list(self.organ)))
+            found.append(_any_of(assessments_t.c.candidate_organ, self.organ))
         if self.family_id:
             # Families are a domain mapping, not a column: filter by the organs they name.
             organs = [o for o, f in FAMILY_BY_ORGAN.items() if f in set(self.family_id)]
@@ -270,7 +271,7 @@ class AssessmentFilter:
         if self.runnable is not None:
             found.append(assessments_t.c.runnable.is_(self.runnable))
         if self.source_ref:
-            found.append(assessments_t.c.source_ref.in_(list(self.source_ref)))
+            found.append(_any_of(assessments_t.c.source_ref, self.source_ref))
         if self.batch_id:
             found.append(assessments_t.c.batch_id.in_(list(self.batch_id)))
         return found
@@ -296,7 +297,21 @@ class SurfaceFilter:
             (surfaces_t.c.subject, self.subject),
             (surfaces_t.c.verification, _values(self.verification)),
         ]
-        return [column.in_(list(values)) for column, values in pairs if values]
+        return [_any_of(column, values) for column, values in pairs if values]
+
+
+def _storable(value: str) -> bool:
+    """PostgreSQL text cannot hold U+0000 (its driver refuses such a parameter outright), so a
+    value containing it matches nothing, on either backend, instead of failing the query."""
+    return "\x00" not in value
+
+
+def _any_of(column: Any, values: Sequence[Any]) -> ColumnElement[bool]:
+    return column.in_([v for v in values if not isinstance(v, str) or _storable(v)])
+
+
+def _equals(column: Any, value: str) -> ColumnElement[bool]:
+    return column == value if _storable(value) else false()
 
 
 def _values(members: Sequence[Any] | None) -> list[str] | None:
@@ -425,7 +440,7 @@ def _residuals_select(where: ResidualFilter | None) -> Select[Any]:
 
 def residual_by_id(connection: Connection, residual_id: str) -> StoredResidual | None:
     row = connection.execute(
-        select(residuals_t).where(residuals_t.c.residual_id == residual_id)
+        select(residuals_t).where(_equals(residuals_t.c.residual_id, residual_id))
     ).first()
     return None if row is None else _residual(row)
 
@@ -466,7 +481,7 @@ def _occurrences_select(residual_id: str) -> Select[Any]:
         )
         .join(assessments_t, assessments_t.c.assessment_id == occurrences_t.c.assessment_id)
         .join(batches_t, batches_t.c.batch_id == assessments_t.c.batch_id)
-        .where(occurrences_t.c.residual_id == residual_id)
+        .where(_equals(occurrences_t.c.residual_id, residual_id))
     )
 
 
@@ -565,7 +580,7 @@ def residual_facets(connection: Connection, where: ResidualFilter | None = None)
 
 def assessment_by_id(connection: Connection, assessment_id: str) -> StoredAssessment | None:
     row = connection.execute(
-        _assessments_select().where(assessments_t.c.assessment_id == assessment_id)
+        _assessments_select().where(_equals(assessments_t.c.assessment_id, assessment_id))
     ).first()
     return None if row is None else _assessment(row)
 
@@ -594,7 +609,7 @@ def assessment_residuals(connection: Connection, assessment_id: str) -> list[Sto
     rows = connection.execute(
         select(residuals_t)
         .join(occurrences_t, occurrences_t.c.residual_id == residuals_t.c.residual_id)
-        .where(occurrences_t.c.assessment_id == assessment_id)
+        .where(_equals(occurrences_t.c.assessment_id, assessment_id))
         .order_by(occurrences_t.c.ordinal)
     ).all()
     return [_residual(row) for row in rows]
@@ -637,7 +652,7 @@ def _surfaces_select(where: SurfaceFilter | None) -> Select[Any]:
 
 def surface_by_id(connection: Connection, surface_id: str) -> StoredSurface | None:
     row = connection.execute(
-        select(surfaces_t).where(surfaces_t.c.surface_id == surface_id)
+        select(surfaces_t).where(_equals(surfaces_t.c.surface_id, surface_id))
     ).first()
     return None if row is None else _surface(row)
 
@@ -691,7 +706,7 @@ def list_surface_occurrences(
     statement = (
         select(sightings_t, *_BATCH_COLUMNS)
         .join(batches_t, batches_t.c.batch_id == sightings_t.c.batch_id)
-        .where(sightings_t.c.surface_id == surface_id)
+        .where(_equals(sightings_t.c.surface_id, surface_id))
     )
     return _page(connection, statement, sightings_t.c.seq, first, after, _surface_occurrence)
 

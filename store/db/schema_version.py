@@ -86,10 +86,12 @@ def _create_at_head(url: str) -> None:
     would run the first revision and one would fail ("database is locked" or "table exists").
     """
     from store.db.engine import create_store_engine
+    from store.db.writer import lock_chain_tip
 
     engine = create_store_engine(url, write=True)  # SQLite: BEGIN IMMEDIATE waits its turn
     try:
         with engine.begin() as connection:
+            lock_chain_tip(connection)  # PostgreSQL: the writers' advisory lock
             if MigrationContext.configure(connection).get_current_revision() is not None:
                 return
             if inspect(connection).get_table_names():

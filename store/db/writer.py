@@ -136,6 +136,10 @@ def lock_chain_tip(connection: Connection) -> None:
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})
 
 
+def _holds_nul(rows: list[PendingRow]) -> bool:
+    return any(isinstance(v, str) and "\x00" in v for p in rows for v in p.row.values())
+
+
 def _content(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("seq", "batch_id")}
 
@@ -255,6 +259,7 @@ def append_batch(
     reader = _HashingReader(as_stream(source_lines))
     with engine.begin() as connection:
         lock_chain_tip(connection)
+        text_without_nul = connection.dialect.name == "postgresql"  # its text type refuses NUL
         batch_id = connection.execute(
             select(func.coalesce(func.max(ingest_batches.c.batch_id), 0) + 1)
         ).scalar_one()
@@ -268,6 +273,10 @@ def append_batch(
                 record_type, rows = record_rows(line.value, registry)
             except RecordError as exc:
                 summary.fail(line.number, str(exc))
+                continue
+            if text_without_nul and _holds_nul(rows):
+                summary.fail(line.number, "a text value holds U+0000 (NUL), which PostgreSQL "
+                                          "cannot store")
                 continue
             summary.records += 1
             summary.record_types.add(record_type)

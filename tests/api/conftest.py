@@ -21,14 +21,16 @@ EXAMPLE_FILES = (
 
 
 @pytest.fixture
-def example_store_url(fresh_store: AuditStore) -> str:
+def example_store_url(backend_url: str) -> str:
     """12 residuals, 13 occurrences, 10 assessments; then 12 surfaces seen in 16 turns.
 
-    Three batches, one per example file (see spec_values.py for what each holds).
+    Three batches, one per example file (see spec_values.py for what each holds). Built on
+    SQLite and on PostgreSQL: every test reading it runs on both backends.
     """
-    for path in EXAMPLE_FILES:
-        fresh_store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
-    return fresh_store.url
+    with AuditStore.open(backend_url) as store:
+        for path in EXAMPLE_FILES:
+            store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
+    return backend_url
 
 
 @pytest.fixture

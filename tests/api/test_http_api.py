@@ -17,7 +17,7 @@ from spec_values import (
     MISSING_ROLE_CODES,
 )
 from sqlalchemy import text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import InternalError, OperationalError
 from starlette.testclient import TestClient
 
 from store.api import schema as api_schema
@@ -319,10 +319,11 @@ def test_server_cannot_write_even_with_raw_sql(client: TestClient, example_db: D
     # The app's own engine, the one every resolver reads through.
     app_db = client.app.routes[0].endpoint.db  # type: ignore[attr-defined]
     assert app_db is example_db
-    for statement in ("DELETE FROM ledger", "CREATE TABLE intruder (x)",
+    # SQLite: mode=ro (OperationalError); PostgreSQL: a read-only transaction (InternalError).
+    for statement in ("DELETE FROM ledger", "CREATE TABLE intruder (x integer)",
                       "INSERT INTO ledger VALUES (99, 't', 'k', 'h', 'p', 'c')"):
         with (
-            pytest.raises(OperationalError, match=r"readonly|read-only"),
+            pytest.raises((OperationalError, InternalError), match=r"readonly|read-only"),
             app_db.engine.begin() as connection,
         ):
             connection.exec_driver_sql(statement)
@@ -405,3 +406,25 @@ def test_serve_command_wires_its_switches(example_store_url: str,
                                json={"query": "{ ledger { length } }"})
         assert response.headers["access-control-allow-origin"] == "https://wb.example"
         assert response.json() == {"data": {"ledger": {"length": LEDGER_LENGTH}}}
+
+
+def test_a_nul_character_in_an_argument_matches_nothing(client: TestClient) -> None:
+    # PostgreSQL text cannot hold U+0000 and its driver refuses such a parameter: the answer
+    # must still be "nothing matches" (as on SQLite), not an internal error.
+    nul = "unary_delta_transition\x00"
+    body = graphql(client, """
+        query Q($v: [String!], $id: ID!) {
+          residuals(filter: {organ: $v, code: $v}) { totalCount }
+          residualFacets(filter: {organ: $v}) { total }
+          assessments(filter: {organ: $v, sourceRef: $v}) { totalCount }
+          surfaces(filter: {subject: $v, corpusId: $v, chainId: $v, intent: $v}) { totalCount }
+          surfaceFacets(filter: {subject: $v}) { total }
+          residual(id: $id) { residualId }
+          assessment(id: $id) { assessmentId }
+          surface(id: $id) { surfaceId }
+        }""", v=[nul], id="\x00" + "0" * 63)
+    assert "errors" not in body, body
+    assert body["data"] == {
+        "residuals": {"totalCount": 0}, "residualFacets": {"total": 0},
+        "assessments": {"totalCount": 0}, "surfaces": {"totalCount": 0},
+        "surfaceFacets": {"total": 0}, "residual": None, "assessment": None, "surface": None}

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import base64
-import sqlite3
 
 import pytest
+from backends import raw_query
 from spec_values import (
     CODES_IN_APPEND_ORDER,
     DELTA_QUANTITY_ID,
@@ -17,11 +17,10 @@ from spec_values import (
     TOTAL_RESIDUALS,
 )
 from sqlalchemy import text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import InternalError, OperationalError
 
 from store.db import queries
 from store.db.database import Database
-from store.db.engine import sqlite_path
 from store.db.queries import AssessmentFilter, ResidualFilter
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 
@@ -113,9 +112,7 @@ def test_paging_assessments_batches_and_occurrences(example_db: Database) -> Non
 
 
 def _direct(url: str, sql: str, *params: object) -> int:
-    path = sqlite_path(url)
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
-        return connection.execute(sql, params).fetchone()[0]
+    return raw_query(url, sql, *params)[0][0]  # type: ignore[return-value]
 
 
 def test_counts_equal_direct_sql(example_db: Database, example_store_url: str) -> None:
@@ -245,15 +242,16 @@ def test_time_limit_aborts_a_runaway_query(example_db: Database) -> None:
         "INSERT INTO ingest_batches VALUES (99, 999, 's', 'h', 't', 0, 0, 0, 0, 'now', 'v')",
         "UPDATE contract_residuals SET explanation = 'x'",
         "DELETE FROM ledger",
-        "CREATE TABLE intruder (x)",
+        "CREATE TABLE intruder (x integer)",
         "CREATE INDEX ix_intruder ON ledger (row_key)",
     ],
 )
 def test_database_cannot_write(example_db: Database, example_store_url: str,
                                statement: str) -> None:
     before = _direct(example_store_url, "SELECT count(*) FROM ledger")
+    # SQLite: mode=ro (OperationalError); PostgreSQL: a read-only transaction (InternalError).
     with (
-        pytest.raises(OperationalError, match=r"readonly|read-only"),
+        pytest.raises((OperationalError, InternalError), match=r"readonly|read-only"),
         example_db.engine.begin() as connection,
     ):
         connection.exec_driver_sql(statement)

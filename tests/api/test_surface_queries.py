@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
+from backends import raw_query
 from spec_surfaces import (
     LIGHT_ID,
     LIGHT_TURNS,
@@ -20,7 +19,6 @@ from teaching_data import ADR_DOMAINS, LIGHT_SURFACE
 
 from store.db import queries
 from store.db.database import Database
-from store.db.engine import sqlite_path
 from store.db.queries import SurfaceFilter
 from store.model.surface_records import SurfaceVerification
 from store.model.teaching_surface import GroundingSource
@@ -151,9 +149,7 @@ def test_surface_occurrences_in_append_order(example_db: Database) -> None:
 
 
 def _direct(url: str, sql: str, *params: object) -> list[tuple[object, ...]]:
-    path = sqlite_path(url)
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
-        return connection.execute(sql, params).fetchall()
+    return raw_query(url, sql, *params)
 
 
 def test_counts_equal_direct_sql(example_db: Database, example_store_url: str) -> None:

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+from backends import raw_query
 from click.testing import CliRunner, Result
 
 from store.cli import main
@@ -128,12 +129,19 @@ def full_dump(path: Path) -> list[str]:
     return dump
 
 
-def row_counts(path: Path) -> dict[str, int]:
-    connection = raw_connect(path)
+def rows(db: Path | str, sql: str) -> list[tuple]:
+    """Rows read raw: from a SQLite file, or from a PostgreSQL store given by its URL."""
+    if isinstance(db, str):
+        return raw_query(db, sql)
+    connection = raw_connect(db)
     try:
-        return {t: connection.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+        return connection.execute(sql).fetchall()
     finally:
         connection.close()
+
+
+def row_counts(path: Path | str) -> dict[str, int]:
+    return {t: rows(path, f"SELECT count(*) FROM {t}")[0][0] for t in TABLES}
 
 
 def trigger_names(path: Path) -> set[str]:
@@ -145,21 +153,13 @@ def trigger_names(path: Path) -> set[str]:
         connection.close()
 
 
-def ledger_rows(path: Path) -> list[tuple]:
-    connection = raw_connect(path)
-    try:
-        return connection.execute("SELECT * FROM ledger ORDER BY seq").fetchall()
-    finally:
-        connection.close()
+def ledger_rows(path: Path | str) -> list[tuple]:
+    return rows(path, "SELECT * FROM ledger ORDER BY seq")
 
 
-def residual_ids(path: Path) -> dict[str, int]:
+def residual_ids(path: Path | str) -> dict[str, int]:
     """residual_id -> seq: the ids and where they entered the ledger."""
-    connection = raw_connect(path)
-    try:
-        return dict(connection.execute("SELECT residual_id, seq FROM contract_residuals"))
-    finally:
-        connection.close()
+    return dict(rows(path, "SELECT residual_id, seq FROM contract_residuals ORDER BY seq"))
 
 
 def copy_migrations(tmp_path: Path, extra_revisions: dict[str, str] | None = None) -> Path:

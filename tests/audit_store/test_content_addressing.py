@@ -14,6 +14,7 @@ from store_support import (
     raw_connect,
     residual_ids,
     row_counts,
+    rows,
     spec_residual_id,
     write_jsonl,
 )
@@ -38,12 +39,12 @@ def _ingest_json(path: Path, *files: Path):  # type: ignore[no-untyped-def]
 
 
 def test_ingesting_the_same_file_twice_adds_nothing_the_second_time(
-    db_path: Path, examples_path: Path
+    store_db: Path | str, examples_path: Path
 ) -> None:
-    _, first = _ingest_json(db_path, examples_path)
-    ids, counts = residual_ids(db_path), row_counts(db_path)
+    _, first = _ingest_json(store_db, examples_path)
+    ids, counts = residual_ids(store_db), row_counts(store_db)
 
-    result, second = _ingest_json(db_path, examples_path)
+    result, second = _ingest_json(store_db, examples_path)
 
     assert result.exit_code == 0
     assert first["batches"][0]["tables"] == {
@@ -60,9 +61,9 @@ def test_ingesting_the_same_file_twice_adds_nothing_the_second_time(
         "surface_records": {"new": 0, "present": 0},
         "surface_occurrences": {"new": 0, "present": 0},
     }
-    assert residual_ids(db_path) == ids
+    assert residual_ids(store_db) == ids
     # Only the second batch's own row (and its ledger entry) is new.
-    assert row_counts(db_path) == {**counts, "ingest_batches": 2, "ledger": counts["ledger"] + 1}
+    assert row_counts(store_db) == {**counts, "ingest_batches": 2, "ledger": counts["ledger"] + 1}
 
 
 def test_the_second_batch_records_what_was_already_present(
@@ -79,7 +80,7 @@ def test_the_second_batch_records_what_was_already_present(
 
 
 def test_two_problems_with_the_same_spans_share_one_residual(
-    db_path: Path, tmp_path: Path
+    store_db: Path | str, tmp_path: Path
 ) -> None:
     frames = write_jsonl(tmp_path / "two.jsonl", [
         gained_frame("Tom gained apples.", "delta_quantity_unbound", ref="t1"),
@@ -88,7 +89,7 @@ def test_two_problems_with_the_same_spans_share_one_residual(
     expected = spec_residual_id("unary_delta_transition", "missing_role",
                                 "delta_quantity_unbound", GAINED)
 
-    result, summary = _ingest_json(db_path, frames)
+    result, summary = _ingest_json(store_db, frames)
 
     assert result.exit_code == 0
     assert summary["batches"][0]["tables"] == {
@@ -98,31 +99,29 @@ def test_two_problems_with_the_same_spans_share_one_residual(
         "surface_records": {"new": 0, "present": 0},
         "surface_occurrences": {"new": 0, "present": 0},
     }
-    assert list(residual_ids(db_path)) == [expected]
-    connection = raw_connect(db_path)
-    occurrences = connection.execute(
-        "SELECT a.problem_text, o.ordinal, o.residual_id FROM residual_occurrences o"
-        " JOIN contract_assessments a USING (assessment_id) ORDER BY o.seq").fetchall()
-    connection.close()
+    assert list(residual_ids(store_db)) == [expected]
+    occurrences = rows(
+        store_db, "SELECT a.problem_text, o.ordinal, o.residual_id FROM residual_occurrences o"
+                  " JOIN contract_assessments a USING (assessment_id) ORDER BY o.seq")
     assert occurrences == [("Tom gained apples.", 0, expected),
                            ("Sam gained pears.", 0, expected)]
 
 
 def test_the_same_residual_in_a_later_file_is_present_not_new(
-    db_path: Path, tmp_path: Path
+    store_db: Path | str, tmp_path: Path
 ) -> None:
     first = write_jsonl(tmp_path / "1.jsonl",
                         [gained_frame("Tom gained apples.", "delta_quantity_unbound")])
     second = write_jsonl(tmp_path / "2.jsonl",
                          [gained_frame("Sam gained pears.", "delta_quantity_unbound")])
-    _ingest_json(db_path, first)
-    ids = residual_ids(db_path)
+    _ingest_json(store_db, first)
+    ids = residual_ids(store_db)
 
-    _, summary = _ingest_json(db_path, second)
+    _, summary = _ingest_json(store_db, second)
 
     assert summary["batches"][0]["tables"]["contract_residuals"] == {"new": 0, "present": 1}
     assert summary["batches"][0]["tables"]["residual_occurrences"] == {"new": 1, "present": 0}
-    assert residual_ids(db_path) == ids
+    assert residual_ids(store_db) == ids
 
 
 def _reword_explanations(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,20 +152,20 @@ def test_the_same_key_with_different_content_rejects_the_file_and_writes_nothing
 
 
 def test_a_clash_rejects_only_its_own_file(
-    db_path: Path, tmp_path: Path, examples_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_db: Path | str, tmp_path: Path, examples_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert cli("ingest", "--db", db_path, examples_path).exit_code == 0
+    assert cli("ingest", "--db", store_db, examples_path).exit_code == 0
     clash = write_jsonl(tmp_path / "clash.jsonl",
                         [gained_frame("Sam gained pears.", "delta_quantity_unbound")])
     fine = write_jsonl(tmp_path / "fine.jsonl",
                        [gained_frame("Ann gained 4 pears.", "pronoun_antecedent_unresolved")])
-    counts = row_counts(db_path)
+    counts = row_counts(store_db)
     _reword_explanations(monkeypatch)
 
-    result = cli("ingest", "--db", db_path, clash, fine)
+    result = cli("ingest", "--db", store_db, clash, fine)
 
     assert result.exit_code == 2
-    assert row_counts(db_path) == {
+    assert row_counts(store_db) == {
         "ingest_batches": counts["ingest_batches"] + 1,
         "contract_assessments": counts["contract_assessments"] + 1,
         "contract_residuals": counts["contract_residuals"] + 1,
@@ -176,15 +175,15 @@ def test_a_clash_rejects_only_its_own_file(
 
 
 def test_a_clash_raises_batch_rejected_through_the_api(
-    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_db: Path | str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     line = json.dumps(gained_frame("Tom gained apples.", "delta_quantity_unbound"))
-    with AuditStore.open(str(db_path)) as store:
+    with AuditStore.open(str(store_db)) as store:
         store.ingest([line], source="first")
-        ledger = ledger_rows(db_path)
+        ledger = ledger_rows(store_db)
         _reword_explanations(monkeypatch)
         with pytest.raises(BatchRejected) as rejected:
             store.ingest([json.dumps(gained_frame("Sam gained pears.",
                                                   "delta_quantity_unbound"))], source="second")
     assert rejected.value.summary.failure_count == 1
-    assert ledger_rows(db_path) == ledger
+    assert ledger_rows(store_db) == ledger

@@ -1,0 +1,151 @@
+"""The same revisions on PostgreSQL: pytest-alembic's checks, triggers after every revision,
+rows kept, and a failed upgrade that leaves the schema as it was (transactional DDL)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.script import ScriptDirectory
+from backends import raw_query
+from pytest_alembic.tests import (
+    test_model_definitions_match_ddl,
+    test_single_head_revision,
+    test_up_down_consistency,
+    test_upgrade,
+)
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from store_support import copy_migrations, revision_source
+
+from store.db.engine import create_store_engine
+from store.db.schema_version import alembic_config, current_revision, downgrade, upgrade
+from store.db.writer import append_batch
+
+pytestmark = pytest.mark.postgres
+
+__all__ = [
+    "test_model_definitions_match_ddl",
+    "test_single_head_revision",
+    "test_up_down_consistency",
+    "test_upgrade",
+]
+
+PG_OPS = ("update", "delete", "truncate")
+
+
+@pytest.fixture
+def alembic_engine(pg_url: str) -> Iterator[Engine]:
+    """pytest-alembic's built-in tests run on an empty PostgreSQL schema here."""
+    engine = create_store_engine(pg_url)
+    yield engine
+    engine.dispose()
+
+
+def _revisions_oldest_first(script_location: Path | None = None) -> list[str]:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://", script_location))
+    return [rev.revision for rev in reversed(list(script.walk_revisions()))]
+
+
+def _tables(url: str) -> set[str]:
+    rows = raw_query(url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    return {r[0] for r in rows} - {"alembic_version"}  # type: ignore[misc]
+
+
+def _triggers(url: str) -> set[str]:
+    rows = raw_query(url, "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = "
+                          "t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+                          "WHERE NOT t.tgisinternal AND n.nspname = current_schema()")
+    return {r[0] for r in rows}  # type: ignore[misc]
+
+
+def _expected_triggers(tables: set[str]) -> set[str]:
+    return {f"{t}_append_only_{op}" for t in tables for op in PG_OPS}
+
+
+def _revision(url: str) -> str | None:
+    engine = create_store_engine(url, read_only=True)
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
+
+
+def _ingest(url: str, path: Path) -> None:
+    engine = create_store_engine(url, write=True)
+    try:
+        with path.open("rb") as stream:
+            append_batch(engine, stream, "examples")
+    finally:
+        engine.dispose()
+
+
+def _snapshot(url: str) -> dict[str, object]:
+    """The schema's catalog (tables, columns, indexes, triggers) and every row."""
+    snapshot: dict[str, object] = {
+        "columns": raw_query(url, "SELECT table_name, column_name, data_type, is_nullable "
+                                  "FROM information_schema.columns WHERE table_schema = "
+                                  "current_schema() ORDER BY 1, 2"),
+        "indexes": raw_query(url, "SELECT indexname, indexdef FROM pg_indexes "
+                                  "WHERE schemaname = current_schema() ORDER BY 1"),
+        "triggers": sorted(_triggers(url)),
+        "functions": raw_query(url, "SELECT p.proname FROM pg_proc p JOIN pg_namespace n "
+                                    "ON n.oid = p.pronamespace WHERE n.nspname = "
+                                    "current_schema() ORDER BY 1"),
+    }
+    for table in sorted(_tables(url) | {"alembic_version"}):
+        snapshot[table] = raw_query(url, f"SELECT * FROM {table} ORDER BY 1")
+    return snapshot
+
+
+def test_append_only_triggers_exist_after_every_revision_and_downgrade(pg_url: str) -> None:
+    revisions = _revisions_oldest_first()
+    for revision in revisions:
+        upgrade(pg_url, revision)
+        tables = _tables(pg_url)
+        assert tables, revision
+        assert _triggers(pg_url) == _expected_triggers(tables), revision
+    for revision in reversed(revisions[:-1]):
+        downgrade(pg_url, revision)
+        assert _triggers(pg_url) == _expected_triggers(_tables(pg_url)), revision
+    downgrade(pg_url, "base")
+    assert _tables(pg_url) == set() and _triggers(pg_url) == set()
+    assert _revision(pg_url) is None
+
+
+def test_rows_survive_upgrade_and_downgrade(pg_url: str, examples_path: Path) -> None:
+    revisions = _revisions_oldest_first()
+    upgrade(pg_url, revisions[0])
+    _ingest(pg_url, examples_path)
+    before = _snapshot(pg_url)
+    rows = {t: before[t] for t in ("contract_residuals", "ledger", "ingest_batches")}
+    upgrade(pg_url, "head")
+    after = _snapshot(pg_url)
+    assert {t: after[t] for t in rows} == rows
+    downgrade(pg_url, revisions[0])
+    assert _snapshot(pg_url) == before
+
+
+FAILING_REVISION = revision_source(
+    "9001", "0002",
+    upgrade="""\
+op.create_table("half_done", sa.Column("id", sa.Integer(), primary_key=True))
+op.execute("INSERT INTO half_done (id) VALUES (1)")
+op.execute("DROP TRIGGER ledger_append_only_delete ON ledger")
+raise RuntimeError("this revision fails after creating a table")""",
+    doc="test: creates a table, drops a trigger, then fails",
+)
+
+
+def test_a_failed_upgrade_leaves_the_schema_as_it_was(tmp_path: Path, pg_url: str,
+                                                      examples_path: Path) -> None:
+    scripts = copy_migrations(tmp_path, {"9001_fails.py": FAILING_REVISION})
+    upgrade(pg_url, "0002", scripts)
+    _ingest(pg_url, examples_path)
+    before = _snapshot(pg_url)
+    with pytest.raises((RuntimeError, SQLAlchemyError), match="this revision fails"):
+        upgrade(pg_url, "head", scripts)
+    assert _snapshot(pg_url) == before
+    assert _revision(pg_url) == "0002"
+    assert "half_done" not in _tables(pg_url)

@@ -1,0 +1,130 @@
+"""Every command takes `--db postgresql+psycopg://...` (one store per schema)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from backends import raw_query
+from surface_helpers import cli
+
+pytestmark = pytest.mark.postgres
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = [REPO / "examples" / name for name in (
+    "adr_0225_frames.jsonl", "core_frames_families.jsonl", "adr_0052_surfaces.jsonl")]
+
+
+def _ok(*args: str | Path) -> str:
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_db_upgrade_current_and_downgrade(pg_url: str) -> None:
+    _ok("db", "upgrade", "--db", pg_url)
+    assert _ok("db", "current", "--db", pg_url).strip() == "0002 (at head)"
+    assert {r[0] for r in raw_query(pg_url, "SELECT tablename FROM pg_tables "
+                                            "WHERE schemaname = current_schema()")} == {
+        "alembic_version", "ingest_batches", "contract_assessments", "contract_residuals",
+        "residual_occurrences", "surface_records", "surface_occurrences", "ledger"}
+    _ok("db", "downgrade", "0001", "--db", pg_url)
+    assert _ok("db", "current", "--db", pg_url).strip().startswith("0001")
+    _ok("db", "upgrade", "--db", pg_url)
+    assert _ok("db", "current", "--db", pg_url).strip() == "0002 (at head)"
+
+
+def test_ingest_verify_checkpoint_query(pg_url: str) -> None:
+    out = json.loads(_ok("ingest", "--json", "--db", pg_url, EXAMPLES[0]))
+    assert out["batches"][0]["tables"]["contract_residuals"]["new"] == 6
+    for path in EXAMPLES[1:]:
+        _ok("ingest", "--db", pg_url, path)
+    seq, head = _ok("checkpoint", "--db", pg_url).split()
+    assert int(seq) == raw_query(pg_url, "SELECT max(seq) FROM ledger")[0][0]
+    verified = _ok("verify", "--db", pg_url, "--checkpoint", f"{seq}:{head}")
+    assert verified.strip() == f"intact: {seq} ledger rows, head {seq}:{head}"
+    answer = json.loads(_ok("query", "--db", pg_url, "{ ledger { length headHash } }"))
+    assert answer == {"data": {"ledger": {"length": int(seq), "headHash": head}}}
+
+
+def test_a_bad_file_writes_nothing(pg_url: str, tmp_path: Path) -> None:
+    _ok("ingest", "--db", pg_url, EXAMPLES[0])
+    before = raw_query(pg_url, "SELECT count(*) FROM ledger")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(EXAMPLES[1].read_text() + "not json\n")
+    result = cli("ingest", "--db", pg_url, bad)
+    assert result.exit_code == 2
+    assert raw_query(pg_url, "SELECT count(*) FROM ledger") == before
+
+
+def test_surface_record(pg_url: str) -> None:
+    shown = json.loads(_ok("surface", "knowledge", "--intent", "cause", "--record",
+                           "--db", pg_url))
+    assert shown["grounding_source"] == "teaching"
+    assert raw_query(pg_url, "SELECT grounding_source, surface FROM surface_records") == [
+        ("teaching", shown["surface"])]
+    assert raw_query(pg_url, "SELECT count(*) FROM surface_occurrences") == [(1,)]
+    assert _ok("verify", "--db", pg_url).startswith("intact: ")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve(pg_url: str) -> None:
+    _ok("ingest", "--db", pg_url, EXAMPLES[0])
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CORE_AUDIT_")}
+    command = Path(sys.executable).parent / "core-audit"
+    server = subprocess.Popen(
+        [str(command), "serve", "--db", pg_url, "--port", str(port)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert server.poll() is None, server.stdout.read() if server.stdout else ""
+            assert time.monotonic() < deadline, "server did not come up"
+            time.sleep(0.2)
+        response = httpx.post(f"{base}/graphql",
+                              json={"query": "{ ledger { length } residuals { totalCount } }"})
+        body = response.json()
+        assert body["data"]["ledger"]["length"] == raw_query(
+            pg_url, "SELECT count(*) FROM ledger")[0][0]
+        assert body["data"]["residuals"]["totalCount"] == raw_query(
+            pg_url, "SELECT count(*) FROM contract_residuals")[0][0]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_a_nul_character_rejects_the_file_cleanly(pg_url: str, tmp_path: Path) -> None:
+    # PostgreSQL text cannot hold U+0000: the line is named and nothing is written.
+    _ok("ingest", "--db", pg_url, EXAMPLES[0])
+    before = raw_query(pg_url, "SELECT count(*) FROM ledger")
+    record = {"problem_text": "Tom gained\u0000 apples.", "contract_assessments": [{
+        "candidate_organ": "unary_delta_transition",
+        "missing_bindings": ["delta_quantity_unbound"], "unresolved_hazards": [],
+        "runnable": False, "explanation": "x",
+        "evidence_spans": [{"text": "gained", "start": 4, "end": 10, "sentence_index": None}]}]}
+    path = tmp_path / "nul.jsonl"
+    path.write_text(EXAMPLES[1].read_text() + json.dumps(record) + "\n")
+    result = cli("ingest", "--db", pg_url, path)
+    assert result.exit_code == 2
+    lines = len(EXAMPLES[1].read_text().splitlines()) + 1
+    assert f"{path}:{lines}: a text value holds U+0000 (NUL)" in result.stderr
+    assert raw_query(pg_url, "SELECT count(*) FROM ledger") == before
