@@ -125,14 +125,11 @@ class SurfaceFacets:
 
     @classmethod
     def of(cls, facets: queries.SurfaceFacets) -> SurfaceFacets:
-        def facet_list(items: list[queries.FacetCount]) -> list[FacetCount]:
-            return [FacetCount.of(f) for f in items]
-
         return cls(
             total=facets.total,
             occurrences=facets.occurrences,
-            by_grounding_source=facet_list(facets.by_grounding_source),
-            by_corpus=facet_list(facets.by_corpus),
-            by_intent=facet_list(facets.by_intent),
-            by_verification=facet_list(facets.by_verification),
+            by_grounding_source=FacetCount.list_of(facets.by_grounding_source),
+            by_corpus=FacetCount.list_of(facets.by_corpus),
+            by_intent=FacetCount.list_of(facets.by_intent),
+            by_verification=FacetCount.list_of(facets.by_verification),
         )

@@ -218,6 +218,10 @@ class FacetCount:
     def of(cls, facet: queries.FacetCount) -> FacetCount:
         return cls(value=facet.value, count=facet.count, occurrences=facet.occurrences)
 
+    @classmethod
+    def list_of(cls, facets: list[queries.FacetCount]) -> list[FacetCount]:
+        return [cls.of(facet) for facet in facets]
+
 
 @strawberry.type(description="Counts over the filtered residuals; lists by count desc, value.")
 class ResidualFacets:
@@ -231,17 +235,14 @@ class ResidualFacets:
 
     @classmethod
     def of(cls, facets: queries.ResidualFacets) -> ResidualFacets:
-        def facet_list(items: list[queries.FacetCount]) -> list[FacetCount]:
-            return [FacetCount.of(f) for f in items]
-
         return cls(
             total=facets.total,
             occurrences=facets.occurrences,
-            by_kind=facet_list(facets.by_kind),
-            by_axis=facet_list(facets.by_axis),
-            by_organ=facet_list(facets.by_organ),
-            by_family=facet_list(facets.by_family),
-            by_code=facet_list(facets.by_code),
+            by_kind=FacetCount.list_of(facets.by_kind),
+            by_axis=FacetCount.list_of(facets.by_axis),
+            by_organ=FacetCount.list_of(facets.by_organ),
+            by_family=FacetCount.list_of(facets.by_family),
+            by_code=FacetCount.list_of(facets.by_code),
         )
 
 

@@ -12,7 +12,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect
 
 from store.bundled import bundled_dir
+from store.db.engine import create_store_engine, sqlite_path
 from store.db.errors import StoreError
+from store.db.writer import lock_chain_tip
 
 
 def alembic_config(url: str, script_location: Path | None = None) -> Config:
@@ -85,9 +87,6 @@ def _create_at_head(url: str) -> None:
     Two processes opening a new store at once both find no revision; without the lock both
     would run the first revision and one would fail ("database is locked" or "table exists").
     """
-    from store.db.engine import create_store_engine
-    from store.db.writer import lock_chain_tip
-
     engine = create_store_engine(url, write=True)  # SQLite: BEGIN IMMEDIATE waits its turn
     try:
         with engine.begin() as connection:
@@ -104,7 +103,5 @@ def _create_at_head(url: str) -> None:
 
 
 def _shown(url: str) -> str:
-    from store.db.engine import sqlite_path
-
     path = sqlite_path(url)
     return str(path) if path is not None else url
