@@ -30,15 +30,16 @@ def _ok(*args: str | Path) -> str:
 
 def test_db_upgrade_current_and_downgrade(pg_url: str) -> None:
     _ok("db", "upgrade", "--db", pg_url)
-    assert _ok("db", "current", "--db", pg_url).strip() == "0002 (at head)"
+    assert _ok("db", "current", "--db", pg_url).strip() == "0003 (at head)"
     assert {r[0] for r in raw_query(pg_url, "SELECT tablename FROM pg_tables "
                                             "WHERE schemaname = current_schema()")} == {
         "alembic_version", "ingest_batches", "contract_assessments", "contract_residuals",
-        "residual_occurrences", "surface_records", "surface_occurrences", "ledger"}
+        "residual_occurrences", "surface_records", "surface_occurrences", "residual_tallies",
+        "ledger"}
     _ok("db", "downgrade", "0001", "--db", pg_url)
     assert _ok("db", "current", "--db", pg_url).strip().startswith("0001")
     _ok("db", "upgrade", "--db", pg_url)
-    assert _ok("db", "current", "--db", pg_url).strip() == "0002 (at head)"
+    assert _ok("db", "current", "--db", pg_url).strip() == "0003 (at head)"
 
 
 def test_ingest_verify_checkpoint_query(pg_url: str) -> None:

@@ -21,10 +21,11 @@ EXAMPLES = [REPO / "examples" / name for name in (
 
 
 def _dump(url: str) -> dict[str, list[dict[str, Any]]]:
-    """Every row of every table in seq order, batch times included."""
+    """Every row of every table in key order, batch times included."""
     with AuditStore.open(url, read_only=True) as store, store.engine.connect() as connection:
         return {name: [dict(r) for r in connection.execute(
-                    select(metadata.tables[name]).order_by(metadata.tables[name].c.seq)
+                    select(metadata.tables[name]).order_by(
+                        *metadata.tables[name].primary_key.columns)
                 ).mappings()] for name in APPEND_ONLY_TABLES}
 
 

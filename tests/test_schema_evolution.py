@@ -1,4 +1,4 @@
-"""The users' scenario: a store written at revision 0001 meets a core-audit whose head is 0002.
+"""The users' scenario: a store written at revision 0001 meets a newer core-audit (head 0003).
 
 tests/data/store-rev0001.db was written by an earlier commit (tests/data/README.md) and is
 never regenerated. Every test works on a copy of it.
@@ -33,6 +33,8 @@ def trigger_names(*tables: str) -> set[str]:
 
 REV0001_TRIGGERS = trigger_names(*REV0001_TABLES)
 REV0002_TRIGGERS = trigger_names(*SURFACE_TABLES)
+HEAD = "0003"  # revision 0003 adds residual_tallies
+HEAD_TRIGGERS = REV0001_TRIGGERS | REV0002_TRIGGERS | trigger_names("residual_tallies")
 
 SURFACE_LINES = [
     {"grounding_source": "teaching", "surface": LIGHT_SURFACE, "subject": "light",
@@ -101,10 +103,10 @@ def test_upgrade_keeps_every_row_id_and_ledger_hash(old_store: Path) -> None:
     before = dumps_of(old_store)
     assert len(before["ledger"]) == 133
     upgraded(old_store)
-    assert revision(old_store) == "0002"
+    assert revision(old_store) == HEAD
     assert dumps_of(old_store) == before
     current = cli("db", "current", "--db", old_store)
-    assert current.stdout.strip() == "0002 (at head)"
+    assert current.stdout.strip() == f"{HEAD} (at head)"
     verify = cli("verify", "--db", old_store, "--checkpoint", REV0001_CHECKPOINT)
     assert verify.exit_code == 0, verify.output
     assert verify.stdout.strip() == f"intact: 133 ledger rows, head {REV0001_CHECKPOINT}"
@@ -114,8 +116,38 @@ def test_upgrade_keeps_every_row_id_and_ledger_hash(old_store: Path) -> None:
 
 def test_upgrade_leaves_the_triggers_of_both_revisions(old_store: Path) -> None:
     upgraded(old_store)
-    assert triggers(old_store) == REV0001_TRIGGERS | REV0002_TRIGGERS
-    assert tables(old_store) == {*REV0001_TABLES, *SURFACE_TABLES, "alembic_version"}
+    assert triggers(old_store) == HEAD_TRIGGERS
+    assert tables(old_store) == {*REV0001_TABLES, *SURFACE_TABLES, "residual_tallies",
+                                 "alembic_version"}
+
+
+# Per batch and combination, straight from the revision-0001 rows (no tallies involved).
+DIRECT_TALLIES = """
+SELECT batch_id, residual_kind, source_axis, candidate_organ, family_id, residual_code,
+       SUM(residuals), SUM(occurrences) FROM (
+  SELECT batch_id, residual_kind, source_axis, candidate_organ, family_id, residual_code,
+         1 AS residuals, 0 AS occurrences FROM contract_residuals
+  UNION ALL
+  SELECT o.batch_id, r.residual_kind, r.source_axis, r.candidate_organ, r.family_id,
+         r.residual_code, 0, 1
+  FROM residual_occurrences o JOIN contract_residuals r USING (residual_id))
+GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5 NULLS FIRST, 6"""
+
+
+def test_upgrade_backfills_the_tallies_of_the_batches_already_stored(old_store: Path) -> None:
+    expected = query(old_store, DIRECT_TALLIES)
+    upgraded(old_store)
+    stored = query(old_store, (
+        "SELECT batch_id, residual_kind, source_axis, candidate_organ, family_id, "
+        "residual_code, residuals, occurrences FROM residual_tallies "
+        "ORDER BY batch_id, ordinal"))
+    assert stored == expected
+    assert {row[0] for row in stored} == {1, 2}  # both stored batches hold residuals
+    [(residuals, occurrences)] = query(
+        old_store, "SELECT SUM(residuals), SUM(occurrences) FROM residual_tallies")
+    assert (residuals, occurrences) == tuple(query(old_store, (
+        "SELECT (SELECT COUNT(*) FROM contract_residuals),"
+        " (SELECT COUNT(*) FROM residual_occurrences)"))[0])
 
 
 def test_upgrade_is_idempotent_at_head(old_store: Path) -> None:
@@ -165,9 +197,9 @@ def test_downgrade_with_surface_rows_is_refused(old_store: Path, tmp_path: Path)
         old_store, "SELECT seq, chain_hash FROM ledger ORDER BY seq DESC LIMIT 1")
     result = cli("db", "downgrade", "0001", "--db", old_store)
     assert result.exit_code != 0
-    assert revision(old_store) == "0002"
+    assert revision(old_store) == HEAD
     assert dump(old_store) == before
-    assert triggers(old_store) == REV0001_TRIGGERS | REV0002_TRIGGERS
+    assert triggers(old_store) == HEAD_TRIGGERS
     verify = cli("verify", "--db", old_store, "--checkpoint", f"{tip_seq}:{tip_hash}")
     assert verify.exit_code == 0, verify.output
 

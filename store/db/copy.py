@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 
 from store.db.audit_store import AuditStore
 from store.db.errors import StoreError
 from store.db.ledger import read_tip
-from store.db.tables import LEDGERED_KEYS, ledger, metadata
+from store.db.tables import LEDGERED_KEYS, ingest_batches, ledger, metadata, residual_tallies
 from store.db.verify import VerifyReport
 from store.db.writer import insert_rows, lock_chain_tip
 
@@ -59,6 +59,9 @@ def _common_prefix(src: Connection, dst: Connection) -> int:
 
 def _copy_after(src: Connection, dst: Connection, start: int) -> int:
     copied = 0
+    # A ledger prefix ends with a batch row, so the target holds whole batches.
+    last_batch = dst.execute(select(func.coalesce(func.max(ingest_batches.c.batch_id), 0))
+                             ).scalar_one()
     for table in (*LEDGERED_KEYS, "ledger"):
         t = metadata.tables[table]
         result = src.execution_options(yield_per=COPY_CHUNK).execute(
@@ -68,4 +71,7 @@ def _copy_after(src: Connection, dst: Connection, start: int) -> int:
             insert_rows(dst, table, [dict(row) for row in chunk])
             if table == "ledger":
                 copied += len(chunk)
+    tallies = src.execute(select(residual_tallies).where(residual_tallies.c.batch_id > last_batch)
+                          .order_by(residual_tallies.c.batch_id, residual_tallies.c.ordinal))
+    insert_rows(dst, "residual_tallies", [dict(row) for row in tallies.mappings()])
     return copied

@@ -19,6 +19,7 @@ from sqlalchemy import (
     Connection,
     Select,
     Subquery,
+    Table,
     false,
     func,
     literal_column,
@@ -27,11 +28,13 @@ from sqlalchemy import (
 )
 
 from store.db.ledger import read_tip
+from store.db.tables import TALLY_DIMENSIONS
 from store.db.tables import contract_assessments as assessments_t
 from store.db.tables import contract_residuals as residuals_t
 from store.db.tables import ingest_batches as batches_t
 from store.db.tables import ledger as ledger_t
 from store.db.tables import residual_occurrences as occurrences_t
+from store.db.tables import residual_tallies as tallies_t
 from store.db.tables import surface_occurrences as sightings_t
 from store.db.tables import surface_records as surfaces_t
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
@@ -239,13 +242,14 @@ class ResidualFilter:
     axis: Sequence[ResidualSourceAxis] | None = None
     code: Sequence[str] | None = None
 
-    def conditions(self) -> list[ColumnElement[bool]]:
+    def conditions(self, table: Table = residuals_t) -> list[ColumnElement[bool]]:
+        """On contract_residuals, or on residual_tallies (same column names)."""
         pairs: list[tuple[Any, Sequence[Any] | None]] = [
-            (residuals_t.c.candidate_organ, self.organ),
-            (residuals_t.c.family_id, self.family_id),
-            (residuals_t.c.residual_kind, _values(self.kind)),
-            (residuals_t.c.source_axis, _values(self.axis)),
-            (residuals_t.c.residual_code, self.code),
+            (table.c.candidate_organ, self.organ),
+            (table.c.family_id, self.family_id),
+            (table.c.residual_kind, _values(self.kind)),
+            (table.c.source_axis, _values(self.axis)),
+            (table.c.residual_code, self.code),
         ]
         return [_any_of(column, values) for column, values in pairs if values]
 
@@ -455,7 +459,11 @@ def list_residuals(
 
 
 def count_residuals(connection: Connection, where: ResidualFilter | None = None) -> int:
-    return _count(connection, _residuals_select(where))
+    """Matching residuals, summed from the tallies (every filter field is a tally column)."""
+    tallies = _tallies(where).subquery("tallies")
+    # int(): PostgreSQL's sum() of integers is bigint or numeric.
+    return int(connection.execute(
+        select(func.coalesce(func.sum(tallies.c.residuals), 0))).scalar_one())
 
 
 def occurrence_counts(connection: Connection, residual_ids: Sequence[str]) -> dict[str, int]:
@@ -511,19 +519,12 @@ def count_occurrences(connection: Connection, residual_id: str) -> int:
 
 
 def _facet_counts(
-    connection: Connection, filtered: Subquery, column_names: Sequence[str]
+    connection: Connection, combos: Subquery, column_names: Sequence[str]
 ) -> tuple[int, int, list[list[FacetCount]]]:
-    """Totals and per-value counts over `filtered` (rows with a `sightings` column), in SQL.
-
-    One statement, one pass over `filtered`: it is grouped once by every facet column
-    together (`combos`, a few hundred rows), and each facet sums those groups.
+    """Totals and per-value counts from `combos`: rows grouped by every facet column at once
+    (a few hundred), each with `n` records and `s` sightings. One statement; each facet sums
+    the groups.
     """
-    columns = [filtered.c[name] for name in column_names]
-    combos = (
-        select(*columns, func.count().label("n"), func.sum(filtered.c.sightings).label("s"))
-        .group_by(*columns)
-        .cte("combos")
-    )
     facets = union_all(*(
         select(
             literal_column(str(index)).label("facet"),
@@ -547,23 +548,23 @@ def _facet_counts(
     return total, occurrences, lists
 
 
+def _tallies(where: ResidualFilter | None) -> Select[Any]:
+    return select(tallies_t).where(*(where.conditions(tallies_t) if where else []))
+
+
 def residual_facets(connection: Connection, where: ResidualFilter | None = None) -> ResidualFacets:
-    """Counts per kind, axis, organ, family and code over the filtered residuals, in SQL."""
-    sightings = (
-        select(occurrences_t.c.residual_id, func.count().label("n"))
-        .group_by(occurrences_t.c.residual_id)
-        .subquery("sightings")
-    )
-    filtered = (
-        _residuals_select(where)
-        .add_columns(func.coalesce(sightings.c.n, 0).label("sightings"))
-        .outerjoin(sightings, sightings.c.residual_id == residuals_t.c.residual_id)
-        .subquery("filtered")
+    """Counts per kind, axis, organ, family and code over the filtered residuals: sums of the
+    batches' tallies, so the cost follows the number of batches, not of residuals."""
+    tallies = _tallies(where).subquery("tallies")
+    dims = [tallies.c[name] for name in TALLY_DIMENSIONS]
+    combos = (
+        select(*dims, func.sum(tallies.c.residuals).label("n"),
+               func.sum(tallies.c.occurrences).label("s"))
+        .group_by(*dims)
+        .cte("combos")
     )
     total, occurrences, (by_kind, by_axis, by_organ, by_family, by_code) = _facet_counts(
-        connection, filtered,
-        ("residual_kind", "source_axis", "candidate_organ", "family_id", "residual_code"),
-    )
+        connection, combos, TALLY_DIMENSIONS)
     return ResidualFacets(
         total=total,
         occurrences=occurrences,
@@ -724,9 +725,15 @@ def surface_facets(connection: Connection, where: SurfaceFilter | None = None) -
         .outerjoin(sightings, sightings.c.surface_id == surfaces_t.c.surface_id)
         .subquery("filtered")
     )
-    total, occurrences, (by_source, by_corpus, by_intent, by_verification) = _facet_counts(
-        connection, filtered, ("grounding_source", "corpus_id", "intent", "verification")
+    names = ("grounding_source", "corpus_id", "intent", "verification")
+    combos = (
+        select(*(filtered.c[name] for name in names), func.count().label("n"),
+               func.sum(filtered.c.sightings).label("s"))
+        .group_by(*(filtered.c[name] for name in names))
+        .cte("combos")
     )
+    total, occurrences, (by_source, by_corpus, by_intent, by_verification) = _facet_counts(
+        connection, combos, names)
     return SurfaceFacets(
         total=total,
         occurrences=occurrences,

@@ -33,14 +33,13 @@ def _seq() -> Column[int]:
     return Column("seq", Integer, nullable=False, index=True)
 
 
-def _batch() -> Column[int]:
+def _batch_reference() -> ForeignKey:
     # Deferred: a batch's own row is written last, once its counts are known.
-    return Column(
-        "batch_id",
-        Integer,
-        ForeignKey("ingest_batches.batch_id", deferrable=True, initially="DEFERRED"),
-        nullable=False,
-    )
+    return ForeignKey("ingest_batches.batch_id", deferrable=True, initially="DEFERRED")
+
+
+def _batch() -> Column[int]:
+    return Column("batch_id", Integer, _batch_reference(), nullable=False)
 
 
 ingest_batches = Table(
@@ -163,6 +162,28 @@ surface_occurrences = Table(
     Index(None, "surface_id", "seq"),
 )
 
+# Derived, not ledgered: per batch, the residuals and occurrences it added for each
+# (kind, axis, organ, family, code). Facets and filtered counts sum these few rows instead of
+# scanning every residual; `verify` recomputes them from the ledgered rows.
+residual_tallies = Table(
+    "residual_tallies",
+    metadata,
+    Column("batch_id", Integer, _batch_reference(), primary_key=True, autoincrement=False),
+    Column("ordinal", Integer, primary_key=True, autoincrement=False),
+    Column("residual_kind", Text, nullable=False),
+    Column("source_axis", Text, nullable=False),
+    Column("candidate_organ", Text, nullable=False),
+    Column("family_id", Text, nullable=True),
+    Column("residual_code", Text, nullable=False),
+    Column("residuals", Integer, nullable=False),
+    Column("occurrences", Integer, nullable=False),
+)
+
+# The columns a tally groups by, in its sort order.
+TALLY_DIMENSIONS: tuple[str, ...] = (
+    "residual_kind", "source_axis", "candidate_organ", "family_id", "residual_code",
+)
+
 ledger = Table(
     "ledger",
     metadata,
@@ -184,5 +205,5 @@ LEDGERED_KEYS: dict[str, tuple[str, ...]] = {
     "surface_occurrences": ("occurrence_id",),
 }
 
-# Every table the append-only triggers guard (the ledger too).
-APPEND_ONLY_TABLES: tuple[str, ...] = (*LEDGERED_KEYS, "ledger")
+# Every table the append-only triggers guard (the ledger and the tallies too).
+APPEND_ONLY_TABLES: tuple[str, ...] = (*LEDGERED_KEYS, "residual_tallies", "ledger")

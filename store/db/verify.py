@@ -10,6 +10,7 @@ from sqlalchemy import Connection, select, text
 from store.db.ledger import GENESIS, Checkpoint, chain_hash, row_hash
 from store.db.rows import ledger_key
 from store.db.tables import APPEND_ONLY_TABLES, LEDGERED_KEYS, ledger, metadata
+from store.db.tallies import recomputed_tallies, stored_tallies
 
 _SQLITE_TRIGGER_OPS = ("update", "delete", "insert")
 _PG_TRIGGER_OPS = ("update", "delete", "truncate")
@@ -122,6 +123,20 @@ def _row_problems(connection: Connection, table: str) -> Iterator[Problem]:
         yield Problem(entry.seq, table, entry.row_key, "row is missing (deleted out of band)")
 
 
+def _tally_problems(connection: Connection) -> Iterator[Problem]:
+    """The derived tallies must be exactly what the ledgered rows add up to, batch by batch."""
+    stored = stored_tallies(connection)
+    for batch_id, expected in recomputed_tallies(connection):
+        found = stored.pop(batch_id, [])
+        if found != expected:
+            yield Problem(None, "residual_tallies", f"batch {batch_id}",
+                          f"{len(found)} tally rows do not match the {len(expected)} the "
+                          "batch's residuals and occurrences add up to")
+    for batch_id, found in stored.items():
+        yield Problem(None, "residual_tallies", f"batch {batch_id}",
+                      f"{len(found)} tally rows for a batch without residuals")
+
+
 def verify_store(connection: Connection, checkpoint: Checkpoint | None = None) -> VerifyReport:
     report = VerifyReport()
     problems: list[Problem] = []
@@ -139,8 +154,10 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None) -
     problems.extend(Problem(None, name, "", "ledger names an unknown table") for name in unknown)
     if checkpoint is not None:
         problems.extend(_checkpoint_problems(connection, checkpoint))
-    # Structural problems (no seq) first, then rows in ledger order.
+    # Structural problems (no seq) first, then rows in ledger order, then the derived
+    # tallies (a changed row also upsets its batch's tallies: name the row first).
     problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
+    problems.extend(_tally_problems(connection))
     report.problems = problems[:MAX_PROBLEMS]
     return report
 

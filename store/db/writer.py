@@ -14,6 +14,7 @@ from store import __version__
 from store.db.ledger import LedgerAppender, read_tip
 from store.db.rows import PendingRow, RegistryProvider, ledger_key, record_rows
 from store.db.tables import LEDGERED_KEYS, ingest_batches, metadata
+from store.db.tallies import BatchTally, Combo, combo_of
 from store.model.jsonl import MAX_LINE_BYTES, iter_json_lines
 from store.model.parsing import RecordError
 from store.model.teaching_surface import default_registry
@@ -153,6 +154,7 @@ class _BatchWriter:
         self.pending: list[tuple[int, PendingRow]] = []
         # Residual ids repeat across frames: remember their stored content, boundedly.
         self.residuals: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.tally = BatchTally()
 
     def add(self, line: int, rows: list[PendingRow]) -> None:
         self.pending.extend((line, row) for row in rows)
@@ -199,6 +201,11 @@ class _BatchWriter:
         stored = self._lookup()
         inserts: dict[str, list[dict[str, Any]]] = {table: [] for table in stored}
         ledger_rows: list[dict[str, Any]] = []
+        # A frame's occurrences and their residuals arrive together, so within one chunk.
+        combos: dict[str, Combo] = {
+            p.row["residual_id"]: combo_of(p.row)
+            for _, p in self.pending if p.table == "contract_residuals"
+        }
         for line, p in self.pending:
             counts = self.summary.tables[p.table]
             existing = stored[p.table].get(p.key)
@@ -216,6 +223,10 @@ class _BatchWriter:
             inserts[p.table].append(row)
             stored[p.table][p.key] = p.row  # later sightings in this batch are "present"
             counts.new += 1
+            if p.table == "contract_residuals":
+                self.tally.add(combos[p.row["residual_id"]], residuals=1)
+            elif p.table == "residual_occurrences":
+                self.tally.add(combos[p.row["residual_id"]], occurrences=1)
         self.pending.clear()
         if self.summary.rejected:
             return
@@ -240,6 +251,7 @@ class _BatchWriter:
         ledger_row = self.appender.stamp("ingest_batches", str(self.batch_id), row)
         insert_rows(self.connection, "ingest_batches", [row])
         insert_rows(self.connection, "ledger", [ledger_row])
+        insert_rows(self.connection, "residual_tallies", self.tally.rows(self.batch_id))
 
 
 def append_batch(

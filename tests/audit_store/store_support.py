@@ -31,8 +31,9 @@ TABLES = (
 APPEND_ONLY_OPS = ("update", "delete", "insert")
 EXPECTED_TRIGGERS = frozenset(f"{t}_append_only_{op}" for t in TABLES for op in APPEND_ONLY_OPS)
 SURFACE_TABLES = ("surface_records", "surface_occurrences")  # revision 0002
+TALLY_TABLES = ("residual_tallies",)  # revision 0003
 HEAD_TRIGGERS = EXPECTED_TRIGGERS | {
-    f"{t}_append_only_{op}" for t in SURFACE_TABLES for op in APPEND_ONLY_OPS
+    f"{t}_append_only_{op}" for t in (*SURFACE_TABLES, *TALLY_TABLES) for op in APPEND_ONLY_OPS
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -35,8 +37,18 @@ def _revisions_oldest_first(script_location: Path | None = None) -> list[str]:
     return [rev.revision for rev in reversed(list(script.walk_revisions()))]
 
 
+HEAD = "0003"
+REV0001_STORE = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
+
+
+def _store_written_at_the_first_revision(db_path: Path) -> None:
+    """The writer writes head's tables, so an older store is the one an older commit wrote."""
+    shutil.copyfile(REV0001_STORE, db_path)
+
+
 def _ingest_at_current_revision(db_path: Path, examples_path: Path) -> None:
-    """Write through the writer directly: AuditStore.open would refuse a store behind head."""
+    """Write through the writer directly (at head's tables): AuditStore.open would refuse a
+    store that a test revision put beyond head."""
     engine = create_store_engine(url_of(db_path), write=True)
     try:
         with examples_path.open("rb") as stream:
@@ -56,7 +68,7 @@ def _revision_of(db_path: Path) -> str | None:
 # A revision in the style the DESIGN warns about: batch mode on SQLite copies the table and
 # drops its triggers, so the revision recreates them.
 BATCH_MODE_REVISION = revision_source(
-    "9001", "0002",
+    "9001", HEAD,
     upgrade="""\
 with op.batch_alter_table("contract_residuals", recreate="always") as batch:
     batch.add_column(sa.Column("note", sa.Text(), nullable=True))
@@ -112,9 +124,10 @@ def test_downgrade_to_base_removes_every_table_and_trigger(db_path: Path) -> Non
 def test_rows_from_the_first_revision_survive_upgrade_to_head(
     db_path: Path, examples_path: Path
 ) -> None:
-    upgrade(url_of(db_path), _revisions_oldest_first()[0])
-    _ingest_at_current_revision(db_path, examples_path)
+    _store_written_at_the_first_revision(db_path)
+    assert _revision_of(db_path) == _revisions_oldest_first()[0]
     ids, ledger = residual_ids(db_path), ledger_rows(db_path)
+    assert len(ids) > 0
 
     upgrade(url_of(db_path), "head")
 
@@ -126,8 +139,7 @@ def test_rows_survive_downgrade_and_upgrade_of_every_revision_above_the_first(
     db_path: Path, examples_path: Path
 ) -> None:
     revisions = _revisions_oldest_first()
-    upgrade(url_of(db_path), revisions[0])
-    _ingest_at_current_revision(db_path, examples_path)
+    _store_written_at_the_first_revision(db_path)
     ids, ledger = residual_ids(db_path), ledger_rows(db_path)
     upgrade(url_of(db_path), "head")
     for revision in reversed(revisions[:-1]):
@@ -139,12 +151,37 @@ def test_rows_survive_downgrade_and_upgrade_of_every_revision_above_the_first(
     assert ledger_rows(db_path) == ledger
 
 
+def test_tallies_dropped_by_a_downgrade_are_backfilled_as_the_writer_wrote_them(
+    db_path: Path, examples_path: Path
+) -> None:
+    upgrade(url_of(db_path), "head")
+    _ingest_at_current_revision(db_path, examples_path)
+    written = _tallies(db_path)
+    assert written
+    downgrade(url_of(db_path), "0002")
+    assert "residual_tallies" not in _tables(db_path)
+    upgrade(url_of(db_path), "head")
+    assert _tallies(db_path) == written
+
+
+def _tables(path: Path) -> set[str]:
+    with closing(raw_connect(path)) as connection:
+        rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        return {row[0] for row in rows}
+
+
+def _tallies(path: Path) -> list[tuple[object, ...]]:
+    with closing(raw_connect(path)) as connection:
+        return connection.execute(
+            "SELECT * FROM residual_tallies ORDER BY batch_id, ordinal").fetchall()
+
+
 def test_a_batch_mode_revision_keeps_rows_ids_and_triggers_both_ways(
     tmp_path: Path, db_path: Path, examples_path: Path
 ) -> None:
     scripts = copy_migrations(tmp_path, {"9001_batch_mode.py": BATCH_MODE_REVISION})
     url = url_of(db_path)
-    upgrade(url, "0002", scripts)
+    upgrade(url, HEAD, scripts)
     _ingest_at_current_revision(db_path, examples_path)
     ids, ledger, counts = residual_ids(db_path), ledger_rows(db_path), row_counts(db_path)
 
@@ -153,8 +190,8 @@ def test_a_batch_mode_revision_keeps_rows_ids_and_triggers_both_ways(
     assert trigger_names(db_path) >= EXPECTED_TRIGGERS
     assert (residual_ids(db_path), ledger_rows(db_path)) == (ids, ledger)
 
-    downgrade(url, "0002", scripts)
-    assert _revision_of(db_path) == "0002"
+    downgrade(url, HEAD, scripts)
+    assert _revision_of(db_path) == HEAD
     assert trigger_names(db_path) >= EXPECTED_TRIGGERS
     assert (residual_ids(db_path), ledger_rows(db_path)) == (ids, ledger)
 
@@ -165,7 +202,7 @@ def test_a_batch_mode_revision_keeps_rows_ids_and_triggers_both_ways(
 
 
 FAILING_REVISION = revision_source(
-    "9001", "0002",
+    "9001", HEAD,
     upgrade="""\
 op.create_table("half_done", sa.Column("id", sa.Integer(), primary_key=True))
 op.execute("INSERT INTO half_done (id) VALUES (1)")
@@ -179,7 +216,7 @@ def test_a_failed_upgrade_leaves_the_file_byte_for_byte_as_before(
 ) -> None:
     scripts = copy_migrations(tmp_path, {"9001_fails.py": FAILING_REVISION})
     url = url_of(db_path)
-    upgrade(url, "0002", scripts)
+    upgrade(url, HEAD, scripts)
     _ingest_at_current_revision(db_path, examples_path)
     before_bytes, before_dump = db_path.read_bytes(), full_dump(db_path)
 
@@ -189,5 +226,5 @@ def test_a_failed_upgrade_leaves_the_file_byte_for_byte_as_before(
     assert not Path(f"{db_path}-wal").exists() or Path(f"{db_path}-wal").stat().st_size == 0
     assert db_path.read_bytes() == before_bytes
     assert full_dump(db_path) == before_dump
-    assert _revision_of(db_path) == "0002"
+    assert _revision_of(db_path) == HEAD
     assert "half_done" not in "".join(before_dump + full_dump(db_path))

@@ -24,7 +24,7 @@ from store.db.errors import StoreError
 from store.db.schema_version import current_revision, upgrade
 
 DUMMY_REVISION = revision_source(
-    "9001", "0002", upgrade="op.create_index('ix_ledger_row_key', 'ledger', ['row_key'])",
+    "9001", "0003", upgrade="op.create_index('ix_ledger_row_key', 'ledger', ['row_key'])",
     downgrade="op.drop_index('ix_ledger_row_key', 'ledger')", doc="test: a later head",
 )
 
@@ -39,7 +39,7 @@ def _revision_of(path: Path) -> str | None:
 
 @pytest.fixture
 def newer_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This core-audit's migrations gain a revision 9001, so a store at 0001 is behind head."""
+    """This core-audit's migrations gain a revision 9001, so a store at 0003 is behind head."""
     scripts = copy_migrations(tmp_path, {"9001_later.py": DUMMY_REVISION})
     monkeypatch.setattr(schema_version, "bundled_dir", lambda name: scripts)
     return scripts
@@ -48,7 +48,7 @@ def newer_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_new_store_is_created_at_head_with_its_triggers(db_path: Path) -> None:
     assert not db_path.exists()
     AuditStore.open(str(db_path)).close()
-    assert _revision_of(db_path) == "0002"
+    assert _revision_of(db_path) == "0003"
     assert trigger_names(db_path) == HEAD_TRIGGERS
     assert row_counts(db_path) == dict.fromkeys(row_counts(db_path), 0)
 
@@ -84,7 +84,7 @@ def test_a_database_with_foreign_tables_is_refused(db_path: Path) -> None:
 def test_a_store_behind_head_is_refused_naming_db_upgrade(
     db_path: Path, newer_head: Path
 ) -> None:
-    upgrade(url_of(db_path), "0002", newer_head)
+    upgrade(url_of(db_path), "0003", newer_head)
     before = full_dump(db_path)
 
     with pytest.raises(StoreError) as refused:
@@ -94,13 +94,13 @@ def test_a_store_behind_head_is_refused_naming_db_upgrade(
     assert "behind head 9001" in message
     assert "core-audit db upgrade" in message
     assert full_dump(db_path) == before
-    assert _revision_of(db_path) == "0002"
+    assert _revision_of(db_path) == "0003"
 
 
 def test_ingest_into_a_store_behind_head_exits_1_and_writes_nothing(
     db_path: Path, newer_head: Path, examples_path: Path
 ) -> None:
-    upgrade(url_of(db_path), "0002", newer_head)
+    upgrade(url_of(db_path), "0003", newer_head)
     before = full_dump(db_path)
 
     result = cli("ingest", "--db", db_path, examples_path)
@@ -113,7 +113,7 @@ def test_ingest_into_a_store_behind_head_exits_1_and_writes_nothing(
 def test_db_upgrade_then_lets_the_store_open(
     db_path: Path, newer_head: Path, examples_path: Path
 ) -> None:
-    upgrade(url_of(db_path), "0002", newer_head)
+    upgrade(url_of(db_path), "0003", newer_head)
     result = cli("db", "upgrade", "--db", db_path)
     assert result.exit_code == 0, result.output
     assert _revision_of(db_path) == "9001"
@@ -133,4 +133,4 @@ def test_db_current_names_the_revision_and_head(db_path: Path) -> None:
     AuditStore.open(str(db_path)).close()
     result = cli("db", "current", "--db", db_path)
     assert result.exit_code == 0
-    assert result.stdout.strip() == "0002 (at head)"
+    assert result.stdout.strip() == "0003 (at head)"

@@ -170,7 +170,7 @@ def _checkpoint(path: Path) -> str:
 
 
 def _remove_last_batch(path: Path) -> None:
-    """Rewrite history consistently: drop the last batch's rows and their ledger entries."""
+    """Rewrite history consistently: drop the last batch's rows, tallies and ledger entries."""
     with triggers_bypassed(path) as connection:
         (batch,) = connection.execute("SELECT max(batch_id) FROM ingest_batches").fetchone()
         (first_seq,) = connection.execute(
@@ -180,7 +180,7 @@ def _remove_last_batch(path: Path) -> None:
             " UNION ALL SELECT seq FROM ingest_batches WHERE batch_id = :b)", {"b": batch}
         ).fetchone()
         for table in ("residual_occurrences", "contract_residuals", "contract_assessments",
-                      "ingest_batches"):
+                      "residual_tallies", "ingest_batches"):
             connection.execute(f"DELETE FROM {table} WHERE batch_id = ?", (batch,))
         connection.execute("DELETE FROM ledger WHERE seq >= ?", (first_seq,))
 
@@ -237,3 +237,24 @@ def test_rewritten_and_regrown_history_fails_the_checkpoint(
     assert result.exit_code == 1
     assert _first_problem(result.stderr) == (
         "seq 21: ledger 21: chain hash differs from the checkpoint (history was rewritten)")
+
+
+def test_an_edited_tally_fails_verify_naming_its_batch(examples_store: Path) -> None:
+    with triggers_bypassed(examples_store) as connection:
+        connection.execute(
+            "UPDATE residual_tallies SET occurrences = occurrences + 1 WHERE ordinal = 1")
+    result = _verify(examples_store)
+    assert result.exit_code == 1
+    assert _first_problem(result.stderr).startswith("residual_tallies batch 1: ")
+
+
+def test_a_tally_added_out_of_band_fails_verify(examples_store: Path) -> None:
+    connection = raw_connect(examples_store)  # the insert guard only refuses existing keys
+    connection.execute(
+        "INSERT INTO residual_tallies SELECT batch_id, 999, residual_kind, source_axis,"
+        " candidate_organ, family_id, residual_code, 1, 1 FROM residual_tallies"
+        " WHERE ordinal = 1")
+    connection.close()
+    result = _verify(examples_store)
+    assert result.exit_code == 1
+    assert _first_problem(result.stderr).startswith("residual_tallies batch 1: ")
