@@ -16,6 +16,7 @@ from `--concurrency` clients at once; each phase stops after `--requests` reques
   page5      ResidualsByTaxonomy: organ + axis (the most common pair), 100 rows, page 5
   facets     FacetOverview, no filter
   detail     ResidualWithOccurrences: the most-seen residual, its first 20 sightings
+  minimal    `{ __typename }`: no SQL; the fixed cost of one HTTP + GraphQL request
 
 The floor, measured in the same run: the SQL statements the query layer issues for each
 operation (captured by running it once in-process), executed on one plain read-only
@@ -149,6 +150,8 @@ def operations(database: Database) -> list[Operation]:
                   f" first {DETAIL_SIGHTINGS}",
                   (WORKBENCH / "ResidualWithOccurrences.graphql").read_text(),
                   {"id": residual_id, "first": DETAIL_SIGHTINGS}),
+        Operation("minimal", "{ __typename }: no SQL, the fixed cost of a request",
+                  "query Minimal { __typename }", {}),
     ]
 
 

@@ -6,7 +6,7 @@ import strawberry
 from strawberry.types import Info
 
 from store.api.context import RequestContext
-from store.api.types import Batch, Connection, FacetCount, connection
+from store.api.types import Batch, Connection, FacetCount, connection, known_count
 from store.db import queries
 from store.model.surface_records import SurfaceVerification
 from store.model.teaching_surface import GroundingSource
@@ -71,9 +71,7 @@ class Surface:
     expected_surface: str | None = strawberry.field(
         description="For MISMATCH: the surface the registered corpora and packs compose.")
 
-    @strawberry.field(description="How many turns emitted this surface.")
-    async def occurrence_count(self, info: Info[RequestContext, None]) -> int:
-        return await info.context.surface_occurrence_counts.load(str(self.surface_id))
+    occurrence_count: int = strawberry.field(description="How many turns emitted this surface.")
 
     @strawberry.field(description="The turns that emitted it, in append order.")
     async def occurrences(
@@ -82,11 +80,7 @@ class Surface:
     ) -> Connection[SurfaceOccurrence]:
         surface_id = str(self.surface_id)
         page = await info.context.run(queries.list_surface_occurrences, surface_id, first, after)
-
-        async def count_total() -> int:
-            return await info.context.surface_occurrence_counts.load(surface_id)
-
-        return connection(page, SurfaceOccurrence.of, count_total)
+        return connection(page, SurfaceOccurrence.of, known_count(self.occurrence_count))
 
     @classmethod
     def of(cls, stored: queries.StoredSurface) -> Surface:
@@ -111,6 +105,7 @@ class Surface:
             object_domains=domains(stored.object_domains),
             verification=stored.verification,
             expected_surface=stored.expected_surface,
+            occurrence_count=stored.occurrence_count,
         )
 
 

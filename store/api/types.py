@@ -52,6 +52,15 @@ class Connection(Generic[NodeT]):
         return [edge.node for edge in self.edges]
 
 
+def known_count(count: int) -> Callable[[], Awaitable[int]]:
+    """A connection's count_total for a count already fetched with the row that owns it."""
+
+    async def count_total() -> int:
+        return count
+
+    return count_total
+
+
 def connection(
     page: queries.Page[queries.SeqT],
     node: Callable[[queries.SeqT], NodeT],
@@ -171,10 +180,7 @@ class Residual:
     source_axis: ResidualSourceAxisEnum
     evidence_spans: list[EvidenceSpan]
     explanation: str
-
-    @strawberry.field(description="How many times this residual was seen.")
-    async def occurrence_count(self, info: Info[RequestContext, None]) -> int:
-        return await info.context.occurrence_counts.load(str(self.residual_id))
+    occurrence_count: int = strawberry.field(description="How many times this residual was seen.")
 
     @strawberry.field(description="Its sightings in append order.")
     async def occurrences(
@@ -183,11 +189,7 @@ class Residual:
     ) -> Connection[Occurrence]:
         residual_id = str(self.residual_id)
         page = await info.context.run(queries.list_occurrences, residual_id, first, after)
-
-        async def count_total() -> int:
-            return await info.context.occurrence_counts.load(residual_id)
-
-        return connection(page, Occurrence.of, count_total)
+        return connection(page, Occurrence.of, known_count(self.occurrence_count))
 
     @classmethod
     def of(cls, stored: queries.StoredResidual) -> Residual:
@@ -202,6 +204,7 @@ class Residual:
             source_axis=r.source_axis,
             evidence_spans=[EvidenceSpan.of(s) for s in r.evidence_spans],
             explanation=r.explanation,
+            occurrence_count=stored.occurrence_count,
         )
 
 

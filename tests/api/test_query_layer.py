@@ -143,9 +143,13 @@ def test_counts_equal_direct_sql(example_db: Database, example_store_url: str) -
     assert status.head_seq == _direct(url, "SELECT max(seq) FROM ledger")
 
 
-def test_occurrence_counts_for_a_page(example_db: Database) -> None:
-    counts = example_db.execute(queries.occurrence_counts, [DELTA_QUANTITY_ID, "0" * 64])
-    assert counts == {DELTA_QUANTITY_ID: 2, "0" * 64: 0}
+def test_residuals_carry_their_occurrence_counts(example_db: Database) -> None:
+    stored = example_db.execute(queries.residual_by_id, DELTA_QUANTITY_ID)
+    assert stored is not None and stored.occurrence_count == 2
+    page = example_db.execute(queries.list_residuals)
+    assert sum(item.occurrence_count for item in page.items) == TOTAL_OCCURRENCES
+    assert {item.residual.residual_id: item.occurrence_count for item in page.items}[
+        DELTA_QUANTITY_ID] == 2
 
 
 def test_facets_over_everything(example_db: Database) -> None:

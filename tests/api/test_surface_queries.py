@@ -144,8 +144,8 @@ def test_surface_occurrences_in_append_order(example_db: Database) -> None:
     assert [(o.session_id, o.turn_id, o.prompt) for o in turns] == LIGHT_TURNS
     assert {(o.batch.batch_id, o.batch.source) for o in turns} == {
         (3, "adr_0052_surfaces.jsonl")}
-    counts = example_db.execute(queries.surface_occurrence_counts, [LIGHT_ID, "0" * 64])
-    assert counts == {LIGHT_ID: 2, "0" * 64: 0}
+    light = example_db.execute(queries.surface_by_id, LIGHT_ID)
+    assert light is not None and light.occurrence_count == 2
 
 
 def _direct(url: str, sql: str, *params: object) -> list[tuple[object, ...]]:
@@ -170,7 +170,7 @@ def test_counts_equal_direct_sql(example_db: Database, example_store_url: str) -
                               " GROUP BY surface_id"))
     page = example_db.execute(queries.list_surfaces)
     ids = [s.surface_id for s in page.items]
-    assert example_db.execute(queries.surface_occurrence_counts, ids) == turns
+    assert {s.surface_id: s.occurrence_count for s in page.items} == turns
     assert [turns[i] for i in ids] == [e.turns for e in SURFACES]
 
 
