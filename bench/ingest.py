@@ -5,7 +5,9 @@
 Generates frames (bench/frames.py) into a temporary JSONL file, ingests it into a fresh
 store through the AuditStore API (one file = one batch = one transaction), then — in the
 same run — inserts the same residual occurrence rows with a raw sqlite3 `executemany` in
-one transaction into a plain table with the same columns, and prints both rates. Prints
+one transaction into a plain table with the same columns, and prints both rates. It also
+times the writer's per-line Python work alone (parse, project, content ids, row hashes and
+the chain; no SQL): the rate the store could reach if the database cost nothing. Prints
 figures only; it asserts nothing about time.
 """
 
@@ -29,6 +31,10 @@ from frames import frames_for_occurrences, residual_occurrences
 
 from store.db.audit_store import AuditStore
 from store.db.engine import resolve_url, sqlite_path
+from store.db.ledger import GENESIS, Checkpoint, LedgerAppender
+from store.db.rows import ledger_key, record_rows
+from store.model.jsonl import iter_json_lines
+from store.model.teaching_surface import default_registry
 
 
 def peak_rss_mib() -> float:
@@ -61,6 +67,18 @@ def raw_executemany(rows: list[tuple], directory: Path) -> float:
     elapsed = time.perf_counter() - started
     connection.close()
     return elapsed
+
+
+def python_only(source: Path) -> float:
+    """Seconds for the writer's per-line work without a database: parse, project, hash, chain."""
+    appender = LedgerAppender(Checkpoint(0, GENESIS))
+    started = time.perf_counter()
+    with source.open("rb") as stream:
+        for line in iter_json_lines(stream):
+            _, rows = record_rows(line.value, default_registry)
+            for pending in rows:
+                appender.stamp(pending.table, ledger_key(pending.key), dict(pending.row))
+    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -99,6 +117,7 @@ def main() -> None:
                     "SELECT assessment_id, ordinal, residual_id, seq, batch_id"
                     " FROM residual_occurrences ORDER BY seq")]
         raw_seconds = raw_executemany(rows, directory)
+        python_seconds = python_only(source)
 
         tables = summary.tables
         store_rate = occurrences / ingest_seconds
@@ -111,6 +130,10 @@ def main() -> None:
               f" {raw_rate:,.0f} rows/s")
         print(f"ratio store/raw: {store_rate / raw_rate:.4f}"
               f" (raw is {raw_rate / store_rate:,.1f}x faster)")
+        python_rate = occurrences / python_seconds
+        print(f"the writer's Python work alone (no SQL): {python_seconds:.2f} s,"
+              f" {python_rate:,.0f} residual occurrences/s = ratio {python_rate / raw_rate:.4f}"
+              f" to raw: the ceiling for any database")
         print(f"peak RSS during the ingest (whole process): {ingest_rss:.0f} MiB")
         if profiler:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
