@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/query.py [--occurrences 1000000] [--seed 0] [--db URL_OR_PATH]
                                     [--requests 200] [--concurrency 8] [--max-seconds 60]
+                                    [--workers 1]
 
 Uses the store `--db` names if it holds residuals (building a 1M store takes minutes: build
 it once, e.g. `--db /tmp/core-audit-bench-1m.db`, and reuse it); otherwise generates frames
@@ -267,9 +268,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(db: str, port: int) -> subprocess.Popen[bytes]:
+def start_server(db: str, port: int, workers: int) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-c", "from store.cli import main; main()", "serve",
-               "--db", db, "--host", "127.0.0.1", "--port", str(port), "--no-graphiql"]
+               "--db", db, "--host", "127.0.0.1", "--port", str(port), "--no-graphiql",
+               "--workers", str(workers)]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -360,6 +362,7 @@ def main() -> None:
                         " (default: a fresh file in a temp dir)")
     parser.add_argument("--requests", type=int, default=200, help="per operation and mode")
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=1, help="server processes (serve --workers)")
     parser.add_argument("--max-seconds", type=float, default=60.0,
                         help="stop a phase (operation x mode) after this long")
     args = parser.parse_args()
@@ -393,7 +396,7 @@ def main() -> None:
             print(f"  {op.name:7} {op.what}; {len(op.statements)} SQL statements")
 
         port = free_port()
-        server = start_server(db, port)
+        server = start_server(db, port, args.workers)
         results: dict[tuple[str, str], Timing] = {}
         try:
             for op in ops:
@@ -442,7 +445,8 @@ def main() -> None:
                   f"{ms(t.quantile(0.95))} {rate:8.1f}{ratio}")
             if t.errors:
                 print(f"{'':9} {'':18} {len(t.errors)} requests failed: {t.errors[0][:160]}")
-    print(f"\n(p50/p95 over the requests each phase completed: at most --requests"
+    print(f"\nserver: {args.workers} worker process(es)")
+    print(f"(p50/p95 over the requests each phase completed: at most --requests"
           f" {args.requests}, stopped after --max-seconds {args.max_seconds:g};"
           f" the floor ran as many times as the sequential server phase)")
 

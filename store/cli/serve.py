@@ -2,40 +2,70 @@
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
 import click
+import orjson
 
 from store.cli.options import db_option, open_database
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+# How `--workers` hands the settings to each worker process (uvicorn imports the app there).
+SETTINGS_VARIABLE = "CORE_AUDIT_SERVE_SETTINGS"
 
 
 @click.command()
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Server processes; each answers requests on one core.")
 @click.option("--no-graphiql", is_flag=True, help="Do not serve the GraphiQL page.")
 @click.option("--no-introspection", is_flag=True, help="Refuse introspection queries.")
 @click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN",
               help="Allow browser requests from ORIGIN (repeatable; default: no CORS headers).")
-def serve(db: str | None, host: str, port: int, no_graphiql: bool, no_introspection: bool,
-          cors_origins: tuple[str, ...]) -> None:
+def serve(db: str | None, host: str, port: int, workers: int, no_graphiql: bool,
+          no_introspection: bool, cors_origins: tuple[str, ...]) -> None:
     """Serve the query-only GraphQL API at /graphql (the store is opened read-only)."""
-    run_server(db, host=host, port=port, graphiql=not no_graphiql,
+    run_server(db, host=host, port=port, workers=workers, graphiql=not no_graphiql,
                introspection=not no_introspection, cors_origins=cors_origins)
 
 
-def run_server(db: str | None, *, host: str, port: int, graphiql: bool = True,
-               introspection: bool = True, cors_origins: tuple[str, ...] = (),
-               banner: str | None = None) -> None:
+def run_server(db: str | None, *, host: str, port: int, workers: int = 1,
+               graphiql: bool = True, introspection: bool = True,
+               cors_origins: tuple[str, ...] = (), banner: str | None = None) -> None:
     import uvicorn
 
     from store.api.app import create_app
 
-    database = open_database(db)
-    app = create_app(database, host=host, graphiql=graphiql, introspection=introspection,
-                     cors_origins=cors_origins)
+    database = open_database(db)  # also the early, readable error for a bad store
+    settings = {"db": db, "host": host, "graphiql": graphiql, "introspection": introspection,
+                "cors_origins": list(cors_origins)}
     click.echo(f"GraphQL at http://{_url_host(host)}:{port}/graphql (read-only)", err=True)
     if banner:
         click.echo(banner, err=True)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    if workers == 1:
+        app = create_app(database, host=host, graphiql=graphiql, introspection=introspection,
+                         cors_origins=cors_origins)
+        uvicorn.run(app, host=host, port=port, log_level="info")
+        return
+    database.close()
+    os.environ[SETTINGS_VARIABLE] = orjson.dumps(settings).decode()
+    uvicorn.run("store.cli.serve:app_from_settings", factory=True, host=host, port=port,
+                workers=workers, log_level="info")
+
+
+def app_from_settings() -> Starlette:
+    """The app of one worker process, from the settings `run_server` left in the environment."""
+    from store.api.app import create_app
+
+    settings = orjson.loads(os.environ[SETTINGS_VARIABLE])
+    return create_app(open_database(settings["db"]), host=settings["host"],
+                      graphiql=settings["graphiql"], introspection=settings["introspection"],
+                      cors_origins=tuple(settings["cors_origins"]))
 
 
 def _url_host(host: str) -> str:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -429,3 +434,42 @@ def test_a_nul_character_in_an_argument_matches_nothing(client: TestClient) -> N
         "residuals": {"totalCount": 0}, "residualFacets": {"total": 0},
         "assessments": {"totalCount": 0}, "surfaces": {"totalCount": 0},
         "surfaceFacets": {"total": 0}, "residual": None, "assessment": None, "surface": None}
+
+
+@pytest.mark.slow
+def test_serve_with_workers_answers_from_several_read_only_processes(
+    example_store_url: str, tmp_path: Path
+) -> None:
+    import psutil
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-c", "from store.cli import main; main()", "serve", "--db",
+         example_store_url, "--port", str(port), "--workers", "2", "--no-graphiql"],
+        stdout=subprocess.DEVNULL, stderr=(tmp_path / "serve.log").open("wb"))
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "no answer within 60 s"
+            time.sleep(0.2)
+        workers = psutil.Process(server.pid).children(recursive=True)
+        assert len([w for w in workers if "python" in w.name().lower()]) >= 2
+        for _ in range(6):  # spread over the workers; each one answers the same
+            response = httpx.post(f"http://127.0.0.1:{port}/graphql",
+                                  json={"query": "{ ledger { length } }"})
+            assert response.json() == {"data": {"ledger": {"length": LEDGER_LENGTH}}}
+        refused = httpx.post(f"http://127.0.0.1:{port}/graphql",
+                             json={"query": "mutation { x }"})
+        assert refused.status_code != 500 and "errors" in refused.json()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert not [p for p in workers if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
