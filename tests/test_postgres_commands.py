@@ -15,6 +15,8 @@ import pytest
 from backends import raw_query
 from surface_helpers import cli
 
+from store.db.schema_version import head_revision
+
 pytestmark = pytest.mark.postgres
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,7 +32,7 @@ def _ok(*args: str | Path) -> str:
 
 def test_db_upgrade_current_and_downgrade(pg_url: str) -> None:
     _ok("db", "upgrade", "--db", pg_url)
-    assert _ok("db", "current", "--db", pg_url).strip() == "0003 (at head)"
+    assert _ok("db", "current", "--db", pg_url).strip() == f"{head_revision()} (at head)"
     assert {r[0] for r in raw_query(pg_url, "SELECT tablename FROM pg_tables "
                                             "WHERE schemaname = current_schema()")} == {
         "alembic_version", "ingest_batches", "contract_assessments", "contract_residuals",
@@ -39,7 +41,7 @@ def test_db_upgrade_current_and_downgrade(pg_url: str) -> None:
     _ok("db", "downgrade", "0001", "--db", pg_url)
     assert _ok("db", "current", "--db", pg_url).strip().startswith("0001")
     _ok("db", "upgrade", "--db", pg_url)
-    assert _ok("db", "current", "--db", pg_url).strip() == "0003 (at head)"
+    assert _ok("db", "current", "--db", pg_url).strip() == f"{head_revision()} (at head)"
 
 
 def test_ingest_verify_checkpoint_query(pg_url: str) -> None:

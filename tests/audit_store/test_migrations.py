@@ -37,7 +37,7 @@ def _revisions_oldest_first(script_location: Path | None = None) -> list[str]:
     return [rev.revision for rev in reversed(list(script.walk_revisions()))]
 
 
-HEAD = "0003"
+HEAD = "0004"
 REV0001_STORE = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
 
 

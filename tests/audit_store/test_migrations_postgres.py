@@ -20,9 +20,17 @@ from sqlalchemy.exc import SQLAlchemyError
 from store_support import copy_migrations, revision_source
 
 from store.db.engine import create_store_engine
-from store.db.schema_version import alembic_config, current_revision, downgrade, upgrade
+from store.db.schema_version import (
+    alembic_config,
+    current_revision,
+    downgrade,
+    head_revision,
+    upgrade,
+)
 from store.db.tables import LEDGERED_KEYS
 from store.db.writer import append_batch
+
+HEAD = head_revision()  # this checkout's newest revision
 
 pytestmark = pytest.mark.postgres
 
@@ -130,7 +138,7 @@ def test_rows_survive_downgrade_and_upgrade(pg_url: str, examples_path: Path) ->
 
 
 FAILING_REVISION = revision_source(
-    "9001", "0003",
+    "9001", HEAD,
     upgrade="""\
 op.create_table("half_done", sa.Column("id", sa.Integer(), primary_key=True))
 op.execute("INSERT INTO half_done (id) VALUES (1)")
@@ -143,11 +151,11 @@ raise RuntimeError("this revision fails after creating a table")""",
 def test_a_failed_upgrade_leaves_the_schema_as_it_was(tmp_path: Path, pg_url: str,
                                                       examples_path: Path) -> None:
     scripts = copy_migrations(tmp_path, {"9001_fails.py": FAILING_REVISION})
-    upgrade(pg_url, "0003", scripts)
+    upgrade(pg_url, HEAD, scripts)
     _ingest(pg_url, examples_path)
     before = _snapshot(pg_url)
     with pytest.raises((RuntimeError, SQLAlchemyError), match="this revision fails"):
         upgrade(pg_url, "head", scripts)
     assert _snapshot(pg_url) == before
-    assert _revision(pg_url) == "0003"
+    assert _revision(pg_url) == HEAD
     assert "half_done" not in _tables(pg_url)

@@ -21,10 +21,12 @@ import store.db.schema_version as schema_version
 from store.db.audit_store import AuditStore
 from store.db.engine import create_store_engine
 from store.db.errors import StoreError
-from store.db.schema_version import current_revision, upgrade
+from store.db.schema_version import current_revision, head_revision, upgrade
+
+HEAD = head_revision()  # this checkout's newest revision
 
 DUMMY_REVISION = revision_source(
-    "9001", "0003", upgrade="op.create_index('ix_ledger_row_key', 'ledger', ['row_key'])",
+    "9001", HEAD, upgrade="op.create_index('ix_ledger_row_key', 'ledger', ['row_key'])",
     downgrade="op.drop_index('ix_ledger_row_key', 'ledger')", doc="test: a later head",
 )
 
@@ -48,7 +50,7 @@ def newer_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_new_store_is_created_at_head_with_its_triggers(db_path: Path) -> None:
     assert not db_path.exists()
     AuditStore.open(str(db_path)).close()
-    assert _revision_of(db_path) == "0003"
+    assert _revision_of(db_path) == HEAD
     assert trigger_names(db_path) == HEAD_TRIGGERS
     assert row_counts(db_path) == dict.fromkeys(row_counts(db_path), 0)
 
@@ -84,7 +86,7 @@ def test_a_database_with_foreign_tables_is_refused(db_path: Path) -> None:
 def test_a_store_behind_head_is_refused_naming_db_upgrade(
     db_path: Path, newer_head: Path
 ) -> None:
-    upgrade(url_of(db_path), "0003", newer_head)
+    upgrade(url_of(db_path), HEAD, newer_head)
     before = full_dump(db_path)
 
     with pytest.raises(StoreError) as refused:
@@ -94,13 +96,13 @@ def test_a_store_behind_head_is_refused_naming_db_upgrade(
     assert "behind head 9001" in message
     assert "core-audit db upgrade" in message
     assert full_dump(db_path) == before
-    assert _revision_of(db_path) == "0003"
+    assert _revision_of(db_path) == HEAD
 
 
 def test_ingest_into_a_store_behind_head_exits_1_and_writes_nothing(
     db_path: Path, newer_head: Path, examples_path: Path
 ) -> None:
-    upgrade(url_of(db_path), "0003", newer_head)
+    upgrade(url_of(db_path), HEAD, newer_head)
     before = full_dump(db_path)
 
     result = cli("ingest", "--db", db_path, examples_path)
@@ -113,7 +115,7 @@ def test_ingest_into_a_store_behind_head_exits_1_and_writes_nothing(
 def test_db_upgrade_then_lets_the_store_open(
     db_path: Path, newer_head: Path, examples_path: Path
 ) -> None:
-    upgrade(url_of(db_path), "0003", newer_head)
+    upgrade(url_of(db_path), HEAD, newer_head)
     result = cli("db", "upgrade", "--db", db_path)
     assert result.exit_code == 0, result.output
     assert _revision_of(db_path) == "9001"
@@ -133,4 +135,4 @@ def test_db_current_names_the_revision_and_head(db_path: Path) -> None:
     AuditStore.open(str(db_path)).close()
     result = cli("db", "current", "--db", db_path)
     assert result.exit_code == 0
-    assert result.stdout.strip() == "0003 (at head)"
+    assert result.stdout.strip() == "0004 (at head)"

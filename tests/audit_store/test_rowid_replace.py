@@ -1,0 +1,68 @@
+"""REPLACE aimed at a stored row's rowid, under a new key, must not swap that row.
+
+A table whose key is not an INTEGER PRIMARY KEY keeps a hidden rowid; `INSERT OR REPLACE
+INTO t (rowid, ...)` with a stored rowid and a fresh key meets no key conflict, only the
+rowid one, and REPLACE deletes the stored row without firing delete triggers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from store_support import REPO, cli, full_dump, raw_connect
+
+from store.db.tables import APPEND_ONLY_TABLES, metadata
+
+EXAMPLES = [REPO / "examples" / name for name in (
+    "adr_0225_frames.jsonl", "core_frames_families.jsonl", "adr_0052_surfaces.jsonl")]
+
+
+@pytest.fixture
+def every_table_store(db_path: Path) -> Path:
+    for path in EXAMPLES:
+        result = cli("ingest", "--db", db_path, path)
+        assert result.exit_code == 0, result.stderr
+    return db_path
+
+
+def _has_hidden_rowid(table: str) -> bool:
+    """False when the key is a single INTEGER column: then it is the rowid itself."""
+    key = list(metadata.tables[table].primary_key.columns)
+    return not (len(key) == 1 and str(key[0].type) == "INTEGER")
+
+
+HIDDEN_ROWID_TABLES = [t for t in APPEND_ONLY_TABLES if _has_hidden_rowid(t)]
+
+
+def test_the_tables_with_a_hidden_rowid() -> None:
+    assert set(HIDDEN_ROWID_TABLES) == {
+        "contract_assessments", "contract_residuals", "residual_occurrences",
+        "surface_records", "surface_occurrences", "residual_tallies"}
+
+
+def _fresh(value: object) -> object:
+    # Another key value of the same type, not stored anywhere.
+    return "f" * 64 if isinstance(value, str) else 10**9
+
+
+@pytest.mark.parametrize("table", HIDDEN_ROWID_TABLES)
+@pytest.mark.parametrize("verb", ["INSERT OR REPLACE", "REPLACE"])
+def test_replace_onto_a_stored_rowid_is_refused(every_table_store: Path, table: str,
+                                                verb: str) -> None:
+    before = full_dump(every_table_store)
+    with closing(raw_connect(every_table_store)) as connection:
+        connection.row_factory = sqlite3.Row
+        stored = connection.execute(f"SELECT rowid AS rid, * FROM {table} LIMIT 1").fetchone()
+        assert stored is not None, f"the fixture has no {table} row"
+        row = {name: stored[name] for name in stored.keys() if name != "rid"}  # noqa: SIM118 (a Row iterates values)
+        keys = [r[1] for r in connection.execute(f"PRAGMA table_info({table})") if r[5]]
+        row.update({key: _fresh(row[key]) for key in keys})
+        names = ", ".join(["rowid", *row])
+        marks = ", ".join("?" for _ in range(len(row) + 1))
+        with pytest.raises(sqlite3.IntegrityError, match=f"{table} is append-only"):
+            connection.execute(f"{verb} INTO {table} ({names}) VALUES ({marks})",
+                               [stored["rid"], *row.values()])
+    assert full_dump(every_table_store) == before
