@@ -15,10 +15,10 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import orjson
 from sqlalchemy import (
+    CTE,
     ColumnElement,
     Connection,
     Select,
-    Subquery,
     Table,
     false,
     func,
@@ -520,7 +520,7 @@ def list_occurrences(
 
 
 def _facet_counts(
-    connection: Connection, combos: Subquery, column_names: Sequence[str]
+    connection: Connection, combos: CTE, column_names: Sequence[str]
 ) -> tuple[int, int, list[list[FacetCount]]]:
     """Totals and per-value counts from `combos`: rows grouped by every facet column at once
     (a few hundred), each with `n` records and `s` sightings. One statement; each facet sums
