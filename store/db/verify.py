@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, select, text
+from sqlalchemy import Connection, inspect, select, text
 
 from store.db.ledger import GENESIS, Checkpoint, chain_hash, row_hash
 from store.db.rows import ledger_key
@@ -137,13 +137,35 @@ def _tally_problems(connection: Connection) -> Iterator[Problem]:
                       f"{len(found)} tally rows for a batch without residuals")
 
 
+def _unreadable_tables(connection: Connection) -> dict[str, Problem]:
+    """Tables dropped or stripped of columns out of band: reported, and not read further."""
+    inspector = inspect(connection)
+    present = set(inspector.get_table_names())
+    unreadable: dict[str, Problem] = {}
+    for name, table in metadata.tables.items():
+        if name not in present:
+            unreadable[name] = Problem(None, name, "", "table is missing (dropped out of band)")
+            continue
+        columns = {column["name"] for column in inspector.get_columns(name)}
+        lost = [column.name for column in table.columns if column.name not in columns]
+        if lost:
+            unreadable[name] = Problem(None, name, "", f"columns are missing: {', '.join(lost)}")
+    return unreadable
+
+
 def verify_store(connection: Connection, checkpoint: Checkpoint | None = None) -> VerifyReport:
     report = VerifyReport()
-    problems: list[Problem] = []
+    unreadable = _unreadable_tables(connection)
+    problems: list[Problem] = list(unreadable.values())
     problems.extend(_trigger_problems(connection))
     problems.extend(_file_problems(connection))
+    if "ledger" in unreadable:
+        report.problems = problems[:MAX_PROBLEMS]
+        return report
     problems.extend(_chain_problems(connection, report))
     for table in LEDGERED_KEYS:
+        if table in unreadable:
+            continue
         for problem in _row_problems(connection, table):
             problems.append(problem)
             if len(problems) >= MAX_PROBLEMS * 4:
@@ -157,7 +179,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None) -
     # Structural problems (no seq) first, then rows in ledger order, then the derived
     # tallies (a changed row also upsets its batch's tallies: name the row first).
     problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
-    problems.extend(_tally_problems(connection))
+    if not {"residual_tallies", "contract_residuals", "residual_occurrences"} & unreadable.keys():
+        problems.extend(_tally_problems(connection))
     report.problems = problems[:MAX_PROBLEMS]
     return report
 

@@ -472,4 +472,5 @@ def test_serve_with_workers_answers_from_several_read_only_processes(
     finally:
         server.terminate()
         server.wait(timeout=30)
-    assert not [p for p in workers if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    _, alive = psutil.wait_procs(workers, timeout=30)  # they stop with the server
+    assert not alive

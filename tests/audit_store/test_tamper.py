@@ -258,3 +258,25 @@ def test_a_tally_added_out_of_band_fails_verify(examples_store: Path) -> None:
     result = _verify(examples_store)
     assert result.exit_code == 1
     assert _first_problem(result.stderr).startswith("residual_tallies batch 1: ")
+
+
+@pytest.mark.parametrize("table", ["residual_occurrences", "residual_tallies", "ledger"])
+def test_a_dropped_table_fails_verify_naming_it(examples_store: Path, table: str) -> None:
+    connection = raw_connect(examples_store)
+    connection.execute(f"DROP TABLE {table}")  # its triggers go with it
+    connection.close()
+    result = _verify(examples_store)
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit), result.exception  # no traceback
+    assert _first_problem(result.stderr) == f"{table}: table is missing (dropped out of band)"
+
+
+def test_a_dropped_column_fails_verify_naming_it(examples_store: Path) -> None:
+    connection = raw_connect(examples_store)
+    connection.execute("ALTER TABLE contract_residuals DROP COLUMN explanation")
+    connection.close()
+    result = _verify(examples_store)
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert _first_problem(result.stderr) == (
+        "contract_residuals: columns are missing: explanation")
