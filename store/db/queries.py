@@ -18,6 +18,7 @@ from sqlalchemy import (
     CTE,
     ColumnElement,
     Connection,
+    Label,
     Select,
     Table,
     false,
@@ -440,14 +441,19 @@ def _assessments_select() -> Select[Any]:
 # --- residuals ----------------------------------------------------------------------------
 
 
-# Per row, an index range count: cheaper than a second statement and its thread hop.
-_RESIDUAL_SIGHTINGS = (
-    select(func.count())
-    .where(occurrences_t.c.residual_id == residuals_t.c.residual_id)
-    .correlate(residuals_t)
-    .scalar_subquery()
-    .label("occurrence_count")
-)
+def _sightings_of(parent: Table, key: str, sightings: Table) -> Label[int]:
+    """Per row of `parent`, an index range count of its sightings: an `occurrence_count`
+    column, cheaper than a second statement and its thread hop."""
+    return (
+        select(func.count())
+        .where(sightings.c[key] == parent.c[key])
+        .correlate(parent)
+        .scalar_subquery()
+        .label("occurrence_count")
+    )
+
+
+_RESIDUAL_SIGHTINGS = _sightings_of(residuals_t, "residual_id", occurrences_t)
 
 
 def _residual_rows() -> Select[Any]:
@@ -648,13 +654,7 @@ def _surface(row: Any) -> StoredSurface:
     )
 
 
-_SURFACE_SIGHTINGS = (
-    select(func.count())
-    .where(sightings_t.c.surface_id == surfaces_t.c.surface_id)
-    .correlate(surfaces_t)
-    .scalar_subquery()
-    .label("occurrence_count")
-)
+_SURFACE_SIGHTINGS = _sightings_of(surfaces_t, "surface_id", sightings_t)
 
 
 def _filtered_surfaces(where: SurfaceFilter | None) -> Select[Any]:
