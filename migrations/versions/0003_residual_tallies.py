@@ -73,6 +73,9 @@ def upgrade() -> None:
             deferrable=True, initially="DEFERRED",
         ),
     )
+    # Before the rows: PostgreSQL refuses CREATE INDEX while their deferred FK checks pend.
+    op.create_index("ix_residual_tallies_combo", "residual_tallies",
+                    [*_DIMENSIONS, "residuals", "occurrences"])
     rows = _backfill(op.get_bind())
     if rows:
         op.bulk_insert(table, rows)

@@ -183,6 +183,10 @@ residual_tallies = Table(
 TALLY_DIMENSIONS: tuple[str, ...] = (
     "residual_kind", "source_axis", "candidate_organ", "family_id", "residual_code",
 )
+# Covering, in grouping order: facets read it in order instead of sorting every tally row
+# (2M tally rows: 0.9 s instead of 5.1 s, bench/tallies.py).
+Index("ix_residual_tallies_combo", *(residual_tallies.c[name] for name in TALLY_DIMENSIONS),
+      residual_tallies.c.residuals, residual_tallies.c.occurrences)
 
 ledger = Table(
     "ledger",
