@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+import orjson
 
 from store.model.taxonomy import FAMILY_BY_ORGAN, FAMILYLESS_ORGANS, LABEL_MAP
 
@@ -108,11 +111,15 @@ def generate_frames(count: int, seed: int = 0) -> Iterator[dict[str, Any]]:
         yield frame
 
 
-def frames_for_occurrences(occurrences: int, seed: int = 0) -> Iterator[dict[str, Any]]:
-    """Frames until they yield at least `occurrences` residual occurrences in total."""
-    total = 0
-    for frame in generate_frames(10**12, seed):
-        if total >= occurrences:
-            return
-        total += residual_occurrences(frame)
-        yield frame
+def write_frames(path: Path, occurrences: int, seed: int = 0) -> tuple[int, int]:
+    """Frames until they hold at least `occurrences` residual occurrences, as JSONL at `path`;
+    returns (frames, occurrences written)."""
+    frames = total = 0
+    with path.open("wb") as out:
+        for frame in generate_frames(10**12, seed):
+            if total >= occurrences:
+                break
+            out.write(orjson.dumps(frame) + b"\n")
+            frames += 1
+            total += residual_occurrences(frame)
+    return frames, total

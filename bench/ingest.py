@@ -23,11 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import orjson
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from frames import frames_for_occurrences, residual_occurrences
+from frames import write_frames
 
 from store.db.audit_store import AuditStore
 from store.db.engine import resolve_url, sqlite_path
@@ -39,16 +37,6 @@ from store.model.teaching_surface import default_registry
 
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-
-
-def write_frames(path: Path, occurrences: int, seed: int) -> tuple[int, int]:
-    frames = total = 0
-    with path.open("wb") as out:
-        for frame in frames_for_occurrences(occurrences, seed):
-            out.write(orjson.dumps(frame) + b"\n")
-            frames += 1
-            total += residual_occurrences(frame)
-    return frames, total
 
 
 def raw_executemany(rows: list[tuple], directory: Path) -> float:

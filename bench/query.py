@@ -50,7 +50,7 @@ from sqlalchemy import event, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from frames import frames_for_occurrences, residual_occurrences
+from frames import write_frames
 
 from store.db import queries
 from store.db.audit_store import AuditStore
@@ -87,12 +87,7 @@ def build_store(db: str, occurrences: int, seed: int) -> None:
     with tempfile.TemporaryDirectory(prefix="core-audit-qbench-") as tmp:
         source = Path(tmp) / "frames.jsonl"
         started = time.perf_counter()
-        frames = total = 0
-        with source.open("wb") as out:
-            for frame in frames_for_occurrences(occurrences, seed):
-                out.write(orjson.dumps(frame) + b"\n")
-                frames += 1
-                total += residual_occurrences(frame)
+        frames, total = write_frames(source, occurrences, seed)
         generated = time.perf_counter() - started
         started = time.perf_counter()
         with AuditStore.open(db) as store, source.open("rb") as stream:

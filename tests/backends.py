@@ -6,6 +6,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -16,6 +17,12 @@ PG_SKIP_REASON = (
     f"set {PG_ENV}=postgresql+psycopg://user@host:port/db to run the PostgreSQL variants"
 )
 BACKENDS = ("sqlite", pytest.param("postgresql", marks=pytest.mark.postgres))
+
+# The bundled examples, one batch each, in this order: residuals, more residuals, surfaces.
+EXAMPLE_FILES = tuple(
+    Path(__file__).resolve().parent.parent / "examples" / name
+    for name in ("adr_0225_frames.jsonl", "core_frames_families.jsonl", "adr_0052_surfaces.jsonl")
+)
 
 
 def pg_server_url() -> str:

@@ -12,8 +12,6 @@ from pathlib import Path
 import pytest
 from backends import BACKENDS, pg_schema
 
-from store.db.audit_store import AuditStore
-
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples" / "adr_0225_frames.jsonl"
 
@@ -48,19 +46,6 @@ def store_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path | 
         yield url
 
 
-@pytest.fixture
-def store_url(tmp_path: Path) -> str:
-    """URL of a store that does not exist yet (created at head on first writable open)."""
-    return f"sqlite:///{tmp_path / 'audit.db'}"
-
-
-@pytest.fixture
-def fresh_store(store_url: str) -> Iterator[AuditStore]:
-    store = AuditStore.open(store_url)
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 @pytest.fixture

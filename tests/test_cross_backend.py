@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backends import pg_schema
+from backends import EXAMPLE_FILES, pg_schema
 from sqlalchemy import select
 from surface_helpers import write_jsonl
 
@@ -27,11 +27,6 @@ pytestmark = pytest.mark.postgres
 
 REPO = Path(__file__).resolve().parent.parent
 WORKBENCH = REPO / "graphql" / "workbench"
-EXAMPLE_FILES = (
-    REPO / "examples" / "adr_0225_frames.jsonl",
-    REPO / "examples" / "core_frames_families.jsonl",
-    REPO / "examples" / "adr_0052_surfaces.jsonl",
-)
 BATCH_TIME_FIELDS = ("ingested_at",)
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backends import pg_schema
+from backends import EXAMPLE_FILES, pg_schema
 from sqlalchemy import select
 from surface_helpers import cli
 
@@ -15,9 +15,6 @@ from store.db.tables import APPEND_ONLY_TABLES, metadata
 
 pytestmark = pytest.mark.postgres
 
-REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = [REPO / "examples" / name for name in (
-    "adr_0225_frames.jsonl", "core_frames_families.jsonl", "adr_0052_surfaces.jsonl")]
 
 
 def _dump(url: str) -> dict[str, list[dict[str, Any]]]:
@@ -50,7 +47,7 @@ def _ingest(url: str, *paths: Path) -> None:
 def test_round_trip_sqlite_postgresql_sqlite(tmp_path: Path, pg_url: str) -> None:
     source = f"sqlite:///{tmp_path / 'source.db'}"
     back = f"sqlite:///{tmp_path / 'back.db'}"
-    _ingest(source, *EXAMPLES[:2])
+    _ingest(source, *EXAMPLE_FILES[:2])
     head = _checkpoint(source)
     rows = int(head.split()[0])
 
@@ -70,7 +67,7 @@ def test_round_trip_sqlite_postgresql_sqlite(tmp_path: Path, pg_url: str) -> Non
     assert _dump(pg_url) == _dump(back) == original
 
     # A source that grew: only the new rows travel, and the chains still agree.
-    _ingest(source, EXAMPLES[2])
+    _ingest(source, EXAMPLE_FILES[2])
     grown = _checkpoint(source)
     added = int(grown.split()[0]) - rows
     assert _copy(source, pg_url).startswith(f"copied {added} ledger rows ({rows} already there)")
@@ -81,8 +78,8 @@ def test_round_trip_sqlite_postgresql_sqlite(tmp_path: Path, pg_url: str) -> Non
 
 def test_a_target_with_a_different_history_is_refused(tmp_path: Path, pg_url: str) -> None:
     source = f"sqlite:///{tmp_path / 'source.db'}"
-    _ingest(source, *EXAMPLES[:2])
-    _ingest(pg_url, EXAMPLES[1])  # same records, another order: another chain
+    _ingest(source, *EXAMPLE_FILES[:2])
+    _ingest(pg_url, EXAMPLE_FILES[1])  # same records, another order: another chain
     before = _dump(pg_url)
     result = cli("copy", "--from", source, "--to", pg_url)
     assert result.exit_code == 1
@@ -91,7 +88,7 @@ def test_a_target_with_a_different_history_is_refused(tmp_path: Path, pg_url: st
 
     # The other way round, into a SQLite file holding its own history.
     with pg_schema() as other:
-        _ingest(other, EXAMPLES[0])
+        _ingest(other, EXAMPLE_FILES[0])
         refused = cli("copy", "--from", other, "--to", source)
         assert refused.exit_code == 1
         assert "different history" in refused.stderr

@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from backends import EXAMPLE_FILES
 from starlette.testclient import TestClient
 
 from store.api.app import create_app
 from store.db.audit_store import AuditStore
 from store.db.database import Database
-
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE_FILES = (
-    REPO / "examples" / "adr_0225_frames.jsonl",
-    REPO / "examples" / "core_frames_families.jsonl",
-    REPO / "examples" / "adr_0052_surfaces.jsonl",
-)
 
 
 @pytest.fixture

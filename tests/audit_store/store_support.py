@@ -13,10 +13,13 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+from alembic.script import ScriptDirectory
 from backends import raw_query
 from click.testing import CliRunner, Result
 
 from store.cli import main
+from store.db.engine import create_store_engine
+from store.db.schema_version import alembic_config, current_revision
 
 REPO = Path(__file__).resolve().parents[2]
 MIGRATIONS = REPO / "migrations"
@@ -170,6 +173,20 @@ def copy_migrations(tmp_path: Path, extra_revisions: dict[str, str] | None = Non
     for name, source in (extra_revisions or {}).items():
         (target / "versions" / name).write_text(source)
     return target
+
+
+def revisions_oldest_first(script_location: Path | None = None) -> list[str]:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://", script_location))
+    return [rev.revision for rev in reversed(list(script.walk_revisions()))]
+
+
+def revision_of(url: str) -> str | None:
+    """The store's alembic revision, read without migrating or creating anything."""
+    engine = create_store_engine(url, read_only=True)
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
 
 
 def revision_source(revision: str, down_revision: str, upgrade: str, downgrade: str = "pass",

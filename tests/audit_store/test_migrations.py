@@ -7,7 +7,6 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from alembic.script import ScriptDirectory
 from sqlalchemy.exc import SQLAlchemyError
 from store_support import (
     EXPECTED_TRIGGERS,
@@ -16,7 +15,9 @@ from store_support import (
     ledger_rows,
     raw_connect,
     residual_ids,
+    revision_of,
     revision_source,
+    revisions_oldest_first,
     row_counts,
     trigger_names,
     url_of,
@@ -24,18 +25,10 @@ from store_support import (
 
 from store.db.engine import create_store_engine
 from store.db.schema_version import (
-    alembic_config,
-    current_revision,
     downgrade,
     upgrade,
 )
 from store.db.writer import append_batch
-
-
-def _revisions_oldest_first(script_location: Path | None = None) -> list[str]:
-    script = ScriptDirectory.from_config(alembic_config("sqlite://", script_location))
-    return [rev.revision for rev in reversed(list(script.walk_revisions()))]
-
 
 HEAD = "0004"
 REV0001_STORE = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
@@ -58,11 +51,7 @@ def _ingest_at_current_revision(db_path: Path, examples_path: Path) -> None:
 
 
 def _revision_of(db_path: Path) -> str | None:
-    engine = create_store_engine(url_of(db_path), read_only=True)
-    try:
-        return current_revision(engine)
-    finally:
-        engine.dispose()
+    return revision_of(url_of(db_path))
 
 
 # A revision in the style the DESIGN warns about: batch mode on SQLite copies the table and
@@ -82,7 +71,7 @@ create_append_only_triggers("contract_residuals", [("residual_id",), ("seq",)])"
 
 
 def test_the_first_revision_is_0001() -> None:
-    assert _revisions_oldest_first()[0] == "0001"
+    assert revisions_oldest_first()[0] == "0001"
 
 
 def _guarded_tables(path: Path) -> set[str]:
@@ -99,14 +88,14 @@ def _triggers_for(tables: set[str]) -> set[str]:
 
 
 def test_append_only_triggers_exist_after_every_revision(db_path: Path) -> None:
-    for revision in _revisions_oldest_first():
+    for revision in revisions_oldest_first():
         upgrade(url_of(db_path), revision)
         assert trigger_names(db_path) >= EXPECTED_TRIGGERS, revision
         assert trigger_names(db_path) == _triggers_for(_guarded_tables(db_path)), revision
 
 
 def test_append_only_triggers_exist_after_every_downgrade_step(db_path: Path) -> None:
-    revisions = _revisions_oldest_first()
+    revisions = revisions_oldest_first()
     upgrade(url_of(db_path), "head")
     for revision in reversed(revisions[:-1]):
         downgrade(url_of(db_path), revision)
@@ -125,7 +114,7 @@ def test_rows_from_the_first_revision_survive_upgrade_to_head(
     db_path: Path, examples_path: Path
 ) -> None:
     _store_written_at_the_first_revision(db_path)
-    assert _revision_of(db_path) == _revisions_oldest_first()[0]
+    assert _revision_of(db_path) == revisions_oldest_first()[0]
     ids, ledger = residual_ids(db_path), ledger_rows(db_path)
     assert len(ids) > 0
 
@@ -138,7 +127,7 @@ def test_rows_from_the_first_revision_survive_upgrade_to_head(
 def test_rows_survive_downgrade_and_upgrade_of_every_revision_above_the_first(
     db_path: Path, examples_path: Path
 ) -> None:
-    revisions = _revisions_oldest_first()
+    revisions = revisions_oldest_first()
     _store_written_at_the_first_revision(db_path)
     ids, ledger = residual_ids(db_path), ledger_rows(db_path)
     upgrade(url_of(db_path), "head")

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from alembic.script import ScriptDirectory
 from backends import raw_query
 from pytest_alembic.tests import (
     test_model_definitions_match_ddl,
@@ -17,12 +16,10 @@ from pytest_alembic.tests import (
 )
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
-from store_support import copy_migrations, revision_source
+from store_support import copy_migrations, revision_of, revision_source, revisions_oldest_first
 
 from store.db.engine import create_store_engine
 from store.db.schema_version import (
-    alembic_config,
-    current_revision,
     downgrade,
     head_revision,
     upgrade,
@@ -52,11 +49,6 @@ def alembic_engine(pg_url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
-def _revisions_oldest_first(script_location: Path | None = None) -> list[str]:
-    script = ScriptDirectory.from_config(alembic_config("sqlite://", script_location))
-    return [rev.revision for rev in reversed(list(script.walk_revisions()))]
-
-
 def _tables(url: str) -> set[str]:
     rows = raw_query(url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
     return {r[0] for r in rows} - {"alembic_version"}  # type: ignore[misc]
@@ -71,14 +63,6 @@ def _triggers(url: str) -> set[str]:
 
 def _expected_triggers(tables: set[str]) -> set[str]:
     return {f"{t}_append_only_{op}" for t in tables for op in PG_OPS}
-
-
-def _revision(url: str) -> str | None:
-    engine = create_store_engine(url, read_only=True)
-    try:
-        return current_revision(engine)
-    finally:
-        engine.dispose()
 
 
 def _ingest(url: str, path: Path) -> None:
@@ -109,7 +93,7 @@ def _snapshot(url: str) -> dict[str, object]:
 
 
 def test_append_only_triggers_exist_after_every_revision_and_downgrade(pg_url: str) -> None:
-    revisions = _revisions_oldest_first()
+    revisions = revisions_oldest_first()
     for revision in revisions:
         upgrade(pg_url, revision)
         tables = _tables(pg_url)
@@ -120,7 +104,7 @@ def test_append_only_triggers_exist_after_every_revision_and_downgrade(pg_url: s
         assert _triggers(pg_url) == _expected_triggers(_tables(pg_url)), revision
     downgrade(pg_url, "base")
     assert _tables(pg_url) == set() and _triggers(pg_url) == set()
-    assert _revision(pg_url) is None
+    assert revision_of(pg_url) is None
 
 
 def test_rows_survive_downgrade_and_upgrade(pg_url: str, examples_path: Path) -> None:
@@ -157,5 +141,5 @@ def test_a_failed_upgrade_leaves_the_schema_as_it_was(tmp_path: Path, pg_url: st
     with pytest.raises((RuntimeError, SQLAlchemyError), match="this revision fails"):
         upgrade(pg_url, "head", scripts)
     assert _snapshot(pg_url) == before
-    assert _revision(pg_url) == HEAD
+    assert revision_of(pg_url) == HEAD
     assert "half_done" not in _tables(pg_url)

@@ -12,17 +12,15 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from store_support import REPO, cli, full_dump, raw_connect
+from backends import EXAMPLE_FILES
+from store_support import cli, full_dump, raw_connect
 
 from store.db.tables import APPEND_ONLY_TABLES, metadata
-
-EXAMPLES = [REPO / "examples" / name for name in (
-    "adr_0225_frames.jsonl", "core_frames_families.jsonl", "adr_0052_surfaces.jsonl")]
 
 
 @pytest.fixture
 def every_table_store(db_path: Path) -> Path:
-    for path in EXAMPLES:
+    for path in EXAMPLE_FILES:
         result = cli("ingest", "--db", db_path, path)
         assert result.exit_code == 0, result.stderr
     return db_path

@@ -11,6 +11,7 @@ from store_support import (
     copy_migrations,
     full_dump,
     raw_connect,
+    revision_of,
     revision_source,
     row_counts,
     trigger_names,
@@ -19,9 +20,8 @@ from store_support import (
 
 import store.db.schema_version as schema_version
 from store.db.audit_store import AuditStore
-from store.db.engine import create_store_engine
 from store.db.errors import StoreError
-from store.db.schema_version import current_revision, head_revision, upgrade
+from store.db.schema_version import head_revision, upgrade
 
 HEAD = head_revision()  # this checkout's newest revision
 
@@ -32,11 +32,7 @@ DUMMY_REVISION = revision_source(
 
 
 def _revision_of(path: Path) -> str | None:
-    engine = create_store_engine(url_of(path), read_only=True)
-    try:
-        return current_revision(engine)
-    finally:
-        engine.dispose()
+    return revision_of(url_of(path))
 
 
 @pytest.fixture
