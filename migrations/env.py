@@ -8,7 +8,8 @@ from pathlib import Path
 from alembic import context
 from sqlalchemy import Engine
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # revisions import append_only
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # revisions import append_only
 
 from store.db.engine import create_store_engine
 from store.db.tables import metadata

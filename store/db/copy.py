@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, select
 
 from store.db.audit_store import AuditStore
 from store.db.errors import StoreError
 from store.db.ledger import read_tip
-from store.db.tables import LEDGERED_KEYS, ingest_batches, ledger, metadata, residual_tallies
+from store.db.tables import LEDGERED_KEYS, ledger, metadata, residual_tallies
 from store.db.verify import VerifyReport
-from store.db.writer import insert_rows, lock_chain_tip
+from store.db.writer import insert_rows, last_batch_id, lock_chain_tip
 
 COPY_CHUNK = 5000
 
@@ -60,8 +60,7 @@ def _common_prefix(src: Connection, dst: Connection) -> int:
 def _copy_after(src: Connection, dst: Connection, start: int) -> int:
     copied = 0
     # A ledger prefix ends with a batch row, so the target holds whole batches.
-    last_batch = dst.execute(select(func.coalesce(func.max(ingest_batches.c.batch_id), 0))
-                             ).scalar_one()
+    last_batch = last_batch_id(dst)
     for table in (*LEDGERED_KEYS, "ledger"):
         t = metadata.tables[table]
         result = src.execution_options(yield_per=COPY_CHUNK).execute(

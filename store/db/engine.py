@@ -54,11 +54,10 @@ def create_store_engine(url: str, *, read_only: bool = False, write: bool = Fals
 
 def _sqlite_engine(url: str, *, read_only: bool, write: bool) -> Engine:
     path = sqlite_path(url)
-    kwargs: dict[str, Any] = {}
     if read_only and path is not None:
         # mode=ro: the driver itself refuses writes, whatever SQL a resolver sends.
         url = f"sqlite:///file:{path}?mode=ro&uri=true"
-    engine = create_engine(url, **kwargs)
+    engine = create_engine(url)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -32,7 +32,9 @@ class Checkpoint:
 
 def row_hash(table: str, row: dict[str, Any]) -> str:
     """Hash of a row's stored values; `seq` is its ledger position, not its content."""
-    return content_id({"table": table, "row": {k: v for k, v in row.items() if k != "seq"}})
+    if "seq" in row:
+        row = {k: v for k, v in row.items() if k != "seq"}
+    return content_id({"table": table, "row": row})
 
 
 def chain_hash(prev_hash: str, row_digest: str) -> str:
@@ -56,8 +58,8 @@ class LedgerAppender:
     def stamp(self, table: str, key: str, row: dict[str, Any]) -> dict[str, Any]:
         """Sets row["seq"] and returns the ledger row that records it."""
         self.seq += 1
+        digest = row_hash(table, row)  # before seq is set: no copy without it
         row["seq"] = self.seq
-        digest = row_hash(table, row)
         prev, self.head = self.head, chain_hash(self.head, digest)
         return {
             "seq": self.seq,

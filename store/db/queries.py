@@ -273,7 +273,8 @@ class AssessmentFilter:
             found.append(_any_of(assessments_t.c.candidate_organ, self.organ))
         if self.family_id:
             # Families are a domain mapping, not a column: filter by the organs they name.
-            organs = [o for o, f in FAMILY_BY_ORGAN.items() if f in set(self.family_id)]
+            wanted = set(self.family_id)
+            organs = [o for o, f in FAMILY_BY_ORGAN.items() if f in wanted]
             found.append(assessments_t.c.candidate_organ.in_(organs))
         if self.runnable is not None:
             found.append(assessments_t.c.runnable.is_(self.runnable))
@@ -714,21 +715,11 @@ def list_surface_occurrences(
 
 def surface_facets(connection: Connection, where: SurfaceFilter | None = None) -> SurfaceFacets:
     """Counts per grounding source, corpus, intent and verification over the filtered surfaces."""
-    sightings = (
-        select(sightings_t.c.surface_id, func.count().label("n"))
-        .group_by(sightings_t.c.surface_id)
-        .subquery("sightings")
-    )
-    filtered = (
-        _surfaces_select(where)
-        .add_columns(func.coalesce(sightings.c.n, 0).label("sightings"))
-        .outerjoin(sightings, sightings.c.surface_id == surfaces_t.c.surface_id)
-        .subquery("filtered")
-    )
+    filtered = _surfaces_select(where).subquery("filtered")  # each row with its sightings
     names = ("grounding_source", "corpus_id", "intent", "verification")
     combos = (
         select(*(filtered.c[name] for name in names), func.count().label("n"),
-               func.sum(filtered.c.sightings).label("s"))
+               func.sum(filtered.c.occurrence_count).label("s"))
         .group_by(*(filtered.c[name] for name in names))
         .cte("combos")
     )

@@ -55,7 +55,7 @@ def assessment_id(frame: AssessmentFrame, assessment: ContractAssessment) -> str
     )
 
 
-def residual_row(residual: ContractResidual, spans_text: str | None = None) -> Row:
+def residual_row(residual: ContractResidual, spans_text: str) -> Row:
     return {
         "residual_id": residual.residual_id,
         "candidate_organ": residual.candidate_organ,
@@ -63,7 +63,7 @@ def residual_row(residual: ContractResidual, spans_text: str | None = None) -> R
         "residual_kind": residual.residual_kind.value,
         "residual_code": residual.residual_code,
         "source_axis": residual.source_axis.value,
-        "evidence_spans": spans_text or _spans_text(residual.evidence_spans),
+        "evidence_spans": spans_text,
         "explanation": residual.explanation,
     }
 

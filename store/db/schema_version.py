@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -28,7 +29,13 @@ def alembic_config(url: str, script_location: Path | None = None) -> Config:
 
 
 def head_revision(script_location: Path | None = None) -> str:
-    script = ScriptDirectory.from_config(alembic_config("sqlite://", script_location))
+    return _head_at(script_location or bundled_dir("migrations"))
+
+
+@functools.cache
+def _head_at(location: Path) -> str:
+    # Reading every revision file costs milliseconds, and every store open asks.
+    script = ScriptDirectory.from_config(alembic_config("sqlite://", location))
     head = script.get_current_head()
     assert head is not None, "migrations/ has no revision"
     return head

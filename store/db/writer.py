@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -137,11 +138,17 @@ def lock_chain_tip(connection: Connection) -> None:
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})
 
 
+def last_batch_id(connection: Connection) -> int:
+    """The newest batch's id; 0 in an empty store."""
+    return connection.execute(
+        select(func.coalesce(func.max(ingest_batches.c.batch_id), 0))).scalar_one()
+
+
 def _holds_nul(rows: list[PendingRow]) -> bool:
     return any(isinstance(v, str) and "\x00" in v for p in rows for v in p.row.values())
 
 
-def _content(row: dict[str, Any]) -> dict[str, Any]:
+def _content(row: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("seq", "batch_id")}
 
 
@@ -172,7 +179,7 @@ class _BatchWriter:
         else:
             condition = tuple_(*key_columns).in_(list(keys))
         result = self.connection.execute(select(t).where(condition))
-        return {tuple(r[n] for n in names): _content(dict(r)) for r in result.mappings()}
+        return {tuple(r[n] for n in names): _content(r) for r in result.mappings()}
 
     def _lookup(self) -> dict[str, dict[tuple[Any, ...], Any]]:
         keys: dict[str, set[tuple[Any, ...]]] = {t: set() for t in self.summary.tables}
@@ -269,12 +276,11 @@ def append_batch(
     """
     summary = BatchSummary(source=source)
     reader = _HashingReader(as_stream(source_lines))
+    registry = functools.cache(registry)  # looked up once per batch, and only if needed
     with engine.begin() as connection:
         lock_chain_tip(connection)
         text_without_nul = connection.dialect.name == "postgresql"  # its text type refuses NUL
-        batch_id = connection.execute(
-            select(func.coalesce(func.max(ingest_batches.c.batch_id), 0) + 1)
-        ).scalar_one()
+        batch_id = last_batch_id(connection) + 1
         writer = _BatchWriter(connection, summary, batch_id)
         for line in iter_json_lines(reader, max_line_bytes, on_bytes):
             summary.lines = line.number
