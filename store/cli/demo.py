@@ -38,8 +38,7 @@ def demo(path: str, host: str, port: int) -> None:
                                        source=example.name)
             except BatchRejected as exc:
                 raise click.ClickException(str(exc)) from exc
-            new = sum(c.new for c in summary.tables.values())
-            present = sum(c.present for c in summary.tables.values())
-            click.echo(f"{example.name}: {new} new, {present} already present", err=True)
+            click.echo(f"{example.name}: {summary.new_rows} new, {summary.present_rows} already"
+                       " present", err=True)
     banner = f"Paste into GraphiQL:\n\n{DEMO_QUERY}\n"
     run_server(str(Path(path)), host=host, port=port, banner=banner)

@@ -69,17 +69,18 @@ def check(packs: Path | None, teaching: Path | None, verbose: bool) -> None:
     """
     registry = _load(packs, teaching)
     dropped = registry.dropped
+    inactive_chains = registry.inactive
     for line in dropped:
         click.echo(str(line))
     if verbose:
-        for inactive in registry.inactive:
+        for inactive in inactive_chains:
             chain = inactive.chain
             click.echo(f"{chain.source}:{chain.line}: inactive: {inactive.reason}")
     corpora = len(registry.corpora)
     click.echo(
         f"checked {corpora} {'corpus' if corpora == 1 else 'corpora'}"
         f" ({len(registry.packs)} {'pack' if len(registry.packs) == 1 else 'packs'}):"
-        f" {len(registry.chains)} chains resolve, {len(registry.inactive)} inactive,"
+        f" {len(registry.chains)} chains resolve, {len(inactive_chains)} inactive,"
         f" {len(dropped)} lines dropped"
     )
     sys.exit(1 if dropped else 0)
@@ -96,7 +97,7 @@ def _record(payload: dict[str, Any], registry: TeachingRegistry, db: str | None)
         except BatchRejected as exc:
             raise click.ClickException("; ".join(exc.summary.as_dict()["errors"])) from exc
     return {"batch_id": summary.batch_id,
-            "new_rows": sum(c.new for c in summary.tables.values())}
+            "new_rows": summary.new_rows}
 
 
 @click.command()

@@ -53,6 +53,14 @@ class BatchSummary:
     failure_count: int = 0
 
     @property
+    def new_rows(self) -> int:
+        return sum(c.new for c in self.tables.values())
+
+    @property
+    def present_rows(self) -> int:
+        return sum(c.present for c in self.tables.values())
+
+    @property
     def rejected(self) -> bool:
         return self.failure_count > 0
 
@@ -249,8 +257,8 @@ class _BatchWriter:
             "input_sha256": input_sha256,
             "record_type": "+".join(sorted(summary.record_types)),
             "lines": summary.lines,
-            "new_rows": sum(c.new for c in summary.tables.values()),
-            "present_rows": sum(c.present for c in summary.tables.values()),
+            "new_rows": summary.new_rows,
+            "present_rows": summary.present_rows,
             "rejected_lines": 0,
             "ingested_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
             "store_version": __version__,

@@ -11,9 +11,8 @@ from typing import Any
 
 import orjson
 
-from store.model.dropped import DroppedLine
+from store.model.dropped import DroppedLine, read_records
 from store.model.fields import RecordError, integer, json_list, json_object, required, string
-from store.model.jsonl import iter_json_lines
 from store.model.packs import Pack, load_pack
 from store.model.predicates import is_connective
 
@@ -75,9 +74,6 @@ class InactiveChain:
 
     chain: TeachingChain
     reason: str
-
-    def __str__(self) -> str:
-        return f"{self.chain.source}:{self.chain.line}: {self.reason}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,8 +182,14 @@ def admission_problem(chain: TeachingChain, pack: Pack) -> str | None:
 def _read_lines(registration: CorpusRegistration, pack: Pack
                 ) -> tuple[list[TeachingChain], list[DroppedLine]]:
     source = registration.path
-    admitted: list[TeachingChain] = []
-    dropped: list[DroppedLine] = []
+
+    def admitted_chain(value: Any, number: int) -> TeachingChain:
+        chain = parse_chain(value, registration.corpus_id, source, number)
+        problem = admission_problem(chain, pack)
+        if problem is not None:
+            raise RecordError(problem)
+        return chain
+
     try:
         stream = source.open("rb")
     except OSError as exc:
@@ -195,21 +197,7 @@ def _read_lines(registration: CorpusRegistration, pack: Pack
             f"corpus {registration.corpus_id!r}: cannot read {source}: {exc.strerror}"
         ) from exc
     with stream:
-        for line in iter_json_lines(stream):
-            if line.error is not None:
-                dropped.append(DroppedLine(source, line.number, line.error))
-                continue
-            try:
-                chain = parse_chain(line.value, registration.corpus_id, source, line.number)
-            except RecordError as exc:
-                dropped.append(DroppedLine(source, line.number, str(exc)))
-                continue
-            problem = admission_problem(chain, pack)
-            if problem is not None:
-                dropped.append(DroppedLine(source, line.number, problem))
-                continue
-            admitted.append(chain)
-    return admitted, dropped
+        return read_records(stream, source, admitted_chain)
 
 
 def load_corpus(registration: CorpusRegistration, pack: Pack) -> TeachingCorpus:
@@ -254,8 +242,6 @@ def load_corpus(registration: CorpusRegistration, pack: Pack) -> TeachingCorpus:
 class TeachingRegistry:
     """Every registered corpus with its pack; `chains` resolves across corpora."""
 
-    teaching_dir: Path
-    packs_dir: Path
     corpora: tuple[TeachingCorpus, ...]
     packs: Mapping[str, Pack]
     chains: Mapping[ChainKey, TeachingChain]  # earlier corpus wins a collision
@@ -310,8 +296,6 @@ def load_teaching_registry(teaching_dir: Path, packs_dir: Path) -> TeachingRegis
                 shadowed.append(InactiveChain(
                     chain, f"shadowed by corpus {winner.corpus_id!r} (registered earlier)"))
     return TeachingRegistry(
-        teaching_dir=teaching_dir,
-        packs_dir=packs_dir,
         corpora=tuple(corpora),
         packs=MappingProxyType(packs),
         chains=MappingProxyType(resolved),

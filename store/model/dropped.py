@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from store.model.fields import RecordError
+from store.model.jsonl import iter_json_lines
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,3 +21,21 @@ class DroppedLine:
 
     def __str__(self) -> str:
         return f"{self.source}:{self.line}: {self.reason}"
+
+
+def read_records(
+    stream: IO[bytes], source: Path, parse: Callable[[Any, int], T]
+) -> tuple[list[T], list[DroppedLine]]:
+    """`parse(value, line_number)` for each JSONL line of `source`; a line that is not JSON, or
+    that `parse` refuses with RecordError, is dropped (and kept as a DroppedLine), not fatal."""
+    kept: list[T] = []
+    dropped: list[DroppedLine] = []
+    for line in iter_json_lines(stream):
+        if line.error is not None:
+            dropped.append(DroppedLine(source, line.number, line.error))
+            continue
+        try:
+            kept.append(parse(line.value, line.number))
+        except RecordError as exc:
+            dropped.append(DroppedLine(source, line.number, str(exc)))
+    return kept, dropped

@@ -11,9 +11,8 @@ from typing import Any
 import orjson
 
 from store.model.canonical import sha256_hex
-from store.model.dropped import DroppedLine
+from store.model.dropped import DroppedLine, read_records
 from store.model.fields import RecordError, json_object, required, string, strings
-from store.model.jsonl import iter_json_lines
 
 MANIFEST = "manifest.json"
 LEXICON = "lexicon.jsonl"
@@ -110,19 +109,10 @@ def load_pack(folder: Path) -> Pack:
             f"pack {pack_id!r} refused: manifest checksum {manifest['checksum']} does not match"
             f" sha256 {actual} of {lexicon_path}"
         )
-    entries: dict[str, LexiconEntry] = {}
-    dropped: list[DroppedLine] = []
     with lexicon_path.open("rb") as stream:
-        for line in iter_json_lines(stream):
-            if line.error is not None:
-                dropped.append(DroppedLine(lexicon_path, line.number, line.error))
-                continue
-            try:
-                entry = parse_lexicon_entry(line.value)
-            except RecordError as exc:
-                dropped.append(DroppedLine(lexicon_path, line.number, str(exc)))
-                continue
-            entries[entry.lemma.lower()] = entry
+        kept, dropped = read_records(stream, lexicon_path,
+                                     lambda value, _: parse_lexicon_entry(value))
+    entries = {entry.lemma.lower(): entry for entry in kept}  # a later line wins
     return Pack(
         pack_id=pack_id,
         language=manifest["language"],

@@ -92,13 +92,6 @@ def _context(obj: dict[str, Any]) -> tuple[str | None, str | None]:
     return problem_text, source_ref
 
 
-def is_assessment_line(value: Any) -> bool:
-    """A frame or a bare assessment, as opposed to another kind of record."""
-    return isinstance(value, dict) and (
-        "contract_assessments" in value or "candidate_organ" in value
-    )
-
-
 def parse_frame(value: Any) -> AssessmentFrame:
     """A CORE frame `{"problem_text"?, "contract_assessments": [...]}` or one bare assessment."""
     obj = _object(value, "record")

@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from store.model.corpora import TeachingRegistry
-from store.model.fields import RecordError, json_object, string
+from store.model.fields import RecordError, json_object, required, string
 from store.model.teaching_surface import (
     GroundingSource,
     TeachingSurfaceProvenance,
@@ -51,9 +51,7 @@ def is_surface_line(value: Any) -> bool:
 
 def parse_surface_record(value: Any) -> SurfaceRecord:
     obj = json_object(value, "record")
-    if "grounding_source" not in obj:
-        raise RecordError("record: missing field 'grounding_source'")
-    raw_source = string(obj["grounding_source"], "grounding_source")
+    raw_source = string(required(obj, "grounding_source", "record"), "grounding_source")
     try:
         source = GroundingSource(raw_source)
     except ValueError:

@@ -82,7 +82,9 @@ class TeachingSurfaceProvenance:
 
     @property
     def surface_id(self) -> str:
-        """The surface_records key (DESIGN.md): sha256 over the surface and its provenance."""
+        """sha256 over the surface and its provenance (DESIGN.md), with the lemma subject and
+        the enum intent: the surface_records key only when CORE sent them in this form (the
+        store keys a record by the subject and intent as sent)."""
         return surface_key(
             grounding_source=self.grounding_source.value,
             surface=self.surface,
