@@ -1,4 +1,4 @@
-"""What every resolver of one request shares: the database and its deadline."""
+"""What every resolver of one request shares: the database, its deadline, its loader."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import Connection
+from strawberry.dataloader import DataLoader
 
+from store.db import queries
 from store.db.database import Database
 
 P = ParamSpec("P")
@@ -17,6 +19,9 @@ class RequestContext:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.deadline = db.deadline()  # one time limit for all queries of the request
+        # A page of assessments asks for its residuals in one statement, not one per row.
+        self.assessment_residuals: DataLoader[str, list[queries.StoredResidual]] = DataLoader(
+            load_fn=self._load_assessment_residuals)
 
     async def run(
         self,
@@ -25,3 +30,9 @@ class RequestContext:
         **kwargs: P.kwargs,
     ) -> R:
         return await self.db.run(self.deadline, query, *args, **kwargs)
+
+    async def _load_assessment_residuals(
+        self, assessment_ids: list[str]
+    ) -> list[list[queries.StoredResidual]]:
+        produced = await self.run(queries.assessment_residuals, assessment_ids)
+        return [produced[assessment_id] for assessment_id in assessment_ids]

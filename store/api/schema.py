@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from typing import Any
 
 import strawberry
 from graphql import GraphQLError
@@ -47,6 +49,11 @@ MAX_ALIASES = 30
 MASKED_MESSAGE = "Internal error."
 
 
+def _fields_of(filter_input: object) -> dict[str, Any]:
+    """A filter input's fields by name: the query layer's filter has the same ones."""
+    return {f.name: getattr(filter_input, f.name) for f in dataclasses.fields(filter_input)}
+
+
 @strawberry.input(description="Any-of lists, ANDed across fields; null or [] = no constraint.")
 class ResidualFilter:
     organ: list[str] | None = None
@@ -56,8 +63,7 @@ class ResidualFilter:
     code: list[str] | None = None
 
     def to_query(self) -> queries.ResidualFilter:
-        return queries.ResidualFilter(organ=self.organ, family_id=self.family_id,
-                                      kind=self.kind, axis=self.axis, code=self.code)
+        return queries.ResidualFilter(**_fields_of(self))
 
 
 @strawberry.input(description="Any-of lists, ANDed across fields; null or [] = no constraint.")
@@ -69,9 +75,7 @@ class AssessmentFilter:
     batch_id: list[int] | None = None
 
     def to_query(self) -> queries.AssessmentFilter:
-        return queries.AssessmentFilter(organ=self.organ, family_id=self.family_id,
-                                        runnable=self.runnable, source_ref=self.source_ref,
-                                        batch_id=self.batch_id)
+        return queries.AssessmentFilter(**_fields_of(self))
 
 
 @strawberry.input(description="Any-of lists, ANDed across fields; null or [] = no constraint.")
@@ -84,11 +88,7 @@ class SurfaceFilter:
     verification: list[SurfaceVerificationEnum] | None = None
 
     def to_query(self) -> queries.SurfaceFilter:
-        return queries.SurfaceFilter(
-            grounding_source=self.grounding_source, corpus_id=self.corpus_id,
-            chain_id=self.chain_id, intent=self.intent, subject=self.subject,
-            verification=self.verification,
-        )
+        return queries.SurfaceFilter(**_fields_of(self))
 
 
 Ctx = Info[RequestContext, None]
@@ -171,7 +171,10 @@ class Query:
 
     @strawberry.field(description="ResidualKind, ResidualSourceAxis and the label map.")
     def taxonomy(self) -> Taxonomy:
-        return Taxonomy.of(queries.taxonomy())
+        return _TAXONOMY
+
+
+_TAXONOMY = Taxonomy.of(queries.taxonomy())  # domain constants: built once
 
 
 def is_masked(error: GraphQLError) -> bool:

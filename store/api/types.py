@@ -123,7 +123,7 @@ class Assessment:
 
     @strawberry.field(description="The residuals this assessment projects to, in code order.")
     async def residuals(self, info: Info[RequestContext, None]) -> list[Residual]:
-        stored = await info.context.run(queries.assessment_residuals, str(self.assessment_id))
+        stored = await info.context.assessment_residuals.load(str(self.assessment_id))
         return [Residual.of(r) for r in stored]
 
     @classmethod

@@ -613,15 +613,22 @@ def count_assessments(connection: Connection, where: AssessmentFilter | None = N
     return _count(connection, select(assessments_t.c.seq).where(*conditions))
 
 
-def assessment_residuals(connection: Connection, assessment_id: str) -> list[StoredResidual]:
-    """The residuals one assessment produced, in projection (ordinal) order."""
+def assessment_residuals(
+    connection: Connection, assessment_ids: Sequence[str]
+) -> dict[str, list[StoredResidual]]:
+    """The residuals each assessment produced, in projection (ordinal) order; one statement
+    for a whole page of assessments."""
     rows = connection.execute(
         _residual_rows()
+        .add_columns(occurrences_t.c.assessment_id.label("produced_by"))
         .join(occurrences_t, occurrences_t.c.residual_id == residuals_t.c.residual_id)
-        .where(_equals(occurrences_t.c.assessment_id, assessment_id))
-        .order_by(occurrences_t.c.ordinal)
+        .where(_any_of(occurrences_t.c.assessment_id, list(set(assessment_ids))))
+        .order_by(occurrences_t.c.assessment_id, occurrences_t.c.ordinal)
     ).all()
-    return [_residual(row) for row in rows]
+    produced: dict[str, list[StoredResidual]] = {a: [] for a in assessment_ids}
+    for row in rows:
+        produced[row.produced_by].append(_residual(row))
+    return produced
 
 
 # --- surfaces -----------------------------------------------------------------------------
