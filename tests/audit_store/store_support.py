@@ -14,8 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from alembic.script import ScriptDirectory
-from backends import raw_query
 from click.testing import CliRunner, Result
+from surface_helpers import dump as full_dump  # noqa: F401 (re-exported: shared raw reads)
+from surface_helpers import query as rows
+from surface_helpers import triggers as trigger_names  # noqa: F401 (re-exported)
 
 from store.cli import main
 from store.db.engine import create_store_engine
@@ -126,35 +128,8 @@ def raw_connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, isolation_level=None)
 
 
-def full_dump(path: Path) -> list[str]:
-    with raw_connect(path) as connection:
-        dump = list(connection.iterdump())
-    connection.close()
-    return dump
-
-
-def rows(db: Path | str, sql: str) -> list[tuple]:
-    """Rows read raw: from a SQLite file, or from a PostgreSQL store given by its URL."""
-    if isinstance(db, str):
-        return raw_query(db, sql)
-    connection = raw_connect(db)
-    try:
-        return connection.execute(sql).fetchall()
-    finally:
-        connection.close()
-
-
 def row_counts(path: Path | str) -> dict[str, int]:
     return {t: rows(path, f"SELECT count(*) FROM {t}")[0][0] for t in TABLES}
-
-
-def trigger_names(path: Path) -> set[str]:
-    connection = raw_connect(path)
-    try:
-        rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
-        return {name for (name,) in rows}
-    finally:
-        connection.close()
 
 
 def ledger_rows(path: Path | str) -> list[tuple]:
