@@ -19,6 +19,7 @@ class JsonLine:
     number: int
     value: Any = None
     error: str | None = None
+    text: str = ""  # the line as read, without its line ending (journal digests hash it)
 
 
 def _skip_rest_of_line(stream: IO[bytes]) -> int:
@@ -58,9 +59,10 @@ def iter_json_lines(
         except UnicodeDecodeError as exc:
             yield JsonLine(number, error=f"invalid UTF-8 at byte {exc.start}")
             continue
+        text = text.rstrip("\r\n")
         try:
-            value = orjson.loads(text.rstrip("\r\n"))
+            value = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            yield JsonLine(number, error=f"malformed JSON: {exc}")
+            yield JsonLine(number, error=f"malformed JSON: {exc}", text=text)
             continue
-        yield JsonLine(number, value=value)
+        yield JsonLine(number, value=value, text=text)
