@@ -42,6 +42,7 @@ from store.api.types import (
     connection,
 )
 from store.db import queries
+from store.model.taxonomy import taxonomy
 
 MAX_DEPTH = 12  # residuals > edges > node > occurrences > edges > node > assessment > batch > ...
 MAX_TOKENS = 5_000  # GraphiQL's introspection query fits; generated abuse does not
@@ -174,7 +175,7 @@ class Query:
         return _TAXONOMY
 
 
-_TAXONOMY = Taxonomy.of(queries.taxonomy())  # domain constants: built once
+_TAXONOMY = Taxonomy.of(taxonomy())  # domain constants: built once
 
 
 def is_masked(error: GraphQLError) -> bool:

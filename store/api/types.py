@@ -10,6 +10,7 @@ from strawberry.types import Info
 
 from store.api.context import RequestContext
 from store.db import queries
+from store.model import taxonomy as taxonomy_model
 from store.model.records import SourceSpan
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 
@@ -277,7 +278,7 @@ class Taxonomy:
     families: list[OrganFamily]
 
     @classmethod
-    def of(cls, taxonomy: queries.Taxonomy) -> Taxonomy:
+    def of(cls, taxonomy: taxonomy_model.Taxonomy) -> Taxonomy:
         return cls(
             kinds=taxonomy.kinds,
             axes=taxonomy.axes,

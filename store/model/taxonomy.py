@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
@@ -167,3 +168,28 @@ def explain(label: str) -> str:
 
 def family_of(organ: str) -> str | None:
     return FAMILY_BY_ORGAN.get(organ)
+
+
+@dataclass(frozen=True, slots=True)
+class TaxonomyLabel:
+    label: str
+    kind: ResidualKind
+    axis: ResidualSourceAxis
+
+
+@dataclass(frozen=True, slots=True)
+class Taxonomy:
+    kinds: list[ResidualKind]
+    axes: list[ResidualSourceAxis]
+    labels: list[TaxonomyLabel]
+    families_by_organ: list[tuple[str, str]]
+
+
+def taxonomy() -> Taxonomy:
+    """The closed taxonomy and label map; domain constants, no database needed."""
+    return Taxonomy(
+        kinds=list(ResidualKind),
+        axes=list(ResidualSourceAxis),
+        labels=[TaxonomyLabel(label, kind, axis) for label, (kind, axis) in LABEL_MAP.items()],
+        families_by_organ=list(FAMILY_BY_ORGAN.items()),
+    )

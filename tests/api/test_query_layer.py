@@ -22,6 +22,7 @@ from sqlalchemy.exc import InternalError, OperationalError
 from store.db import queries
 from store.db.database import Database
 from store.db.queries import AssessmentFilter, ResidualFilter
+from store.model import taxonomy as taxonomy_model
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 
 
@@ -222,7 +223,7 @@ def test_cursor_round_trip() -> None:
 
 
 def test_taxonomy_is_the_closed_set() -> None:
-    taxonomy = queries.taxonomy()
+    taxonomy = taxonomy_model.taxonomy()
     assert len(taxonomy.kinds) == 12
     assert len(taxonomy.axes) == 10
     assert len(taxonomy.labels) == 46  # the ADR table's 50 rows hold 46 distinct labels

@@ -1,0 +1,162 @@
+"""The plain records the query layer returns (no SQL here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+import orjson
+
+from store.model.records import ContractAssessment, ContractResidual, SourceSpan
+from store.model.surface_records import SurfaceVerification
+from store.model.taxonomy import (
+    family_of,
+)
+from store.model.teaching_surface import GroundingSource
+
+T = TypeVar("T")
+
+
+class Sequenced(Protocol):
+    @property
+    def seq(self) -> int: ...
+
+
+SeqT = TypeVar("SeqT", bound=Sequenced)
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    batch_id: int
+    seq: int
+    source: str
+    input_sha256: str
+    record_type: str
+    lines: int
+    new_rows: int
+    present_rows: int
+    rejected_lines: int
+    ingested_at: str
+    store_version: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResidual:
+    seq: int
+    batch_id: int
+    residual: ContractResidual
+    occurrence_count: int  # its sightings, counted in the same statement
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAssessment:
+    assessment_id: str
+    seq: int
+    problem_text: str | None
+    source_ref: str | None
+    assessment: ContractAssessment
+    batch: Batch
+
+    @property
+    def family_id(self) -> str | None:
+        return family_of(self.assessment.candidate_organ)
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """One sighting of a residual: which assessment (in which batch) produced it."""
+
+    seq: int
+    residual_id: str
+    ordinal: int
+    assessment: StoredAssessment
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    items: list[T]
+    cursors: list[str]
+    has_next_page: bool
+
+    @property
+    def end_cursor(self) -> str | None:
+        return self.cursors[-1] if self.cursors else None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSurface:
+    """A surface_records row: what CORE said, its provenance and the re-derivation outcome."""
+
+    surface_id: str
+    seq: int
+    batch_id: int
+    grounding_source: GroundingSource
+    surface: str | None
+    subject: str | None
+    intent: str | None
+    corpus_id: str | None
+    chain_id: str | None
+    chain_provenance: str | None
+    pack_id: str | None
+    pack_version: str | None
+    connective: str | None
+    object: str | None
+    subject_domains: tuple[str, ...] | None
+    object_domains: tuple[str, ...] | None
+    verification: SurfaceVerification
+    expected_surface: str | None
+    occurrence_count: int  # the turns that emitted it, counted in the same statement
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceOccurrence:
+    """One sighting of a surface: the turn that emitted it, and the batch that recorded it."""
+
+    occurrence_id: str
+    seq: int
+    surface_id: str
+    session_id: str | None
+    turn_id: str | None
+    prompt: str | None
+    batch: Batch
+
+
+@dataclass(frozen=True, slots=True)
+class FacetCount:
+    value: str | None  # as CORE serializes it: lower case; None for a null column
+    count: int  # distinct records (residuals or surfaces)
+    occurrences: int  # sightings of those records
+
+
+@dataclass(frozen=True, slots=True)
+class ResidualFacets:
+    total: int
+    occurrences: int
+    by_kind: list[FacetCount]
+    by_axis: list[FacetCount]
+    by_organ: list[FacetCount]
+    by_family: list[FacetCount]
+    by_code: list[FacetCount]
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceFacets:
+    total: int
+    occurrences: int
+    by_grounding_source: list[FacetCount]
+    by_corpus: list[FacetCount]
+    by_intent: list[FacetCount]
+    by_verification: list[FacetCount]
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerStatus:
+    length: int
+    head_seq: int
+    head_hash: str
+
+
+
+
+def spans_of(text: str) -> tuple[SourceSpan, ...]:
+    return tuple(SourceSpan(**span) for span in orjson.loads(text))

@@ -1,0 +1,136 @@
+"""Teaching-surface provenance records and the turns that emitted them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from sqlalchemy import (
+    Connection,
+    Select,
+    func,
+    select,
+)
+
+from store.db.queries.batches import BATCH_COLUMNS, batch_of
+from store.db.queries.facets import facet_counts
+from store.db.queries.filters import SurfaceFilter, equals
+from store.db.queries.pages import (
+    _count,
+    _page,
+    sightings_count,
+)
+from store.db.queries.records import Page, StoredSurface, SurfaceFacets, SurfaceOccurrence
+from store.db.tables import ingest_batches as batches_t
+from store.db.tables import surface_occurrences as sightings_t
+from store.db.tables import surface_records as surfaces_t
+from store.model.surface_records import SurfaceVerification
+from store.model.teaching_surface import GroundingSource
+
+
+def _domains(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(orjson.loads(text))
+
+
+def _surface(row: Any) -> StoredSurface:
+    return StoredSurface(
+        surface_id=row.surface_id,
+        seq=row.seq,
+        batch_id=row.batch_id,
+        grounding_source=GroundingSource(row.grounding_source),
+        surface=row.surface,
+        subject=row.subject,
+        intent=row.intent,
+        corpus_id=row.corpus_id,
+        chain_id=row.chain_id,
+        chain_provenance=row.chain_provenance,
+        pack_id=row.pack_id,
+        pack_version=row.pack_version,
+        connective=row.connective,
+        object=row.object,
+        subject_domains=_domains(row.subject_domains),
+        object_domains=_domains(row.object_domains),
+        verification=SurfaceVerification(row.verification),
+        expected_surface=row.expected_surface,
+        occurrence_count=row.occurrence_count,
+    )
+
+
+_SURFACE_SIGHTINGS = sightings_count(surfaces_t, "surface_id", sightings_t)
+
+
+def _filtered_surfaces(where: SurfaceFilter | None) -> Select[Any]:
+    return select(surfaces_t).where(*(where.conditions() if where else []))
+
+
+def _surfaces_select(where: SurfaceFilter | None) -> Select[Any]:
+    return _filtered_surfaces(where).add_columns(_SURFACE_SIGHTINGS)
+
+
+def surface_by_id(connection: Connection, surface_id: str) -> StoredSurface | None:
+    row = connection.execute(
+        _surfaces_select(None).where(equals(surfaces_t.c.surface_id, surface_id))
+    ).first()
+    return None if row is None else _surface(row)
+
+
+def list_surfaces(
+    connection: Connection,
+    where: SurfaceFilter | None = None,
+    first: int | None = None,
+    after: str | None = None,
+) -> Page[StoredSurface]:
+    return _page(connection, _surfaces_select(where), surfaces_t.c.seq, first, after, _surface)
+
+
+def count_surfaces(connection: Connection, where: SurfaceFilter | None = None) -> int:
+    return _count(connection, _filtered_surfaces(where))
+
+
+def _surface_occurrence(row: Any) -> SurfaceOccurrence:
+    return SurfaceOccurrence(
+        occurrence_id=row.occurrence_id,
+        seq=row.seq,
+        surface_id=row.surface_id,
+        session_id=row.session_id,
+        turn_id=row.turn_id,
+        prompt=row.prompt,
+        batch=batch_of(row, "batch_"),
+    )
+
+
+def list_surface_occurrences(
+    connection: Connection,
+    surface_id: str,
+    first: int | None = None,
+    after: str | None = None,
+) -> Page[SurfaceOccurrence]:
+    """The turns that emitted one surface, with the batch that recorded each, in append order."""
+    statement = (
+        select(sightings_t, *BATCH_COLUMNS)
+        .join(batches_t, batches_t.c.batch_id == sightings_t.c.batch_id)
+        .where(equals(sightings_t.c.surface_id, surface_id))
+    )
+    return _page(connection, statement, sightings_t.c.seq, first, after, _surface_occurrence)
+
+
+def surface_facets(connection: Connection, where: SurfaceFilter | None = None) -> SurfaceFacets:
+    """Counts per grounding source, corpus, intent and verification over the filtered surfaces."""
+    filtered = _surfaces_select(where).subquery("filtered")  # each row with its sightings
+    names = ("grounding_source", "corpus_id", "intent", "verification")
+    combos = (
+        select(*(filtered.c[name] for name in names), func.count().label("n"),
+               func.sum(filtered.c.occurrence_count).label("s"))
+        .group_by(*(filtered.c[name] for name in names))
+        .cte("combos")
+    )
+    total, occurrences, (by_source, by_corpus, by_intent, by_verification) = facet_counts(
+        connection, combos, names)
+    return SurfaceFacets(
+        total=total,
+        occurrences=occurrences,
+        by_grounding_source=by_source,
+        by_corpus=by_corpus,
+        by_intent=by_intent,
+        by_verification=by_verification,
+    )
