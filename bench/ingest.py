@@ -30,7 +30,7 @@ from frames import write_frames
 from store.db.audit_store import AuditStore
 from store.db.engine import resolve_url, sqlite_path
 from store.db.ledger import GENESIS, Checkpoint, LedgerAppender
-from store.db.rows import ledger_key, record_rows
+from store.db.rows import RecordReader, ledger_key
 from store.model.jsonl import iter_json_lines
 from store.model.teaching_surface import default_registry
 
@@ -60,10 +60,11 @@ def raw_executemany(rows: list[tuple], directory: Path) -> float:
 def python_only(source: Path) -> float:
     """Seconds for the writer's per-line work without a database: parse, project, hash, chain."""
     appender = LedgerAppender(Checkpoint(0, GENESIS))
+    reader = RecordReader(default_registry)
     started = time.perf_counter()
     with source.open("rb") as stream:
         for line in iter_json_lines(stream):
-            _, rows = record_rows(line.value, default_registry)
+            _, rows = reader.rows(line)
             for pending in rows:
                 appender.stamp(pending.table, ledger_key(pending.key), dict(pending.row))
     return time.perf_counter() - started

@@ -56,10 +56,36 @@ def drop_reject_function() -> None:
 
 
 def create_append_only_triggers(table: str, unique_keys: list[tuple[str, ...]]) -> None:
+    """Version 1 (revisions 0001-0003): the SQLite insert guard checks keys only. Frozen;
+    new revisions call `create_append_only_triggers_v2`."""
     dialect = op.get_bind().dialect.name
     statements = (
         _pg_statements(table) if dialect == "postgresql" else _sqlite_statements(table, unique_keys)
     )
+    for statement in statements:
+        op.execute(statement)
+
+
+def _sqlite_statements_v2(table: str, key: tuple[str, ...]) -> list[str]:
+    match = " AND ".join(f"{column} = NEW.{column}" for column in key)
+    # NEW.rowid is -1 when SQLite picks the rowid; a stored rowid means REPLACE would swap rows.
+    guard = (f"EXISTS (SELECT 1 FROM {table} WHERE {match}) OR "
+             f"EXISTS (SELECT 1 FROM {table} WHERE rowid = NEW.rowid)")
+    update, delete, _ = _sqlite_statements(table, [key])
+    return [
+        update,
+        delete,
+        f"CREATE TRIGGER {table}_append_only_insert BEFORE INSERT ON {table} WHEN {guard} "
+        f"BEGIN SELECT RAISE(ABORT, '{table} is append-only: a row with this key exists'); END",
+    ]
+
+
+def create_append_only_triggers_v2(table: str, key: tuple[str, ...]) -> None:
+    """Version 2 (revision 0005 on): as revision 0004 left every table, the SQLite insert
+    guard also refuses a row aimed at a stored hidden rowid."""
+    dialect = op.get_bind().dialect.name
+    statements = _pg_statements(table) if dialect == "postgresql" else _sqlite_statements_v2(
+        table, key)
     for statement in statements:
         op.execute(statement)
 

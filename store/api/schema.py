@@ -27,8 +27,10 @@ from store.api.surface_types import (
     GroundingSourceEnum,
     Surface,
     SurfaceFacets,
+    SurfaceFormEnum,
     SurfaceVerificationEnum,
 )
+from store.api.turn_types import NormativeClearanceEnum, Turn, TurnFacets
 from store.api.types import (
     Assessment,
     Batch,
@@ -92,6 +94,21 @@ class SurfaceFilter:
         return queries.SurfaceFilter(**_fields_of(self))
 
 
+@strawberry.input(description="Any-of lists, ANDed across fields; null or [] = no constraint. "
+                              "Verification, corpus, chain and form are the emitted surface's.")
+class TurnFilter:
+    grounding_source: list[GroundingSourceEnum] | None = None
+    verification: list[SurfaceVerificationEnum] | None = None
+    epistemic_state: list[str] | None = None
+    normative_clearance: list[NormativeClearanceEnum] | None = None
+    corpus_id: list[str] | None = None
+    chain_id: list[str] | None = None
+    surface_form: list[SurfaceFormEnum] | None = None
+
+    def to_query(self) -> queries.TurnFilter:
+        return queries.TurnFilter(**_fields_of(self))
+
+
 Ctx = Info[RequestContext, None]
 PAGE_HELP = f"Page size, default {queries.DEFAULT_PAGE_SIZE}, at most {queries.MAX_PAGE_SIZE}."
 
@@ -141,6 +158,28 @@ class Query:
     ) -> SurfaceFacets:
         where = filter.to_query() if filter else None
         return SurfaceFacets.of(await info.context.run(queries.surface_facets, where))
+
+    @strawberry.field(description="One turn by its turn_key (64 hex digits).")
+    async def turn(self, info: Ctx, id: strawberry.ID) -> Turn | None:
+        stored = await info.context.run(queries.turn_by_key, str(id))
+        return None if stored is None else Turn.of(stored)
+
+    @strawberry.field(description="CORE turns in append order, with the surface each emitted: "
+                                  f"which turns were grounded by what. {PAGE_HELP}")
+    async def turns(
+        self, info: Ctx, filter: TurnFilter | None = None, first: int | None = None,
+        after: str | None = None,
+    ) -> Connection[Turn]:
+        where = filter.to_query() if filter else None
+        page = await info.context.run(queries.list_turns, where, first, after)
+        count = functools.partial(info.context.run, queries.count_turns, where)
+        return connection(page, Turn.of, count)
+
+    @strawberry.field(description="Turns counted by grounding source, verification, epistemic "
+                                  "state, normative clearance and corpus.")
+    async def turn_facets(self, info: Ctx, filter: TurnFilter | None = None) -> TurnFacets:
+        where = filter.to_query() if filter else None
+        return TurnFacets.of(await info.context.run(queries.turn_facets, where))
 
     @strawberry.field(description="One assessment by its assessment_id.")
     async def assessment(self, info: Ctx, id: strawberry.ID) -> Assessment | None:

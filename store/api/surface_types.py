@@ -8,7 +8,7 @@ from strawberry.types import Info
 from store.api.context import RequestContext
 from store.api.types import Batch, Connection, FacetCount, connection, known_count
 from store.db import queries
-from store.model.surface_records import SurfaceVerification
+from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.teaching_surface import GroundingSource
 
 # The domain enums themselves: GraphQL names (TEACHING), stored values (teaching).
@@ -20,6 +20,26 @@ SurfaceVerificationEnum = strawberry.enum(
     SurfaceVerification, name="SurfaceVerification",
     description="How a teaching surface compared with its re-derivation from corpora and packs.",
 )
+SurfaceFormEnum = strawberry.enum(
+    SurfaceForm, name="SurfaceForm",
+    description="Which chain template a teaching surface has: single (ADR-0052), composed "
+    "(ADR-0062, one hop), transitive (ADR-0083, two or more hops) or cross-pack (ADR-0067).",
+)
+
+
+@strawberry.type(description="A file a verification was checked against: a corpus file or a "
+                             "pack's lexicon.")
+class CheckedAgainst:
+    kind: str = strawberry.field(description="corpus or pack.")
+    id: str = strawberry.field(description="The corpus_id or pack_id.")
+    sha256: str = strawberry.field(
+        description="sha256 of the corpus file bytes, or the pack's lexicon checksum.")
+    version: str | None = strawberry.field(description="The pack's version; null for a corpus.")
+
+    @classmethod
+    def of(cls, checked: CheckedFile) -> CheckedAgainst:
+        return cls(kind=checked.kind, id=checked.id, sha256=checked.sha256,
+                   version=checked.version)
 
 
 @strawberry.type(description="One sighting of a surface: the turn that emitted it.")
@@ -30,6 +50,8 @@ class SurfaceOccurrence:
     turn_id: str | None
     prompt: str | None
     batch: Batch = strawberry.field(description="The ingest that recorded this turn.")
+    turn_key: strawberry.ID | None = strawberry.field(
+        description="The stored turn (see `turn`), when the sighting was ingested as a turn.")
 
     @classmethod
     def of(cls, occurrence: queries.SurfaceOccurrence) -> SurfaceOccurrence:
@@ -40,6 +62,7 @@ class SurfaceOccurrence:
             turn_id=occurrence.turn_id,
             prompt=occurrence.prompt,
             batch=Batch.of(occurrence.batch),
+            turn_key=None if occurrence.turn_key is None else strawberry.ID(occurrence.turn_key),
         )
 
 
@@ -70,6 +93,18 @@ class Surface:
     verification: SurfaceVerificationEnum
     expected_surface: str | None = strawberry.field(
         description="For MISMATCH: the surface the registered corpora and packs compose.")
+    surface_form: SurfaceFormEnum | None = strawberry.field(
+        description="The chain template recovered from the surface text; null when not one.")
+    hops: int | None = strawberry.field(
+        description="The `, which ...` clauses after the root chain (0 for the single form).")
+    hop_chain_ids: list[str] = strawberry.field(description="The hop chains, in order.")
+    candidate_chain_ids: list[str] = strawberry.field(
+        description="Every chain that renders these exact bytes (several when the intent cannot "
+        "be told from the text, e.g. light's cause and verification chains).")
+    surface_prefix: str | None = strawberry.field(
+        description="A known Workbench prefix stripped before matching, verbatim.")
+    checked_against: list[CheckedAgainst] = strawberry.field(
+        description="The corpus file and packs this verification was checked against.")
 
     occurrence_count: int = strawberry.field(description="How many turns emitted this surface.")
 
@@ -106,6 +141,12 @@ class Surface:
             verification=stored.verification,
             expected_surface=stored.expected_surface,
             occurrence_count=stored.occurrence_count,
+            surface_form=stored.surface_form,
+            hops=stored.hops,
+            hop_chain_ids=list(stored.hop_chain_ids),
+            candidate_chain_ids=list(stored.candidate_chain_ids),
+            surface_prefix=stored.surface_prefix,
+            checked_against=[CheckedAgainst.of(f) for f in stored.checked_against],
         )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from store.db.tables import ledger
+from store.db.tables import LATE_COLUMNS, ledger
 from store.model.canonical import content_id
 
 GENESIS = "0" * 64
@@ -32,7 +32,10 @@ class Checkpoint:
 
 def row_hash(table: str, row: dict[str, Any]) -> str:
     """Hash of a row's stored values; `seq` is its ledger position, not its content."""
-    if "seq" in row:
+    late = LATE_COLUMNS.get(table)
+    if late is not None:
+        row = {k: v for k, v in row.items() if k != "seq" and not (v is None and k in late)}
+    elif "seq" in row:
         row = {k: v for k, v in row.items() if k != "seq"}
     return content_id({"table": table, "row": row})
 

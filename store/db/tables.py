@@ -136,12 +136,20 @@ surface_records = Table(
     Column("object_domains", Text, nullable=True),
     Column("verification", Text, nullable=False),
     Column("expected_surface", Text, nullable=True),
+    # Revision 0005: how the surface was verified and against which files.
+    Column("surface_form", Text, nullable=True),
+    Column("hops", Integer, nullable=True),
+    Column("hop_chain_ids", Text, nullable=True),
+    Column("candidate_chain_ids", Text, nullable=True),
+    Column("surface_prefix", Text, nullable=True),
+    Column("checked_against", Text, nullable=True),
     Index(None, "grounding_source", "seq"),
     Index(None, "corpus_id", "seq"),
     Index(None, "chain_id", "seq"),
     Index(None, "intent", "seq"),
     Index(None, "subject", "seq"),
     Index(None, "verification", "seq"),
+    Index(None, "surface_form", "seq"),
 )
 
 surface_occurrences = Table(
@@ -159,6 +167,44 @@ surface_occurrences = Table(
     Column("session_id", Text, nullable=True),
     Column("turn_id", Text, nullable=True),
     Column("prompt", Text, nullable=True),
+    Column("turn_key", Sha256, nullable=True),  # revision 0005: the turn that emitted it
+    Index(None, "surface_id", "seq"),
+)
+
+# One CORE turn: a Workbench journal line, a ChatRuntime output or a TurnEvent, kept verbatim
+# in `line` (so its journal_digest can be re-checked by anyone) with the fields auditors filter.
+turns = Table(
+    "turns",
+    metadata,
+    Column("turn_key", Sha256, primary_key=True),
+    _seq(),
+    _batch(),
+    Column("kind", Text, nullable=False),
+    Column("turn_id", Integer, nullable=True),
+    Column("prompt", Text, nullable=True),
+    Column("timestamp", Text, nullable=True),
+    Column("grounding_source", Text, nullable=False),
+    Column("epistemic_state", Text, nullable=True),
+    Column("normative_clearance", Text, nullable=True),
+    Column("normative_detail", Text, nullable=True),
+    Column("verdict_identity", Text, nullable=True),
+    Column("verdict_safety", Text, nullable=True),
+    Column("verdict_ethics", Text, nullable=True),
+    Column("refusal_emitted", Boolean(create_constraint=False), nullable=True),
+    Column("hedge_injected", Boolean(create_constraint=False), nullable=True),
+    Column("trace_hash", Text, nullable=True),
+    Column("trace_integrity", Text, nullable=True),
+    Column("journal_digest", Text, nullable=True),
+    Column(
+        "surface_id",
+        Sha256,
+        ForeignKey("surface_records.surface_id", deferrable=True, initially="DEFERRED"),
+        nullable=False,
+    ),
+    Column("line", Text, nullable=False),
+    Index(None, "grounding_source", "seq"),
+    Index(None, "epistemic_state", "seq"),
+    Index(None, "normative_clearance", "seq"),
     Index(None, "surface_id", "seq"),
 )
 
@@ -207,6 +253,15 @@ LEDGERED_KEYS: dict[str, tuple[str, ...]] = {
     "residual_occurrences": ("assessment_id", "ordinal"),
     "surface_records": ("surface_id",),
     "surface_occurrences": ("occurrence_id",),
+    "turns": ("turn_key",),
+}
+
+# Nullable columns added to ledgered tables by later revisions: a null one is left out of its
+# row's hash, so rows hashed before the column existed still verify.
+LATE_COLUMNS: dict[str, frozenset[str]] = {
+    "surface_records": frozenset({"surface_form", "hops", "hop_chain_ids",
+                                  "candidate_chain_ids", "surface_prefix", "checked_against"}),
+    "surface_occurrences": frozenset({"turn_key"}),
 }
 
 # Every table the append-only triggers guard (the ledger and the tallies too).

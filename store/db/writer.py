@@ -13,7 +13,7 @@ from sqlalchemy import Connection, Engine, func, select, text, tuple_
 
 from store import __version__
 from store.db.ledger import LedgerAppender, read_tip
-from store.db.rows import PendingRow, RegistryProvider, ledger_key, record_rows
+from store.db.rows import PendingRow, RecordReader, RegistryProvider, ledger_key
 from store.db.tables import LEDGERED_KEYS, ingest_batches, metadata
 from store.db.tallies import BatchTally, Combo, combo_of
 from store.model.jsonl import MAX_LINE_BYTES, iter_json_lines
@@ -195,7 +195,8 @@ class _BatchWriter:
             keys[p.table].add(p.key)
         stored = {
             table: self._stored(table, keys[table])
-            for table in ("contract_assessments", "surface_records", "surface_occurrences")
+            for table in ("contract_assessments", "surface_records", "surface_occurrences",
+                          "turns")
         }
         # An occurrence's key starts with its assessment's id: a new assessment has none stored.
         stored["residual_occurrences"] = self._stored(
@@ -283,20 +284,21 @@ def append_batch(
     `registry` gives the teaching corpora and packs that teaching surfaces are checked against.
     """
     summary = BatchSummary(source=source)
-    reader = _HashingReader(as_stream(source_lines))
+    hashing = _HashingReader(as_stream(source_lines))
     registry = functools.cache(registry)  # looked up once per batch, and only if needed
     with engine.begin() as connection:
         lock_chain_tip(connection)
         text_without_nul = connection.dialect.name == "postgresql"  # its text type refuses NUL
         batch_id = last_batch_id(connection) + 1
         writer = _BatchWriter(connection, summary, batch_id)
-        for line in iter_json_lines(reader, max_line_bytes, on_bytes):
+        reader = RecordReader(registry)
+        for line in iter_json_lines(hashing, max_line_bytes, on_bytes):
             summary.lines = line.number
             if line.error is not None:
                 summary.fail(line.number, line.error)
                 continue
             try:
-                record_type, rows = record_rows(line.value, registry)
+                record_type, rows = reader.rows(line)
             except RecordError as exc:
                 summary.fail(line.number, str(exc))
                 continue
@@ -313,7 +315,7 @@ def append_batch(
             summary.fail(0, "no records: the input is empty")
         if summary.rejected:
             raise BatchRejected(summary)  # leaves the transaction rolled back
-        summary.input_sha256 = reader.digest.hexdigest()
+        summary.input_sha256 = hashing.digest.hexdigest()
         writer.close(summary.input_sha256)
         summary.batch_id = batch_id
     return summary

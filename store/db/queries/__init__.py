@@ -13,7 +13,7 @@ from store.db.queries.assessments import (
 )
 from store.db.queries.batches import count_batches, list_batches
 from store.db.queries.errors import CursorError, PageSizeError, QueryError, QueryTimeout
-from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter
+from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
 from store.db.queries.ledger import ledger_status
 from store.db.queries.occurrences import assessment_residuals, list_occurrences
 from store.db.queries.pages import (
@@ -34,8 +34,10 @@ from store.db.queries.records import (
     StoredAssessment,
     StoredResidual,
     StoredSurface,
+    StoredTurn,
     SurfaceFacets,
     SurfaceOccurrence,
+    TurnFacets,
 )
 from store.db.queries.residuals import (
     count_residuals,
@@ -50,15 +52,55 @@ from store.db.queries.surfaces import (
     surface_by_id,
     surface_facets,
 )
+from store.db.queries.turns import count_turns, list_turns, turn_by_key, turn_facets
 
 __all__ = [
-    "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "AssessmentFilter", "Batch", "CursorError",
-    "FacetCount", "LedgerStatus", "Occurrence", "Page", "PageSizeError", "QueryError",
-    "QueryTimeout", "ResidualFacets", "ResidualFilter", "SeqT", "StoredAssessment",
-    "StoredResidual", "StoredSurface", "SurfaceFacets", "SurfaceFilter", "SurfaceOccurrence",
-    "assessment_by_id", "assessment_residuals", "count_assessments", "count_batches",
-    "count_residuals", "count_surfaces", "decode_cursor", "encode_cursor", "ledger_status",
-    "list_assessments", "list_batches", "list_occurrences", "list_residuals",
-    "list_surface_occurrences", "list_surfaces", "page_size", "residual_by_id",
-    "residual_facets", "surface_by_id", "surface_facets",
+    "DEFAULT_PAGE_SIZE",
+    "MAX_PAGE_SIZE",
+    "AssessmentFilter",
+    "Batch",
+    "CursorError",
+    "FacetCount",
+    "LedgerStatus",
+    "Occurrence",
+    "Page",
+    "PageSizeError",
+    "QueryError",
+    "QueryTimeout",
+    "ResidualFacets",
+    "ResidualFilter",
+    "SeqT",
+    "StoredAssessment",
+    "StoredResidual",
+    "StoredSurface",
+    "StoredTurn",
+    "SurfaceFacets",
+    "SurfaceFilter",
+    "SurfaceOccurrence",
+    "TurnFacets",
+    "TurnFilter",
+    "assessment_by_id",
+    "assessment_residuals",
+    "count_assessments",
+    "count_batches",
+    "count_residuals",
+    "count_surfaces",
+    "count_turns",
+    "decode_cursor",
+    "encode_cursor",
+    "ledger_status",
+    "list_assessments",
+    "list_batches",
+    "list_occurrences",
+    "list_residuals",
+    "list_surface_occurrences",
+    "list_surfaces",
+    "list_turns",
+    "page_size",
+    "residual_by_id",
+    "residual_facets",
+    "surface_by_id",
+    "surface_facets",
+    "turn_by_key",
+    "turn_facets",
 ]

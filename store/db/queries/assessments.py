@@ -14,8 +14,8 @@ from sqlalchemy import (
 from store.db.queries.batches import BATCH_COLUMNS, batch_of
 from store.db.queries.filters import AssessmentFilter, equals
 from store.db.queries.pages import (
-    _count,
-    _page,
+    count_rows,
+    page_of,
 )
 from store.db.queries.records import Page, StoredAssessment, spans_of
 from store.db.tables import contract_assessments as assessments_t
@@ -65,11 +65,11 @@ def list_assessments(
     after: str | None = None,
 ) -> Page[StoredAssessment]:
     statement = _filtered_assessments(where)
-    return _page(connection, statement, assessments_t.c.seq, first, after, assessment_of)
+    return page_of(connection, statement, assessments_t.c.seq, first, after, assessment_of)
 
 
 def count_assessments(connection: Connection, where: AssessmentFilter | None = None) -> int:
     conditions = where.conditions() if where else []
-    return _count(connection, select(assessments_t.c.seq).where(*conditions))
+    return count_rows(connection, select(assessments_t.c.seq).where(*conditions))
 
 

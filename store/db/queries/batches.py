@@ -10,8 +10,8 @@ from sqlalchemy import (
 )
 
 from store.db.queries.pages import (
-    _count,
-    _page,
+    count_rows,
+    page_of,
 )
 from store.db.queries.records import Batch, Page
 from store.db.tables import ingest_batches as batches_t
@@ -27,8 +27,8 @@ def batch_of(row: Any, prefix: str = "") -> Batch:
 def list_batches(
     connection: Connection, first: int | None = None, after: str | None = None
 ) -> Page[Batch]:
-    return _page(connection, select(batches_t), batches_t.c.seq, first, after, batch_of)
+    return page_of(connection, select(batches_t), batches_t.c.seq, first, after, batch_of)
 
 
 def count_batches(connection: Connection) -> int:
-    return _count(connection, select(batches_t.c.seq))
+    return count_rows(connection, select(batches_t.c.seq))

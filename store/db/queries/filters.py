@@ -15,13 +15,15 @@ from sqlalchemy import (
 from store.db.tables import contract_assessments as assessments_t
 from store.db.tables import contract_residuals as residuals_t
 from store.db.tables import surface_records as surfaces_t
-from store.model.surface_records import SurfaceVerification
+from store.db.tables import turns as turns_t
+from store.model.surface_records import SurfaceForm, SurfaceVerification
 from store.model.taxonomy import (
     FAMILY_BY_ORGAN,
     ResidualKind,
     ResidualSourceAxis,
 )
 from store.model.teaching_surface import GroundingSource
+from store.model.turns import NormativeClearance
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,3 +116,28 @@ def equals(column: Any, value: str) -> ColumnElement[bool]:
 def enum_values(members: Sequence[Any] | None) -> list[str] | None:
     # Enum members are stored by their lower-case value.
     return None if not members else [getattr(m, "value", m) for m in members]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFilter:
+    """Any-of lists, ANDed; on turns joined to the surface record each turn emitted."""
+
+    grounding_source: Sequence[GroundingSource] | None = None
+    verification: Sequence[SurfaceVerification] | None = None
+    epistemic_state: Sequence[str] | None = None
+    normative_clearance: Sequence[NormativeClearance] | None = None
+    corpus_id: Sequence[str] | None = None
+    chain_id: Sequence[str] | None = None
+    surface_form: Sequence[SurfaceForm] | None = None
+
+    def conditions(self) -> list[ColumnElement[bool]]:
+        pairs: list[tuple[Any, Sequence[Any] | None]] = [
+            (turns_t.c.grounding_source, enum_values(self.grounding_source)),
+            (surfaces_t.c.verification, enum_values(self.verification)),
+            (turns_t.c.epistemic_state, self.epistemic_state),
+            (turns_t.c.normative_clearance, enum_values(self.normative_clearance)),
+            (surfaces_t.c.corpus_id, self.corpus_id),
+            (surfaces_t.c.chain_id, self.chain_id),
+            (surfaces_t.c.surface_form, enum_values(self.surface_form)),
+        ]
+        return [any_of(column, values) for column, values in pairs if values]

@@ -15,7 +15,7 @@ from store.db.queries.assessments import assessment_of
 from store.db.queries.batches import BATCH_COLUMNS
 from store.db.queries.filters import any_of, equals
 from store.db.queries.pages import (
-    _page,
+    page_of,
 )
 from store.db.queries.records import Occurrence, Page, StoredResidual
 from store.db.queries.residuals import residual_of, residual_rows
@@ -58,7 +58,7 @@ def list_occurrences(
     """Sightings of one residual with their assessment and batch, in append order."""
     statement = _occurrences_select(residual_id)
     seq = statement.selected_columns.occurrence_seq
-    return _page(connection, statement, seq, first, after, _occurrence)
+    return page_of(connection, statement, seq, first, after, _occurrence)
 
 
 def assessment_residuals(

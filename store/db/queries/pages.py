@@ -50,7 +50,7 @@ def page_size(first: int | None) -> int:
     return first
 
 
-def _page(
+def page_of(
     connection: Connection,
     statement: Select[Any],
     seq: ColumnElement[int],
@@ -71,7 +71,7 @@ def _page(
     )
 
 
-def _count(connection: Connection, statement: Select[Any]) -> int:
+def count_rows(connection: Connection, statement: Select[Any]) -> int:
     return connection.execute(
         select(func.count()).select_from(statement.subquery())
     ).scalar_one()

@@ -8,7 +8,7 @@ from typing import Generic, Protocol, TypeVar
 import orjson
 
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
-from store.model.surface_records import SurfaceVerification
+from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.taxonomy import (
     family_of,
 )
@@ -106,6 +106,13 @@ class StoredSurface:
     verification: SurfaceVerification
     expected_surface: str | None
     occurrence_count: int  # the turns that emitted it, counted in the same statement
+    # Revision 0005 (None for records stored before it):
+    surface_form: SurfaceForm | None = None
+    hops: int | None = None
+    hop_chain_ids: tuple[str, ...] = ()
+    candidate_chain_ids: tuple[str, ...] = ()
+    surface_prefix: str | None = None
+    checked_against: tuple[CheckedFile, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +126,7 @@ class SurfaceOccurrence:
     turn_id: str | None
     prompt: str | None
     batch: Batch
+    turn_key: str | None = None  # the stored turn, for sightings ingested as turns
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,3 +168,40 @@ class LedgerStatus:
 
 def spans_of(text: str) -> tuple[SourceSpan, ...]:
     return tuple(SourceSpan(**span) for span in orjson.loads(text))
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """A turns row: one CORE turn as recorded, with the surface record it emitted."""
+
+    turn_key: str
+    seq: int
+    batch_id: int
+    kind: str
+    turn_id: int | None
+    prompt: str | None
+    timestamp: str | None
+    grounding_source: GroundingSource
+    epistemic_state: str | None
+    normative_clearance: str | None
+    normative_detail: str | None
+    verdict_identity: str | None
+    verdict_safety: str | None
+    verdict_ethics: str | None
+    refusal_emitted: bool | None
+    hedge_injected: bool | None
+    trace_hash: str | None
+    trace_integrity: str | None
+    journal_digest: str | None
+    line: str
+    surface: StoredSurface
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFacets:
+    total: int
+    by_grounding_source: list[FacetCount]
+    by_verification: list[FacetCount]
+    by_epistemic_state: list[FacetCount]
+    by_normative_clearance: list[FacetCount]
+    by_corpus: list[FacetCount]

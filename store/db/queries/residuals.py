@@ -14,7 +14,7 @@ from sqlalchemy import (
 from store.db.queries.facets import facet_counts
 from store.db.queries.filters import ResidualFilter, equals
 from store.db.queries.pages import (
-    _page,
+    page_of,
     sightings_count,
 )
 from store.db.queries.records import Page, ResidualFacets, StoredResidual, spans_of
@@ -74,7 +74,8 @@ def list_residuals(
     first: int | None = None,
     after: str | None = None,
 ) -> Page[StoredResidual]:
-    return _page(connection, _residuals_select(where), residuals_t.c.seq, first, after, residual_of)
+    statement = _residuals_select(where)
+    return page_of(connection, statement, residuals_t.c.seq, first, after, residual_of)
 
 
 def count_residuals(connection: Connection, where: ResidualFilter | None = None) -> int:

@@ -16,15 +16,15 @@ from store.db.queries.batches import BATCH_COLUMNS, batch_of
 from store.db.queries.facets import facet_counts
 from store.db.queries.filters import SurfaceFilter, equals
 from store.db.queries.pages import (
-    _count,
-    _page,
+    count_rows,
+    page_of,
     sightings_count,
 )
 from store.db.queries.records import Page, StoredSurface, SurfaceFacets, SurfaceOccurrence
 from store.db.tables import ingest_batches as batches_t
 from store.db.tables import surface_occurrences as sightings_t
 from store.db.tables import surface_records as surfaces_t
-from store.model.surface_records import SurfaceVerification
+from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.teaching_surface import GroundingSource
 
 
@@ -32,7 +32,11 @@ def _domains(text: str | None) -> tuple[str, ...] | None:
     return None if text is None else tuple(orjson.loads(text))
 
 
-def _surface(row: Any) -> StoredSurface:
+def _checked_against(text: str | None) -> tuple[CheckedFile, ...]:
+    return () if text is None else tuple(CheckedFile(**item) for item in orjson.loads(text))
+
+
+def surface_of(row: Any) -> StoredSurface:
     return StoredSurface(
         surface_id=row.surface_id,
         seq=row.seq,
@@ -53,10 +57,16 @@ def _surface(row: Any) -> StoredSurface:
         verification=SurfaceVerification(row.verification),
         expected_surface=row.expected_surface,
         occurrence_count=row.occurrence_count,
+        surface_form=SurfaceForm(row.surface_form) if row.surface_form else None,
+        hops=row.hops,
+        hop_chain_ids=_domains(row.hop_chain_ids) or (),
+        candidate_chain_ids=_domains(row.candidate_chain_ids) or (),
+        surface_prefix=row.surface_prefix,
+        checked_against=_checked_against(row.checked_against),
     )
 
 
-_SURFACE_SIGHTINGS = sightings_count(surfaces_t, "surface_id", sightings_t)
+SURFACE_SIGHTINGS = sightings_count(surfaces_t, "surface_id", sightings_t)
 
 
 def _filtered_surfaces(where: SurfaceFilter | None) -> Select[Any]:
@@ -64,14 +74,14 @@ def _filtered_surfaces(where: SurfaceFilter | None) -> Select[Any]:
 
 
 def _surfaces_select(where: SurfaceFilter | None) -> Select[Any]:
-    return _filtered_surfaces(where).add_columns(_SURFACE_SIGHTINGS)
+    return _filtered_surfaces(where).add_columns(SURFACE_SIGHTINGS)
 
 
 def surface_by_id(connection: Connection, surface_id: str) -> StoredSurface | None:
     row = connection.execute(
         _surfaces_select(None).where(equals(surfaces_t.c.surface_id, surface_id))
     ).first()
-    return None if row is None else _surface(row)
+    return None if row is None else surface_of(row)
 
 
 def list_surfaces(
@@ -80,11 +90,11 @@ def list_surfaces(
     first: int | None = None,
     after: str | None = None,
 ) -> Page[StoredSurface]:
-    return _page(connection, _surfaces_select(where), surfaces_t.c.seq, first, after, _surface)
+    return page_of(connection, _surfaces_select(where), surfaces_t.c.seq, first, after, surface_of)
 
 
 def count_surfaces(connection: Connection, where: SurfaceFilter | None = None) -> int:
-    return _count(connection, _filtered_surfaces(where))
+    return count_rows(connection, _filtered_surfaces(where))
 
 
 def _surface_occurrence(row: Any) -> SurfaceOccurrence:
@@ -96,6 +106,7 @@ def _surface_occurrence(row: Any) -> SurfaceOccurrence:
         turn_id=row.turn_id,
         prompt=row.prompt,
         batch=batch_of(row, "batch_"),
+        turn_key=row.turn_key,
     )
 
 
@@ -111,7 +122,7 @@ def list_surface_occurrences(
         .join(batches_t, batches_t.c.batch_id == sightings_t.c.batch_id)
         .where(equals(sightings_t.c.surface_id, surface_id))
     )
-    return _page(connection, statement, sightings_t.c.seq, first, after, _surface_occurrence)
+    return page_of(connection, statement, sightings_t.c.seq, first, after, _surface_occurrence)
 
 
 def surface_facets(connection: Connection, where: SurfaceFilter | None = None) -> SurfaceFacets:

@@ -1,0 +1,102 @@
+"""GraphQL types for CORE turns: which turns were grounded by what, and how each verified."""
+
+from __future__ import annotations
+
+import strawberry
+
+from store.api.surface_types import GroundingSourceEnum, Surface
+from store.api.types import FacetCount
+from store.db import queries
+from store.model.turns import NormativeClearance, TurnKind
+
+NormativeClearanceEnum = strawberry.enum(
+    NormativeClearance, name="NormativeClearance",
+    description="CORE's normative_clearance: suppressed, violated, unassessable or cleared.",
+)
+TurnKindEnum = strawberry.enum(
+    TurnKind, name="TurnKind",
+    description="Where a turn record came from: a Workbench journal line, a ChatRuntime "
+    "output or a TurnEvent.",
+)
+
+
+@strawberry.type(description="The identity, safety and ethics verdict outcomes of a turn.")
+class Verdicts:
+    identity: str | None
+    safety: str | None
+    ethics: str | None
+
+
+@strawberry.type(description="One CORE turn as recorded, with the surface record it emitted.")
+class Turn:
+    turn_key: strawberry.ID = strawberry.field(
+        description="sha256 naming the stored line (and, outside a journal, its position).")
+    seq: int
+    kind: TurnKindEnum
+    turn_id: int | None = strawberry.field(
+        description="The journal's turn_id (from 1) or a TurnEvent's turn (from 0).")
+    batch_id: int
+    prompt: str | None
+    timestamp: str | None = strawberry.field(description="As CORE wrote it (UTC, ISO 8601).")
+    grounding_source: GroundingSourceEnum
+    epistemic_state: str | None = strawberry.field(description="As CORE wrote it, e.g. decoded.")
+    normative_clearance: NormativeClearanceEnum | None
+    normative_detail: str | None
+    verdicts: Verdicts
+    refusal_emitted: bool | None
+    hedge_injected: bool | None
+    trace_hash: str | None
+    trace_integrity: str | None
+    journal_digest: str | None = strawberry.field(
+        description="sha256:<hex> as the journal line carries it; checked on ingest.")
+    line: str = strawberry.field(
+        description="The input line, byte for byte as read (UTF-8, no line ending).")
+    surface: Surface
+
+    @classmethod
+    def of(cls, stored: queries.StoredTurn) -> Turn:
+        return cls(
+            turn_key=strawberry.ID(stored.turn_key),
+            seq=stored.seq,
+            kind=TurnKind(stored.kind),
+            turn_id=stored.turn_id,
+            batch_id=stored.batch_id,
+            prompt=stored.prompt,
+            timestamp=stored.timestamp,
+            grounding_source=stored.grounding_source,
+            epistemic_state=stored.epistemic_state,
+            normative_clearance=(None if stored.normative_clearance is None
+                                 else NormativeClearance(stored.normative_clearance)),
+            normative_detail=stored.normative_detail,
+            verdicts=Verdicts(identity=stored.verdict_identity, safety=stored.verdict_safety,
+                              ethics=stored.verdict_ethics),
+            refusal_emitted=stored.refusal_emitted,
+            hedge_injected=stored.hedge_injected,
+            trace_hash=stored.trace_hash,
+            trace_integrity=stored.trace_integrity,
+            journal_digest=stored.journal_digest,
+            line=stored.line,
+            surface=Surface.of(stored.surface),
+        )
+
+
+@strawberry.type(description="Turns counted per value over the filtered turns; lists by count "
+                             "desc, value. Values as CORE writes them (e.g. teaching, decoded).")
+class TurnFacets:
+    total: int = strawberry.field(description="Matching turns.")
+    by_grounding_source: list[FacetCount]
+    by_verification: list[FacetCount]
+    by_epistemic_state: list[FacetCount]
+    by_normative_clearance: list[FacetCount]
+    by_corpus: list[FacetCount]
+
+    @classmethod
+    def of(cls, facets: queries.TurnFacets) -> TurnFacets:
+        return cls(
+            total=facets.total,
+            by_grounding_source=FacetCount.list_of(facets.by_grounding_source),
+            by_verification=FacetCount.list_of(facets.by_verification),
+            by_epistemic_state=FacetCount.list_of(facets.by_epistemic_state),
+            by_normative_clearance=FacetCount.list_of(facets.by_normative_clearance),
+            by_corpus=FacetCount.list_of(facets.by_corpus),
+        )
