@@ -69,6 +69,7 @@ JOURNAL_OPTIONAL_KEYS: Final = (*EVIDENCE_KEYS, "trace_integrity", "journal_dige
 _JOURNAL_KEYS: Final = frozenset(JOURNAL_REQUIRED_KEYS + JOURNAL_OPTIONAL_KEYS)
 VERDICT_KEYS: Final = ("identity", "safety", "ethics")
 _CANDIDATE_KEYS: Final = frozenset({"candidate_id", "source_kind"})
+_JOURNAL_ONLY_KEYS: Final = frozenset({"journal_digest", "trace_integrity"})
 _OUTCOMES: Final = frozenset(o.value for o in VerdictOutcome)
 
 
@@ -109,9 +110,9 @@ def turn_line_kind(value: Any) -> TurnKind | None:
     """Which turn shape a decoded line has; None for anything else (surface records, frames)."""
     if not isinstance(value, dict):
         return None
-    if all(key in value for key in JOURNAL_REQUIRED_KEYS) or (
-        "turn_id" in value and ("journal_digest" in value or "trace_integrity" in value)
-    ):
+    # journal_digest and trace_integrity are written by the journal only, so even a line
+    # that lost its turn_id is a (broken) journal line, not a ChatResponse.
+    if all(key in value for key in JOURNAL_REQUIRED_KEYS) or _JOURNAL_ONLY_KEYS & value.keys():
         return TurnKind.WORKBENCH_JOURNAL
     if "grounding_source" in value and (
         "epistemic_state" in value or "normative_clearance" in value
