@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from io import BytesIO
 
 import orjson
 import pytest
@@ -18,6 +19,7 @@ from turn_data import (
 
 from store.model.fields import RecordError
 from store.model.journal_digest import canonical_text, derived_trace_integrity, journal_digest
+from store.model.jsonl import iter_json_lines
 from store.model.turns import parse_turn_line
 
 # The worked example with floats in pipeline_record as real entries hold them (§5), sorted.
@@ -134,3 +136,9 @@ def test_non_string_digest_is_rejected():
     text = json.dumps(entry)
     with pytest.raises(RecordError, match=r"^journal_digest: expected a string, got null"):
         parse(text)
+
+
+def test_line_as_the_jsonl_reader_yields_it_verifies():
+    stream = BytesIO(b"\n" + WORKED_LINE.encode("utf-8") + b"\r\n")
+    (line,) = iter_json_lines(stream)
+    assert parse_turn_line(line.value, line.text).journal_digest == WORKED_DIGEST
