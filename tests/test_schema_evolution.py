@@ -33,8 +33,9 @@ def trigger_names(*tables: str) -> set[str]:
 
 REV0001_TRIGGERS = trigger_names(*REV0001_TABLES)
 REV0002_TRIGGERS = trigger_names(*SURFACE_TABLES)
-HEAD = "0004"  # 0003 adds residual_tallies, 0004 the rowid guard
-HEAD_TRIGGERS = REV0001_TRIGGERS | REV0002_TRIGGERS | trigger_names("residual_tallies")
+HEAD = "0005"  # 0003 adds residual_tallies, 0004 the rowid guard, 0005 turns
+HEAD_TRIGGERS = (REV0001_TRIGGERS | REV0002_TRIGGERS | trigger_names("residual_tallies")
+                 | trigger_names("turns"))
 
 SURFACE_LINES = [
     {"grounding_source": "teaching", "surface": LIGHT_SURFACE, "subject": "light",
@@ -224,3 +225,33 @@ def test_an_unknown_revision_is_a_clean_cli_error(old_store: Path) -> None:
     assert isinstance(result.exception, SystemExit), result.exception
     assert "9999" in result.stderr
     assert dump(old_store) == before
+
+
+# tests/data/README.md: the store written at revision 0004, with 12 surface records.
+REV0004_DATA = Path(__file__).resolve().parent / "data" / "store-rev0004.db"
+REV0004_HEAD = "66 341f7bedf45e59ddccc762674162296aaed4b6b328e1dbb9aa1b738c8ab458dc"
+
+
+def test_a_store_at_revision_0004_upgrades_keeping_its_surface_records(tmp_path: Path) -> None:
+    store = tmp_path / "store.db"
+    shutil.copyfile(REV0004_DATA, store)
+    surface_columns = ("surface_id, seq, batch_id, grounding_source, surface, subject, intent, "
+                       "corpus_id, chain_id, pack_id, verification, expected_surface")
+    before = query(store, f"SELECT {surface_columns} FROM surface_records ORDER BY seq")
+    sightings = table_dump(store, "surface_occurrences")
+    ledger = table_dump(store, "ledger")
+    assert len(before) == 12
+    assert cli("verify", "--db", store).exit_code == 1  # behind head: refused, not migrated
+    result = cli("db", "upgrade", "--db", store)
+    assert result.exit_code == 0, result.output
+    assert revision(store) == HEAD
+    assert query(store, f"SELECT {surface_columns} FROM surface_records ORDER BY seq") == before
+    # The added columns hold nothing for old rows; their sightings gain a null turn_key.
+    assert query(store, "SELECT count(*) FROM surface_records WHERE surface_form IS NOT NULL "
+                        "OR hops IS NOT NULL OR checked_against IS NOT NULL") == [(0,)]
+    assert [row[:-1] for row in table_dump(store, "surface_occurrences")] == sightings
+    assert table_dump(store, "ledger") == ledger
+    assert triggers(store) == HEAD_TRIGGERS
+    verified = cli("verify", "--db", store)
+    assert verified.exit_code == 0, verified.output
+    assert cli("checkpoint", "--db", store).stdout.strip() == REV0004_HEAD

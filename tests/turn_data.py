@@ -5,6 +5,8 @@ The worked example (§5) and its digests are the spec's, character for character
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 DISCLOSURE = "I don't know — insufficient grounding for that yet."
@@ -76,3 +78,52 @@ def with_digest(canonical: str, digest: str) -> str:
 
 
 WORKED_LINE = with_digest(WORKED_CANONICAL, WORKED_DIGEST)
+
+
+HEDGE = "Grounded but not geometrically certified — "
+
+
+def journal_entry(turn_id: int, prompt: str, surface: str, grounding_source: str,
+                  **fields: Any) -> dict[str, Any]:
+    """A Workbench journal entry with the 16 required fields and the optional ones null."""
+    entry: dict[str, Any] = {
+        "turn_id": turn_id,
+        "timestamp": f"2026-07-30T18:01:0{turn_id % 10}.123456+00:00",
+        "trace_hash": f"{turn_id:064x}",
+        "prompt": prompt,
+        "surface": surface,
+        "articulation_surface": DISCLOSURE,
+        "walk_surface": DISCLOSURE,
+        "grounding_source": grounding_source,
+        "epistemic_state": "decoded",
+        "normative_clearance": "violated",
+        "verdicts": {
+            "identity": None,
+            "safety": {"outcome": "cleared", "runtime_detail": ""},
+            "ethics": {"outcome": "violated", "runtime_detail": "acknowledge_uncertainty"},
+        },
+        "refusal_emitted": False,
+        "hedge_injected": False,
+        "checkpoint_emitted": False,
+        "proposal_candidates": [],
+        "turn_cost_ms": 12,
+        "leeway_evidence": None,
+        "pipeline_record": None,
+        "field_evidence": None,
+        "construction_evidence": None,
+        "meta_rh_evidence": None,
+        "practice_evidence": None,
+        "trace_integrity": "pipeline_trace",
+    }
+    entry.update(fields)
+    return entry
+
+
+def canonical(entry: dict[str, Any]) -> str:
+    return json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def journal_line(entry: dict[str, Any]) -> str:
+    """The line CORE's TurnJournal.append writes: canonical JSON with its journal_digest."""
+    digest = "sha256:" + hashlib.sha256(canonical(entry).encode("utf-8")).hexdigest()
+    return canonical({**entry, "journal_digest": digest})

@@ -37,8 +37,10 @@ APPEND_ONLY_OPS = ("update", "delete", "insert")
 EXPECTED_TRIGGERS = frozenset(f"{t}_append_only_{op}" for t in TABLES for op in APPEND_ONLY_OPS)
 SURFACE_TABLES = ("surface_records", "surface_occurrences")  # revision 0002
 TALLY_TABLES = ("residual_tallies",)  # revision 0003
+TURN_TABLES = ("turns",)  # revision 0005
 HEAD_TRIGGERS = EXPECTED_TRIGGERS | {
-    f"{t}_append_only_{op}" for t in (*SURFACE_TABLES, *TALLY_TABLES) for op in APPEND_ONLY_OPS
+    f"{t}_append_only_{op}" for t in (*SURFACE_TABLES, *TALLY_TABLES, *TURN_TABLES)
+    for op in APPEND_ONLY_OPS
 }
 
 
