@@ -10,7 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-PACK_ID = "en_core_cognition_v1"
+PACK_ID = "en_core_cognition_v1"  # the id CORE binds cognition_chains_v1 to (fixtures only)
+SAMPLE_PACK_ID = "sample_en_cognition_v1"  # the repository's own 6-lemma sample pack
+SAMPLE_PACK_VERSION = "1.0.0-sample"
 CORPUS_ID = "cognition_chains_v1"
 PROVENANCE = "adr-0052:reviewed:2026-05-18"
 

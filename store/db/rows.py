@@ -13,7 +13,6 @@ from store.model.projection import project_assessment
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
 from store.model.surface_records import (
     CheckedSurface,
-    SurfaceVerification,
     check_surface,
     is_surface_line,
     parse_surface_record,
@@ -108,7 +107,8 @@ def frame_rows(frame: AssessmentFrame) -> list[PendingRow]:
 
 def surface_rows(checked: CheckedSurface) -> list[PendingRow]:
     """The surface's content row and this sighting of it (one per turn)."""
-    record, derived = checked.record, checked.derived
+    record, check = checked.record, checked.check
+    derived = check.derived
     subject_domains = list(derived.subject_domains) if derived else None
     object_domains = list(derived.object_domains) if derived else None
     provenance = {
@@ -123,7 +123,6 @@ def surface_rows(checked: CheckedSurface) -> list[PendingRow]:
     surface_id = surface_key(
         **provenance, subject_domains=subject_domains, object_domains=object_domains
     )
-    mismatch = checked.verification is SurfaceVerification.MISMATCH
     row: Row = {
         "surface_id": surface_id,
         **provenance,
@@ -133,8 +132,8 @@ def surface_rows(checked: CheckedSurface) -> list[PendingRow]:
         "object": derived.object if derived else None,
         "subject_domains": json_text(subject_domains) if derived else None,
         "object_domains": json_text(object_domains) if derived else None,
-        "verification": checked.verification.value,
-        "expected_surface": derived.surface if derived and mismatch else None,
+        "verification": check.verification.value,
+        "expected_surface": check.expected_surface,
     }
     sighting = {"surface_id": surface_id, "session_id": record.session_id,
                 "turn_id": record.turn_id, "prompt": record.prompt}
