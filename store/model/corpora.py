@@ -79,7 +79,8 @@ def load_corpus(registration: CorpusRegistration, pack: Pack) -> TeachingCorpus:
     notes: list[DroppedLine] = list(read.dropped)
     if not read.sha256:
         notes.append(DroppedLine(source, 0, f"corpus {registration.corpus_id!r}: the file is"
-                                            " missing: the corpus has no chains"))
+                                            " missing: the corpus has no chains",
+                                 Severity.WARNING))
     latest: dict[ChainKey, TeachingChain] = {}
     inactive: list[InactiveChain] = []
     for line in read.lines:
