@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from surface_form_data import (
+    COGNITION,
+    CROSS_IDENTITY,
+    IDENTITY_SURFACE,
+    JUDGMENT_COMPOSED,
+    JUDGMENT_SINGLE,
+    JUDGMENT_TRANSITIVE,
+    TRUTH_GROUNDS_REALITY,
+)
 from teaching_data import (
-    COGNITION_PACK,
-    KNOWLEDGE,
-    LIGHT,
     LIGHT_SURFACE,
-    MEMORY,
     RELATIONS_PACK,
     chain,
     write_core_checkout,
@@ -25,39 +29,6 @@ from store.model.corpora import TeachingIntent, TeachingRegistry
 from store.model.surface_forms import SurfaceForm
 from store.model.teaching_registry import load_core_registry
 from store.model.teaching_surface import render_chain, resolve_teaching_surface
-
-JUDGMENT = chain("cause_judgment_requires_wisdom", "judgment", "cause", "requires", "wisdom")
-WISDOM_CYCLE = chain("cause_wisdom_grounds_judgment", "wisdom", "cause", "grounds", "judgment")
-WISDOM_KNOWLEDGE = chain("verification_wisdom_requires_knowledge", "wisdom", "verification",
-                         "requires", "knowledge", domains_object_k=2)
-EVIDENCE_BACK = chain("cause_evidence_supports_wisdom", "evidence", "cause", "supports",
-                      "wisdom")
-COGNITION = [LIGHT, KNOWLEDGE, MEMORY, JUDGMENT, WISDOM_CYCLE, WISDOM_KNOWLEDGE, EVIDENCE_BACK]
-TRUTH_GROUNDS_REALITY = chain("cause_truth_grounds_reality", "truth", "cause", "grounds",
-                              "reality")
-
-JUDGMENT_HEAD = ("judgment — teaching-grounded (cognition_chains_v1): cognition.judgment;"
-                 " practice.discernment. judgment requires wisdom (cognition.wisdom)")
-ENDING = ". No session evidence yet."
-JUDGMENT_SINGLE = JUDGMENT_HEAD + ENDING
-# (wisdom, cause) is a cycle back to judgment, so (wisdom, verification) is used; the hop's
-# own domains_object_k (2) decides its domains.
-JUDGMENT_COMPOSED = (JUDGMENT_HEAD + ", which requires knowledge (cognition.knowledge;"
-                     " epistemic.ground)" + ENDING)
-JUDGMENT_TRANSITIVE = (JUDGMENT_HEAD + ", which requires knowledge (cognition.knowledge;"
-                       " epistemic.ground), which requires evidence (cognition.evidence)"
-                       + ENDING)
-
-CROSS_IDENTITY: dict[str, Any] = {
-    "subject": "identity", "intent": "verification", "connective": "is_grounded_in",
-    "object": "memory", "subject_pack_id": RELATIONS_PACK, "object_pack_id": COGNITION_PACK,
-    "provenance": "adr-0067:fixture",
-}
-IDENTITY_SURFACE = (
-    "identity \u2014 cross-pack-grounded (cross_pack_chains_v1: en_core_relations_v1"
-    " \u00d7 en_core_cognition_v1): relation.identity; self.core. identity is grounded in"
-    " memory (cognition.memory). No session evidence yet."
-)
 
 
 @pytest.fixture
