@@ -396,3 +396,29 @@ def test_cli_reads_the_data_dirs_from_the_environment(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["surface", "light", "--intent", "cause"], env={
         "CORE_AUDIT_PACKS": str(packs), "CORE_AUDIT_TEACHING": str(teaching)})
     assert LIGHT_SURFACE in result.output
+
+
+def test_a_registry_file_may_name_a_cross_pack_corpus(tmp_path: Path) -> None:
+    packs, teaching = tmp_path / "packs", tmp_path / "teaching"
+    write_pack(packs)
+    write_pack(packs, [entry("identity", ["relation.identity", "self.core"],
+                             pack_id="relations_v1")], pack_id="relations_v1")
+    write_corpus(teaching, "core.jsonl", [MEMORY])
+    write_corpus(teaching, "cross.jsonl", [{
+        "subject": "identity", "intent": "verification", "connective": "is_grounded_in",
+        "object": "memory", "subject_pack_id": "relations_v1", "object_pack_id": PACK_ID}])
+    (teaching / "corpora.json").write_text(
+        '{"corpora": [{"corpus_id": "cognition_chains_v1", "path": "core.jsonl",'
+        f' "pack_id": "{PACK_ID}"}}],'
+        ' "cross_pack": [{"corpus_id": "cross_v1", "path": "cross.jsonl"}]}')
+    registry = load_teaching_registry(teaching, packs)
+    assert teaching_grounded_surface("identity", "verification", registry=registry) == (
+        "identity — cross-pack-grounded (cross_v1: relations_v1 \u00d7 en_core_cognition_v1):"
+        " relation.identity; self.core. identity is grounded in memory (cognition.memory)."
+        " No session evidence yet.")
+    assert registry.corpus("cross_v1").cross_pack
+    (teaching / "corpora.json").write_text(
+        '{"corpora": [], "cross_pack": [{"corpus_id": "a", "path": "a.jsonl"},'
+        ' {"corpus_id": "b", "path": "b.jsonl"}]}')
+    with pytest.raises(CorpusError, match="one cross-pack corpus"):
+        load_teaching_registry(teaching, packs)

@@ -181,6 +181,15 @@ def k_value(line: NormalisedLine, key: str, default: int) -> int | DroppedLine:
         return line.note(f"chain.{key}: {value!r} is not a whole number")
 
 
+def k_pair(line: NormalisedLine) -> tuple[int, int] | DroppedLine:
+    """(domains_subject_k, domains_object_k), defaults 2 and 1."""
+    ks = k_value(line, "domains_subject_k", 2)
+    if isinstance(ks, DroppedLine):
+        return ks
+    ko = k_value(line, "domains_object_k", 1)
+    return ko if isinstance(ko, DroppedLine) else (ks, ko)
+
+
 def provenance_of(line: NormalisedLine) -> str:
     return str(line.obj.get("provenance", ""))
 

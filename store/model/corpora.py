@@ -17,7 +17,7 @@ from store.model.chain_lines import (
     chain_id_of,
     connective_note,
     intent_of,
-    k_value,
+    k_pair,
     lemma_key,
     missing_fields,
     parse_intent,
@@ -105,13 +105,11 @@ def load_corpus(registration: CorpusRegistration, pack: Pack) -> TeachingCorpus:
         if retired is not None:
             notes.append(retired)
             continue
-        ks = k_value(line, "domains_subject_k", 2)
-        ko = k_value(line, "domains_object_k", 1)
-        bad_k = next((k for k in (ks, ko) if isinstance(k, DroppedLine)), None)
-        if bad_k is not None:
-            notes.append(bad_k)
+        ks_ko = k_pair(line)
+        if isinstance(ks_ko, DroppedLine):
+            notes.append(ks_ko)
             continue
-        assert isinstance(ks, int) and isinstance(ko, int)
+        ks, ko = ks_ko
         connective = connective_note(line)
         if connective is not None:
             notes.append(connective)

@@ -16,7 +16,7 @@ from store.model.chain_lines import (
     chain_id_of,
     connective_note,
     intent_of,
-    k_value,
+    k_pair,
     missing_fields,
     provenance_of,
     read_corpus_file,
@@ -86,11 +86,11 @@ def load_cross_pack_corpus(path: Path, pack_source: PackSource,
         if retired is not None:
             notes.append(retired)
             continue
-        ks = k_value(line, "domains_subject_k", 2)
-        ko = k_value(line, "domains_object_k", 1)
-        if not isinstance(ks, int) or not isinstance(ko, int):
-            notes.append(ks if isinstance(ks, DroppedLine) else ko)  # type: ignore[arg-type]
+        ks_ko = k_pair(line)
+        if isinstance(ks_ko, DroppedLine):
+            notes.append(ks_ko)
             continue
+        ks, ko = ks_ko
         connective = connective_note(line)
         if connective is not None:
             notes.append(connective)
