@@ -10,7 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-PACK_ID = "en_core_cognition_v1"
+PACK_ID = "en_core_cognition_v1"  # the id CORE binds cognition_chains_v1 to (fixtures only)
+SAMPLE_PACK_ID = "sample_en_cognition_v1"  # the repository's own 6-lemma sample pack
+SAMPLE_PACK_VERSION = "1.0.0-sample"
 CORPUS_ID = "cognition_chains_v1"
 PROVENANCE = "adr-0052:reviewed:2026-05-18"
 
@@ -126,3 +128,63 @@ def one_corpus(tmp: Path, lines: list[dict[str, Any] | str],
     corpus = write_corpus(teaching, relative, lines)
     write_registry(teaching, [(CORPUS_ID, relative, PACK_ID)])
     return packs, teaching, corpus
+
+
+# --- a CORE-checkout-shaped tree (core-interop.md sections 1 and 3.5), built in tmp_path ----
+
+COGNITION_PACK = "en_core_cognition_v1"
+RELATIONS_PACK = "en_core_relations_v1"
+RELATIONS_V2_PACK = "en_core_relations_v2"
+CORE_CORPORA = {  # corpus_id -> (file relative to the checkout, bound pack), CORE's order
+    "cognition_chains_v1": ("teaching/cognition_chains/cognition_chains_v1.jsonl",
+                            COGNITION_PACK),
+    "relations_chains_v1": ("teaching/relations_chains/relations_chains_v1.jsonl",
+                            RELATIONS_PACK),
+    "relations_chains_v2": ("teaching/relations_chains_v2/relations_chains_v2.jsonl",
+                            RELATIONS_V2_PACK),
+}
+CROSS_PACK_FILE = "teaching/cross_pack_chains/cross_pack_chains_v1.jsonl"
+
+# Invented lemmas and domains for the fixtures; only light and truth follow ADR-0052.
+CHECKOUT_DOMAINS: dict[str, dict[str, list[str]]] = {
+    COGNITION_PACK: {
+        **ADR_DOMAINS,
+        "judgment": ["cognition.judgment", "practice.discernment"],
+        "wisdom": ["cognition.wisdom", "practice.insight"],
+    },
+    RELATIONS_PACK: {
+        "parent": ["relation.parent", "kin.lineage"],
+        "child": ["relation.child", "kin.lineage"],
+        "identity": ["relation.identity", "self.core"],
+        "truth": ["relation.truth"],
+        "reality": ["relation.reality"],
+    },
+    RELATIONS_V2_PACK: {
+        "daughter": ["relation.daughter", "kin.female"],
+        "son": ["relation.son", "kin.male"],
+    },
+}
+
+
+def write_core_checkout(
+    root: Path,
+    corpora: dict[str, list[dict[str, Any] | str]],
+    cross_pack: list[dict[str, Any] | str] | None = None,
+    packs: dict[str, list[dict[str, Any] | str]] | None = None,
+) -> Path:
+    """teaching/<...>.jsonl for the corpora given (others left missing), the cross-pack file
+    when given, and packs/data/<pack_id>/ for every pack (CHECKOUT_DOMAINS by default)."""
+    for corpus_id, lines in corpora.items():
+        write_corpus(root, CORE_CORPORA[corpus_id][0], lines)
+    (root / "teaching").mkdir(parents=True, exist_ok=True)
+    if cross_pack is not None:
+        write_corpus(root, CROSS_PACK_FILE, cross_pack)
+    if packs is None:
+        packs = {pack_id: [entry(lemma, domains, pack_id=pack_id)
+                           for lemma, domains in lemmas.items()]
+                 for pack_id, lemmas in CHECKOUT_DOMAINS.items()}
+    data = root / "packs" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    for pack_id, lines in packs.items():
+        write_pack(data, lines, pack_id=pack_id)
+    return root

@@ -25,7 +25,8 @@ from teaching_data import (
 )
 
 from store.cli import main
-from store.model.corpora import CorpusError, load_teaching_registry
+from store.model.corpora import CorpusError, TeachingIntent
+from store.model.teaching_registry import load_teaching_registry
 from store.model.teaching_surface import teaching_grounded_surface
 
 
@@ -50,53 +51,84 @@ PACK_WITH_EMPTY_DOMAINS = [
 ]
 
 # Each bad line goes to line 2, between two good chains; `words` must appear in the reason.
-BAD_LINES: list[tuple[str, Any, str, list[Any] | None]] = [
+# core-interop.md section 2: errors are real defects, warnings lines CORE skips harmlessly.
+DROPPED_LINES: list[tuple[str, Any, str, list[Any] | None, str]] = [
     ("intent outside cause/verification",
-     chain("definition_light", "light", "definition", "reveals", "truth"), "intent", None),
-    ("intent comparison", chain("c", "light", "comparison", "reveals", "truth"), "intent", None),
+     chain("definition_light", "light", "definition", "reveals", "truth"), "intent", None,
+     "warning"),
+    ("intent comparison", chain("c", "light", "comparison", "reveals", "truth"), "intent", None,
+     "warning"),
     ("subject not in the pack",
-     chain("cause_lamp", "lamp", "cause", "reveals", "truth"), "'lamp'", None),
+     chain("cause_lamp", "lamp", "cause", "reveals", "truth"), "'lamp'", None, "error"),
     ("object not in the pack",
-     chain("cause_light_lamp", "light", "cause", "reveals", "lamp"), "'lamp'", None),
+     chain("cause_light_lamp", "light", "cause", "reveals", "lamp"), "'lamp'", None, "error"),
     ("subject without semantic_domains",
-     chain("cause_void", "void", "cause", "reveals", "truth"), "semantic_domains",
-     PACK_WITH_EMPTY_DOMAINS),
+     chain("cause_void", "void", "cause", "reveals", "truth"), "'void'",
+     PACK_WITH_EMPTY_DOMAINS, "error"),
     ("object without semantic_domains",
-     chain("cause_light_void", "light", "cause", "reveals", "void"), "semantic_domains",
-     PACK_WITH_EMPTY_DOMAINS),
-    ("connective humanize_predicate does not know",
-     chain("cause_light_produces", "light", "cause", "produces", "truth"), "connective", None),
-    ("connective in the wrong case",
-     chain("cause_light_Reveals", "light", "cause", "Reveals", "truth"), "connective", None),
-    ("malformed JSON", '{"chain_id": "broken", ', "JSON", None),
-    ("not an object", '["light", "cause"]', "object", None),
-    ("missing chain_id",
-     {k: v for k, v in LIGHT.items() if k != "chain_id"}, "chain_id", None),
-    ("missing provenance",
-     {k: v for k, v in LIGHT.items() if k != "provenance"}, "provenance", None),
-    ("k is not an integer", {**LIGHT, "domains_subject_k": "2"}, "domains_subject_k", None),
-    ("empty subject", {**LIGHT, "subject": ""}, "subject", None),
-    ("superseded_by is not a string", {**LIGHT, "superseded_by": 7}, "superseded_by", None),
+     chain("cause_light_void", "light", "cause", "reveals", "void"), "'void'",
+     PACK_WITH_EMPTY_DOMAINS, "error"),
+    ("malformed JSON", '{"chain_id": "broken", ', "JSON", None, "error"),
+    ("not an object", '["light", "cause"]', "object", None, "error"),
+    ("k is not a number", {**LIGHT, "domains_subject_k": "two"}, "domains_subject_k", None,
+     "error"),
+    ("k is null", {**LIGHT, "domains_object_k": None}, "domains_object_k", None, "error"),
+    ("empty subject", {**LIGHT, "subject": ""}, "subject", None, "error"),
+    ("blank object", {**LIGHT, "object": "   "}, "object", None, "error"),
 ]
 
 
-@pytest.mark.parametrize(("label", "bad", "words", "pack"), BAD_LINES,
-                         ids=[case[0] for case in BAD_LINES])
+@pytest.mark.parametrize(("label", "bad", "words", "pack", "severity"), DROPPED_LINES,
+                         ids=[case[0] for case in DROPPED_LINES])
 def test_each_load_rule_drops_its_line(tmp_path: Path, label: str, bad: Any, words: str,
-                                       pack: list[Any] | None) -> None:
+                                       pack: list[Any] | None, severity: str) -> None:
     packs, teaching, corpus = one_corpus(tmp_path, [KNOWLEDGE, bad, MEMORY], pack)
     registry = load_teaching_registry(teaching, packs)
-    [dropped] = registry.dropped
-    assert (dropped.source, dropped.line) == (corpus, 2)
+    [dropped] = [d for d in registry.dropped if d.source == corpus]
+    assert (dropped.source, dropped.line, dropped.severity.value) == (corpus, 2, severity)
     assert words in dropped.reason
     assert teaching_grounded_surface("light", "cause", registry=registry) is None
     assert teaching_grounded_surface("knowledge", "cause", registry=registry) is not None
 
     status, output = check(packs, teaching)
-    assert status == 1
-    assert output[0].startswith(f"{corpus}:2: ")
-    assert words in output[0]
-    assert len(output) == 2 and output[1].startswith("checked 1 corpus")
+    assert status == (1 if severity == "error" else 0)
+    [line] = [o for o in output if o.startswith(f"{corpus}:")]
+    assert line.startswith(f"{corpus}:2: {severity}: ")
+    assert words in line
+    assert output[-1].startswith("checked 1 corpus")
+
+
+# Lines ADR-0052 would refuse but CORE loads (core-interop.md section 2).
+LIGHT_PRODUCES = LIGHT_SURFACE.replace("light reveals truth", "light produces truth")
+LOADED_LINES: list[tuple[str, Any, str, str | None]] = [
+    ("connective humanize_predicate does not know",
+     chain("cause_light_produces", "light", "cause", "produces", "truth"), LIGHT_PRODUCES,
+     "connective"),
+    ("connective in another case, shown with spaces",
+     chain("cause_light_Is_Lit_By", "light", "cause", " Is_Lit_By ", "truth"),
+     LIGHT_SURFACE.replace("light reveals truth", "light Is Lit By truth"), "connective"),
+    ("missing chain_id", {k: v for k, v in LIGHT.items() if k != "chain_id"}, LIGHT_SURFACE,
+     None),
+    ("missing provenance", {k: v for k, v in LIGHT.items() if k != "provenance"},
+     LIGHT_SURFACE, None),
+    ("k as a numeric string", {**LIGHT, "domains_subject_k": "2"}, LIGHT_SURFACE, None),
+    ("superseded_by is not a string", {**LIGHT, "superseded_by": 7}, LIGHT_SURFACE, None),
+]
+
+
+@pytest.mark.parametrize(("label", "line", "expected", "warning"), LOADED_LINES,
+                         ids=[case[0] for case in LOADED_LINES])
+def test_lines_core_loads(tmp_path: Path, label: str, line: Any, expected: str,
+                          warning: str | None) -> None:
+    packs, teaching, _ = one_corpus(tmp_path, [KNOWLEDGE, line, MEMORY])
+    registry = load_teaching_registry(teaching, packs)
+    assert teaching_grounded_surface("light", "cause", registry=registry) == expected
+    assert registry.errors == ()
+    assert [w.line for w in registry.warnings] == ([2] if warning else [])
+    if warning:
+        assert warning in registry.warnings[0].reason
+    status, _ = check(packs, teaching)
+    assert status == 0
 
 
 def test_line_numbers_count_blank_lines(tmp_path: Path) -> None:
@@ -109,7 +141,7 @@ def test_line_numbers_count_blank_lines(tmp_path: Path) -> None:
 def test_a_clean_corpus_checks_with_status_zero(tmp_path: Path) -> None:
     packs, teaching, _ = one_corpus(tmp_path, [LIGHT, KNOWLEDGE, MEMORY])
     assert check(packs, teaching) == (
-        0, ["checked 1 corpus (1 pack): 3 chains resolve, 0 inactive, 0 lines dropped"])
+        0, ["checked 1 corpus (1 pack): 3 chains resolve, 0 inactive, 0 errors, 0 warnings"])
 
 
 def test_the_shipped_corpus_is_clean() -> None:
@@ -117,7 +149,7 @@ def test_the_shipped_corpus_is_clean() -> None:
         "CORE_AUDIT_PACKS": "", "CORE_AUDIT_TEACHING": ""})
     assert result.exit_code == 0, result.output
     assert result.output == (
-        "checked 1 corpus (1 pack): 3 chains resolve, 0 inactive, 0 lines dropped\n")
+        "checked 1 corpus (1 pack): 3 chains resolve, 0 inactive, 0 errors, 0 warnings\n")
 
 
 def test_last_line_wins_within_a_corpus(tmp_path: Path) -> None:
@@ -154,10 +186,10 @@ def test_superseded_by_retires_the_named_chain(tmp_path: Path) -> None:
     assert teaching_grounded_surface("light", "cause", registry=registry) == LIGHT_SURFACE
     assert teaching_grounded_surface("memory", "verification", registry=registry) == (
         MEMORY_SURFACE)
-    status, output = check(packs, teaching, "-v")
-    assert status == 0  # retirement is reviewed history, not a dropped line
-    assert (f"{corpus}:1: inactive: retired by chain 'cause_light_reveals_truth'"
-            " (line 2, superseded_by)") in output
+    status, output = check(packs, teaching)
+    assert status == 0  # retirement is reviewed history: a warning, not an error
+    assert (f"{corpus}:1: warning: chain 'cause_knowledge_requires_evidence' is retired"
+            " (superseded_by on line 2): CORE skips the line") in output
 
 
 def test_a_replacement_chain_supersedes_the_old_one(tmp_path: Path) -> None:
@@ -171,10 +203,18 @@ def test_a_replacement_chain_supersedes_the_old_one(tmp_path: Path) -> None:
         " No session evidence yet.")
 
 
-def test_retirement_does_not_resurrect_an_overridden_line(tmp_path: Path) -> None:
-    revised = {**KNOWLEDGE, "chain_id": "cause_knowledge_v2"}
+def test_a_retired_later_line_does_not_displace_an_earlier_one(tmp_path: Path) -> None:
+    # core-interop.md section 2: the last valid, non-retired line wins.
+    revised = {**KNOWLEDGE, "chain_id": "cause_knowledge_v2", "connective": "grounds"}
     retiring = {**MEMORY, "superseded_by": "cause_knowledge_v2"}
-    assert surface_in(tmp_path, [KNOWLEDGE, revised, retiring], "knowledge", "cause") is None
+    assert surface_in(tmp_path, [KNOWLEDGE, revised, retiring], "knowledge", "cause") == (
+        KNOWLEDGE_SURFACE)
+
+
+def test_an_invalid_later_line_does_not_displace_an_earlier_one(tmp_path: Path) -> None:
+    invalid = {**KNOWLEDGE, "connective": "grounds", "domains_object_k": None}
+    assert surface_in(tmp_path, [KNOWLEDGE, invalid], "knowledge", "cause") == (
+        KNOWLEDGE_SURFACE)
 
 
 def test_supersession_names_a_chain_anywhere_in_the_file(tmp_path: Path) -> None:
@@ -182,27 +222,74 @@ def test_supersession_names_a_chain_anywhere_in_the_file(tmp_path: Path) -> None
     assert surface_in(tmp_path, [retiring, KNOWLEDGE], "knowledge", "cause") is None
 
 
-def test_a_line_naming_itself_stays_active(tmp_path: Path) -> None:
+def test_a_line_naming_itself_retires_itself(tmp_path: Path) -> None:
+    # core-interop.md section 2 (observed running CORE): pass 1 retires every named id.
     itself = {**KNOWLEDGE, "superseded_by": "cause_knowledge_requires_evidence"}
-    assert surface_in(tmp_path, [itself], "knowledge", "cause") == KNOWLEDGE_SURFACE
+    assert surface_in(tmp_path, [itself], "knowledge", "cause") is None
+
+
+def test_superseded_by_is_stripped_but_chain_id_is_not(tmp_path: Path) -> None:
+    padded = {**LIGHT, "chain_id": " padded "}
+    retiring = {**MEMORY, "superseded_by": "  cause_knowledge_requires_evidence  "}
+    padded_retirer = {**MEMORY, "chain_id": "m2", "superseded_by": " padded "}
+    packs, teaching, _ = one_corpus(tmp_path, [KNOWLEDGE, padded, retiring, padded_retirer])
+    registry = load_teaching_registry(teaching, packs)
+    assert teaching_grounded_surface("knowledge", "cause", registry=registry) is None
+    # " padded " is retired as "padded": no exact match, so the light line stays.
+    assert registry.chains[("light", TeachingIntent.CAUSE)].chain_id == " padded "
 
 
 @pytest.mark.parametrize(
     "malformed",
     [
         '{"chain_id": "x", "superseded_by": "cause_knowledge_requires_evidence"',
-        {**LIGHT, "intent": "definition", "superseded_by": "cause_knowledge_requires_evidence"},
-        {**LIGHT, "object": "lamp", "superseded_by": "cause_knowledge_requires_evidence"},
-        {**LIGHT, "connective": "produces", "superseded_by": "cause_knowledge_requires_evidence"},
-        {"superseded_by": "cause_knowledge_requires_evidence"},
+        '["superseded_by", "cause_knowledge_requires_evidence"]',
     ],
 )
-def test_malformed_lines_never_retire_anything(tmp_path: Path, malformed: Any) -> None:
+def test_lines_that_are_not_objects_never_retire_anything(tmp_path: Path,
+                                                         malformed: Any) -> None:
     packs, teaching, corpus = one_corpus(tmp_path, [KNOWLEDGE, malformed])
     registry = load_teaching_registry(teaching, packs)
     assert teaching_grounded_surface("knowledge", "cause", registry=registry) == (
         KNOWLEDGE_SURFACE)
     assert [(d.source, d.line) for d in registry.dropped] == [(corpus, 2)]
+
+
+@pytest.mark.parametrize(
+    "dropped",
+    [
+        {**LIGHT, "intent": "admissibility", "superseded_by": "cause_knowledge_requires_evidence"},
+        {**LIGHT, "object": "lamp", "superseded_by": "cause_knowledge_requires_evidence"},
+        {**LIGHT, "domains_subject_k": None,
+         "superseded_by": "cause_knowledge_requires_evidence"},
+        {"superseded_by": " cause_knowledge_requires_evidence "},
+    ],
+)
+def test_a_line_pass_two_drops_still_retires(tmp_path: Path, dropped: Any) -> None:
+    # core-interop.md section 2: pass 1 reads every JSON object, valid chain or not.
+    assert surface_in(tmp_path, [KNOWLEDGE, dropped], "knowledge", "cause") is None
+
+
+@pytest.mark.parametrize("field", ["subject", "intent", "object", "connective"])
+@pytest.mark.parametrize("value", [7, None, ["light"]])
+def test_a_non_string_text_field_is_fatal(tmp_path: Path, field: str, value: Any) -> None:
+    packs, teaching, corpus = one_corpus(tmp_path, [KNOWLEDGE, {**LIGHT, field: value}])
+    with pytest.raises(CorpusError, match=f"{corpus}:2: chain.{field}"):
+        load_teaching_registry(teaching, packs)
+    status, output = check(packs, teaching)
+    assert status == 1 and f"{corpus}:2: chain.{field}" in output[-1]
+
+
+def test_a_missing_corpus_file_is_an_empty_corpus(tmp_path: Path) -> None:
+    packs, teaching = tmp_path / "packs", tmp_path / "teaching"
+    write_pack(packs)
+    write_corpus(teaching, "b.jsonl", [KNOWLEDGE])
+    write_registry(teaching, [("a_v1", "a.jsonl", PACK_ID), ("b_v1", "b.jsonl", PACK_ID)])
+    registry = load_teaching_registry(teaching, packs)
+    assert [c.corpus_id for c in registry.corpora] == ["a_v1", "b_v1"]
+    assert registry.corpus("a_v1").chains == {}
+    assert teaching_grounded_surface("knowledge", "cause", registry=registry) == (
+        KNOWLEDGE_SURFACE.replace("cognition_chains_v1", "b_v1"))
 
 
 # --- several corpora ----------------------------------------------------------------------
@@ -285,8 +372,6 @@ def test_each_corpus_is_checked_against_its_own_pack(tmp_path: Path) -> None:
         ('{"corpora": [{"corpus_id": "a", "path": "a.jsonl", "pack_id": "en_core_cognition_v1"},'
          ' {"corpus_id": "a", "path": "b.jsonl", "pack_id": "en_core_cognition_v1"}]}',
          "registered twice"),
-        ('{"corpora": [{"corpus_id": "a", "path": "missing.jsonl",'
-         ' "pack_id": "en_core_cognition_v1"}]}', "cannot read"),
     ],
 )
 def test_an_unusable_registry_is_an_error(tmp_path: Path, registry_text: str, words: str) -> None:
@@ -311,3 +396,29 @@ def test_cli_reads_the_data_dirs_from_the_environment(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["surface", "light", "--intent", "cause"], env={
         "CORE_AUDIT_PACKS": str(packs), "CORE_AUDIT_TEACHING": str(teaching)})
     assert LIGHT_SURFACE in result.output
+
+
+def test_a_registry_file_may_name_a_cross_pack_corpus(tmp_path: Path) -> None:
+    packs, teaching = tmp_path / "packs", tmp_path / "teaching"
+    write_pack(packs)
+    write_pack(packs, [entry("identity", ["relation.identity", "self.core"],
+                             pack_id="relations_v1")], pack_id="relations_v1")
+    write_corpus(teaching, "core.jsonl", [MEMORY])
+    write_corpus(teaching, "cross.jsonl", [{
+        "subject": "identity", "intent": "verification", "connective": "is_grounded_in",
+        "object": "memory", "subject_pack_id": "relations_v1", "object_pack_id": PACK_ID}])
+    (teaching / "corpora.json").write_text(
+        '{"corpora": [{"corpus_id": "cognition_chains_v1", "path": "core.jsonl",'
+        f' "pack_id": "{PACK_ID}"}}],'
+        ' "cross_pack": [{"corpus_id": "cross_v1", "path": "cross.jsonl"}]}')
+    registry = load_teaching_registry(teaching, packs)
+    assert teaching_grounded_surface("identity", "verification", registry=registry) == (
+        "identity — cross-pack-grounded (cross_v1: relations_v1 \u00d7 en_core_cognition_v1):"
+        " relation.identity; self.core. identity is grounded in memory (cognition.memory)."
+        " No session evidence yet.")
+    assert registry.corpus("cross_v1").cross_pack
+    (teaching / "corpora.json").write_text(
+        '{"corpora": [], "cross_pack": [{"corpus_id": "a", "path": "a.jsonl"},'
+        ' {"corpus_id": "b", "path": "b.jsonl"}]}')
+    with pytest.raises(CorpusError, match="one cross-pack corpus"):
+        load_teaching_registry(teaching, packs)

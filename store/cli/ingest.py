@@ -27,7 +27,7 @@ from store.model.teaching_surface import default_registry
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
 @data_dir_options
 def ingest(paths: tuple[str, ...], db: str | None, as_json: bool,
-           packs: Path | None, teaching: Path | None) -> None:
+           packs: Path | None, teaching: Path | None, core: Path | None) -> None:
     """Append CORE frames, assessments or surface records from PATHS (`-` = stdin).
 
     Each file is one batch, written in one transaction: a file with any bad line
@@ -38,7 +38,7 @@ def ingest(paths: tuple[str, ...], db: str | None, as_json: bool,
     def registry() -> TeachingRegistry:
         # Teaching surfaces are checked against these corpora; loaded only if one arrives.
         try:
-            return default_registry(packs, teaching)
+            return default_registry(packs, teaching, core)
         except (CorpusError, PackError) as exc:
             raise click.ClickException(f"cannot check teaching surfaces: {exc}") from exc
 

@@ -1,290 +1,200 @@
-"""Reviewed teaching corpora (ADR-0052): the registry, its chains, and the load-time rules."""
+"""Teaching corpora bound to one pack each (ADR-0052, as CORE's loader applies it) and the
+registry that resolves (subject, intent) across them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import Enum, StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
-import orjson
+from store.model.chain_lines import (
+    ChainKey,
+    CorpusError,
+    InactiveChain,
+    TeachingChain,
+    TeachingIntent,
+    chain_id_of,
+    connective_note,
+    intent_of,
+    k_pair,
+    lemma_key,
+    missing_fields,
+    parse_intent,
+    provenance_of,
+    read_corpus_file,
+    retired_note,
+)
+from store.model.dropped import DroppedLine, Severity
+from store.model.packs import Pack
 
-from store.model.dropped import DroppedLine, read_records
-from store.model.fields import RecordError, integer, json_list, json_object, required, string
-from store.model.packs import Pack, load_pack
-from store.model.predicates import is_connective
+__all__ = [
+    "ChainKey", "CorpusError", "CorpusRegistration", "InactiveChain", "TeachingChain",
+    "TeachingCorpus", "TeachingIntent", "TeachingRegistry", "lemma_key", "load_corpus",
+    "parse_intent",
+]
 
-REGISTRY = "corpora.json"
-
-
-class CorpusError(ValueError):
-    """A registry or corpus file that cannot be used at all (as opposed to one bad line)."""
-
-
-class TeachingIntent(StrEnum):
-    CAUSE = "cause"
-    VERIFICATION = "verification"
-
-
-def parse_intent(value: object) -> TeachingIntent | None:
-    """Lower-cased and stripped; CORE's `IntentTag.CAUSE` and "CAUSE" both read as cause."""
-    if isinstance(value, Enum):
-        value = value.value
-    if not isinstance(value, str):
-        return None
-    try:
-        return TeachingIntent(value.strip().lower())
-    except ValueError:
-        return None
-
-
-def lemma_key(text: str) -> str:
-    """How subjects and objects are matched: lower-cased and stripped."""
-    return text.strip().lower()
-
-
-ChainKey = tuple[str, TeachingIntent]
-
-
-@dataclass(frozen=True, slots=True)
-class TeachingChain:
-    corpus_id: str
-    chain_id: str
-    subject: str  # lemma_key form
-    intent: TeachingIntent
-    connective: str
-    object: str  # lemma_key form
-    domains_subject_k: int
-    domains_object_k: int
-    provenance: str
-    superseded_by: str | None
-    source: Path
-    line: int
-
-    @property
-    def key(self) -> ChainKey:
-        return (self.subject, self.intent)
-
-
-@dataclass(frozen=True, slots=True)
-class InactiveChain:
-    """A valid chain that does not resolve: overridden, retired, or shadowed by a corpus."""
-
-    chain: TeachingChain
-    reason: str
+PackSource = Callable[[str], Pack]  # pack_id -> the pack, loaded once per registry
 
 
 @dataclass(frozen=True, slots=True)
 class CorpusRegistration:
     corpus_id: str
     path: Path
-    pack_id: str
+    pack_id: str  # "" for the cross-pack corpus, whose lines name their own packs
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TeachingCorpus:
     registration: CorpusRegistration
-    pack: Pack
-    chains: Mapping[ChainKey, TeachingChain]  # the active chains only
-    dropped: tuple[DroppedLine, ...]
+    pack: Pack | None  # None for the cross-pack corpus
+    chains: Mapping[ChainKey, TeachingChain]  # the valid, non-retired winners
+    dropped: tuple[DroppedLine, ...]  # errors and warnings, FILE:LINE: reason
     inactive: tuple[InactiveChain, ...]
+    sha256: str  # of the corpus file bytes; "" when the file is missing
 
     @property
     def corpus_id(self) -> str:
         return self.registration.corpus_id
 
-
-def _plain_name(value: str, where: str) -> str:
-    # Ids name folders and files; a separator or `..` would reach outside the data dirs.
-    if value in {".", ".."} or "/" in value or "\\" in value:
-        raise RecordError(f"{where}: {value!r} is not a plain name")
-    return value
-
-
-def read_registrations(teaching_dir: Path) -> tuple[CorpusRegistration, ...]:
-    """`corpora.json` in resolution order: `{"corpora": [{"corpus_id", "path", "pack_id"}]}`."""
-    path = teaching_dir / REGISTRY
-    try:
-        value = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise CorpusError(f"{path}: cannot read: {exc.strerror}") from exc
-    except orjson.JSONDecodeError as exc:
-        raise CorpusError(f"{path}: not valid JSON: {exc}") from exc
-    registrations: list[CorpusRegistration] = []
-    try:
-        items = json_list(required(json_object(value, "registry"), "corpora", "registry"),
-                          "corpora")
-        for i, item in enumerate(items):
-            where = f"corpora[{i}]"
-            obj = json_object(item, where)
-            corpus_id = string(required(obj, "corpus_id", where), f"{where}.corpus_id",
-                               non_empty=True)
-            relative = string(required(obj, "path", where), f"{where}.path", non_empty=True)
-            pack_id = string(required(obj, "pack_id", where), f"{where}.pack_id", non_empty=True)
-            _plain_name(pack_id, f"{where}.pack_id")
-            if Path(relative).is_absolute():
-                raise RecordError(f"{where}.path: {relative!r} must be relative to {teaching_dir}")
-            if any(r.corpus_id == corpus_id for r in registrations):
-                raise RecordError(f"{where}.corpus_id: {corpus_id!r} is registered twice")
-            registrations.append(CorpusRegistration(corpus_id, teaching_dir / relative, pack_id))
-    except RecordError as exc:
-        raise CorpusError(f"{path}: {exc}") from exc
-    return tuple(registrations)
-
-
-def _text(obj: dict[str, Any], key: str) -> str:
-    return string(required(obj, key, "chain"), f"chain.{key}", non_empty=True)
-
-
-def parse_chain(value: Any, corpus_id: str, source: Path, line: int) -> TeachingChain:
-    """Shape only; `admission_problem` applies the rules that need the pack."""
-    obj = json_object(value, "chain")
-    raw_intent = _text(obj, "intent")
-    intent = parse_intent(raw_intent)
-    if intent is None:
-        raise RecordError(f"chain.intent: {raw_intent!r} is not cause or verification")
-    superseded_by = obj.get("superseded_by")
-    if superseded_by is not None:
-        superseded_by = string(superseded_by, "chain.superseded_by", non_empty=True)
-    return TeachingChain(
-        corpus_id=corpus_id,
-        chain_id=_text(obj, "chain_id"),
-        subject=lemma_key(_text(obj, "subject")),
-        intent=intent,
-        connective=_text(obj, "connective"),
-        object=lemma_key(_text(obj, "object")),
-        domains_subject_k=integer(required(obj, "domains_subject_k", "chain"),
-                                  "chain.domains_subject_k"),
-        domains_object_k=integer(required(obj, "domains_object_k", "chain"),
-                                 "chain.domains_object_k"),
-        provenance=_text(obj, "provenance"),
-        superseded_by=superseded_by,
-        source=source,
-        line=line,
-    )
-
-
-def admission_problem(chain: TeachingChain, pack: Pack) -> str | None:
-    """Why ADR-0052 refuses `chain` against its bound pack, or None when it is admitted."""
-    for role, lemma in (("subject", chain.subject), ("object", chain.object)):
-        entry = pack.entry(lemma)
-        if entry is None:
-            return f"chain.{role}: {lemma!r} is not a lemma of pack {pack.pack_id!r}"
-        if not entry.semantic_domains:
-            return f"chain.{role}: {lemma!r} has no semantic_domains in pack {pack.pack_id!r}"
-    if not is_connective(chain.connective):
-        return f"chain.connective: {chain.connective!r} is not recognised by humanize_predicate"
-    return None
-
-
-def _read_lines(registration: CorpusRegistration, pack: Pack
-                ) -> tuple[list[TeachingChain], list[DroppedLine]]:
-    source = registration.path
-
-    def admitted_chain(value: Any, number: int) -> TeachingChain:
-        chain = parse_chain(value, registration.corpus_id, source, number)
-        problem = admission_problem(chain, pack)
-        if problem is not None:
-            raise RecordError(problem)
-        return chain
-
-    try:
-        stream = source.open("rb")
-    except OSError as exc:
-        raise CorpusError(
-            f"corpus {registration.corpus_id!r}: cannot read {source}: {exc.strerror}"
-        ) from exc
-    with stream:
-        return read_records(stream, source, admitted_chain)
+    @property
+    def cross_pack(self) -> bool:
+        return self.pack is None
 
 
 def load_corpus(registration: CorpusRegistration, pack: Pack) -> TeachingCorpus:
-    """Admit, then last line wins per (subject, intent), then apply supersession."""
+    """CORE's per-file load: retirements first, then the last valid non-retired line wins."""
     if pack.pack_id != registration.pack_id:
         raise CorpusError(
             f"corpus {registration.corpus_id!r} is bound to pack {registration.pack_id!r},"
             f" not {pack.pack_id!r}"
         )
-    admitted, dropped = _read_lines(registration, pack)
-    inactive: list[InactiveChain] = []
+    source = registration.path
+    if not pack.entries:
+        why = "is missing" if not pack.present else "has no usable lexicon lines"
+        note = DroppedLine(source, 0, f"pack {pack.pack_id!r} {why}: the corpus has no chains",
+                           Severity.ERROR if not pack.present else Severity.WARNING)
+        return TeachingCorpus(registration, pack, MappingProxyType({}), (note,), (), "")
+    read = read_corpus_file(source)
+    notes: list[DroppedLine] = list(read.dropped)
+    if not read.sha256:
+        notes.append(DroppedLine(source, 0, f"corpus {registration.corpus_id!r}: the file is"
+                                            " missing: the corpus has no chains",
+                                 Severity.WARNING))
     latest: dict[ChainKey, TeachingChain] = {}
-    for chain in admitted:
+    inactive: list[InactiveChain] = []
+    for line in read.lines:
+        problem = missing_fields(line)
+        if problem is not None:
+            notes.append(problem)
+            continue
+        intent = intent_of(line)
+        if isinstance(intent, DroppedLine):
+            notes.append(intent)
+            continue
+        unknown = [(role, lemma) for role, lemma in (("subject", line.subject),
+                                                      ("object", line.object))
+                   if pack.entry(lemma) is None]
+        if unknown:
+            role, lemma = unknown[0]
+            notes.append(line.note(f"chain.{role}: {lemma!r} is not a lemma with"
+                                   f" semantic_domains in pack {pack.pack_id!r}"))
+            continue
+        chain_id = chain_id_of(line, f"{line.subject}_{intent.value}")
+        retired = retired_note(line, chain_id, read.retired)
+        if retired is not None:
+            notes.append(retired)
+            continue
+        ks_ko = k_pair(line)
+        if isinstance(ks_ko, DroppedLine):
+            notes.append(ks_ko)
+            continue
+        ks, ko = ks_ko
+        connective = connective_note(line)
+        if connective is not None:
+            notes.append(connective)
+        superseded_by = line.obj.get("superseded_by")
+        chain = TeachingChain(
+            corpus_id=registration.corpus_id, chain_id=chain_id, subject=line.subject,
+            intent=intent, connective=line.connective, object=line.object,
+            domains_subject_k=ks, domains_object_k=ko, provenance=provenance_of(line),
+            superseded_by=superseded_by.strip() if isinstance(superseded_by, str) else None,
+            source=source, line=line.line,
+            subject_pack_id=pack.pack_id, object_pack_id=pack.pack_id,
+        )
         earlier = latest.get(chain.key)
         if earlier is not None:
             inactive.append(InactiveChain(earlier, f"overridden by line {chain.line}"))
         latest[chain.key] = chain
-    # Only admitted lines retire, and a line naming its own chain_id does not retire itself.
-    retirers: dict[str, list[TeachingChain]] = {}
-    for chain in admitted:
-        if chain.superseded_by is not None:
-            retirers.setdefault(chain.superseded_by, []).append(chain)
-    active: dict[ChainKey, TeachingChain] = {}
-    for key, chain in latest.items():
-        by = next((r for r in retirers.get(chain.chain_id, ()) if r is not chain), None)
-        if by is not None:
-            inactive.append(InactiveChain(
-                chain, f"retired by chain {by.chain_id!r} (line {by.line}, superseded_by)"))
-        else:
-            active[key] = chain
     inactive.sort(key=lambda c: c.chain.line)
-    return TeachingCorpus(
-        registration=registration,
-        pack=pack,
-        chains=MappingProxyType(active),
-        dropped=tuple(dropped),
-        inactive=tuple(inactive),
-    )
+    return TeachingCorpus(registration, pack, MappingProxyType(latest), tuple(notes),
+                          tuple(inactive), read.sha256)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TeachingRegistry:
     """Every registered corpus with its pack; `chains` resolves across corpora."""
 
-    corpora: tuple[TeachingCorpus, ...]
-    packs: Mapping[str, Pack]
+    corpora: tuple[TeachingCorpus, ...]  # registered, in resolution order
+    packs: Mapping[str, Pack]  # every pack a corpus or a cross-pack line uses
     chains: Mapping[ChainKey, TeachingChain]  # earlier corpus wins a collision
     shadowed: tuple[InactiveChain, ...]
+    cross_pack: TeachingCorpus | None = None  # not registered: used when no chain resolves
 
-    def chain(self, subject: str, intent: object) -> TeachingChain | None:
+    def in_pack_chain(self, subject: object, intent: object) -> TeachingChain | None:
         parsed = parse_intent(intent)
-        if parsed is None or not isinstance(subject, str):
+        if parsed is None or not isinstance(subject, str) or not lemma_key(subject):
             return None
         return self.chains.get((lemma_key(subject), parsed))
 
+    def chain(self, subject: object, intent: object) -> TeachingChain | None:
+        """What CORE serves for (subject, intent): an in-pack chain, else a cross-pack one."""
+        found = self.in_pack_chain(subject, intent)
+        if found is not None or self.cross_pack is None:
+            return found
+        parsed = parse_intent(intent)
+        if parsed is None or not isinstance(subject, str):
+            return None
+        return self.cross_pack.chains.get((lemma_key(subject), parsed))
+
     def corpus(self, corpus_id: str) -> TeachingCorpus:
-        for corpus in self.corpora:
+        for corpus in self.all_corpora:
             if corpus.corpus_id == corpus_id:
                 return corpus
         raise KeyError(corpus_id)
 
+    @property
+    def all_corpora(self) -> tuple[TeachingCorpus, ...]:
+        return self.corpora + ((self.cross_pack,) if self.cross_pack is not None else ())
+
     def pack_of(self, chain: TeachingChain) -> Pack:
-        return self.corpus(chain.corpus_id).pack
+        """The pack D(S) comes from (the bound pack of an in-pack chain)."""
+        return self.packs[chain.subject_pack_id]
+
+    def object_pack_of(self, chain: TeachingChain) -> Pack:
+        return self.packs[chain.object_pack_id]
 
     @property
     def dropped(self) -> tuple[DroppedLine, ...]:
         from_packs = tuple(line for pack in self.packs.values() for line in pack.dropped)
-        return from_packs + tuple(line for c in self.corpora for line in c.dropped)
+        return from_packs + tuple(line for c in self.all_corpora for line in c.dropped)
+
+    @property
+    def errors(self) -> tuple[DroppedLine, ...]:
+        return tuple(d for d in self.dropped if d.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> tuple[DroppedLine, ...]:
+        return tuple(d for d in self.dropped if d.severity is Severity.WARNING)
 
     @property
     def inactive(self) -> tuple[InactiveChain, ...]:
-        return tuple(i for c in self.corpora for i in c.inactive) + self.shadowed
+        return tuple(i for c in self.all_corpora for i in c.inactive) + self.shadowed
 
 
-def load_teaching_registry(teaching_dir: Path, packs_dir: Path) -> TeachingRegistry:
-    """Load `corpora.json`, each bound pack once, and each corpus, in registration order.
-
-    Raises CorpusError or PackError when a file cannot be used at all; bad lines are
-    dropped and listed in `dropped`.
-    """
-    packs: dict[str, Pack] = {}
-    corpora: list[TeachingCorpus] = []
-    for registration in read_registrations(teaching_dir):
-        pack = packs.get(registration.pack_id)
-        if pack is None:
-            pack = packs[registration.pack_id] = load_pack(packs_dir / registration.pack_id)
-        corpora.append(load_corpus(registration, pack))
+def assemble_registry(corpora: list[TeachingCorpus], packs: Mapping[str, Pack],
+                      cross_pack: TeachingCorpus | None) -> TeachingRegistry:
+    """Registration order is resolution order: the first corpus with a key keeps it."""
     resolved: dict[ChainKey, TeachingChain] = {}
     shadowed: list[InactiveChain] = []
     for corpus in corpora:
@@ -297,7 +207,8 @@ def load_teaching_registry(teaching_dir: Path, packs_dir: Path) -> TeachingRegis
                     chain, f"shadowed by corpus {winner.corpus_id!r} (registered earlier)"))
     return TeachingRegistry(
         corpora=tuple(corpora),
-        packs=MappingProxyType(packs),
+        packs=MappingProxyType(dict(packs)),
         chains=MappingProxyType(resolved),
         shadowed=tuple(shadowed),
+        cross_pack=cross_pack,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -13,14 +14,22 @@ from store.model.jsonl import iter_json_lines
 T = TypeVar("T")
 
 
+class Severity(StrEnum):
+    ERROR = "error"  # a real defect in the data: `corpus check` fails
+    WARNING = "warning"  # outside ADR-0052 but loaded or skipped harmlessly by CORE
+
+
 @dataclass(frozen=True, slots=True)
 class DroppedLine:
     source: Path
     line: int  # 1-based, as editors and `FILE:LINE:` tooling count
     reason: str
+    severity: Severity = Severity.ERROR
 
     def __str__(self) -> str:
-        return f"{self.source}:{self.line}: {self.reason}"
+        # Line 0 is the file as a whole (say, its bound pack is missing).
+        where = f"{self.source}:{self.line}" if self.line else f"{self.source}"
+        return f"{where}: {self.reason}"
 
 
 def read_records(

@@ -22,7 +22,6 @@ def is_connective(name: str) -> bool:
 
 
 def humanize_predicate(connective: str) -> str:
-    """`is_grounded_in` -> "is grounded in"; raises ValueError for an unrecognised key."""
-    if connective not in CONNECTIVES:
-        raise ValueError(f"connective {connective!r} is not recognised by humanize_predicate")
+    """`is_grounded_in` -> "is grounded in"; any other key reads the same way, case kept
+    (CORE's loader does not check connectives against the 26: core-interop.md section 2)."""
     return _IRREGULAR.get(connective, connective.replace("_", " "))

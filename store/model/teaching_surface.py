@@ -14,12 +14,13 @@ from store.model.corpora import (
     TeachingIntent,
     TeachingRegistry,
     lemma_key,
-    load_teaching_registry,
     parse_intent,
 )
-from store.model.locations import packs_dir, teaching_dir
+from store.model.locations import core_dir, packs_dir, teaching_dir
 from store.model.packs import Pack
 from store.model.predicates import humanize_predicate
+from store.model.surface_forms import DEFAULT_MAX_DEPTH, SurfaceForm, hop_limit, next_hops
+from store.model.teaching_registry import load_core_registry, load_teaching_registry
 
 
 class GroundingSource(StrEnum):
@@ -38,10 +39,10 @@ class GroundingSource(StrEnum):
 EMPTY_VAULT: Final = "empty_vault"  # the UnknownDomainGate source of a cold-start turn
 OUTPUT_LANGUAGE: Final = "en"  # ADR-0052 scope: English only
 
-SURFACE_FORMAT: Final = (
-    "{subject} — teaching-grounded ({corpus_id}): {subject_domains}. "
-    "{subject} {connective} {object} ({object_domains}). No session evidence yet."
-)
+TEACHING_MARKER: Final = " — teaching-grounded ("
+CROSS_PACK_MARKER: Final = " — cross-pack-grounded ("
+ENDING: Final = ". No session evidence yet."
+CROSS: Final = "\u00d7"  # the multiplication sign between a cross-pack line's two pack ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,8 @@ class TeachingSurfaceProvenance:
     subject_domains: tuple[str, ...]
     object_domains: tuple[str, ...]
     surface: str
+    hop_chain_ids: tuple[str, ...] = ()  # each ", which ..." clause's chain, in order
+    form: SurfaceForm = SurfaceForm.SINGLE  # the mode rendered (cross_pack for such a chain)
     grounding_source: GroundingSource = field(default=GroundingSource.TEACHING, init=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -78,6 +81,8 @@ class TeachingSurfaceProvenance:
             "object": self.object,
             "subject_domains": list(self.subject_domains),
             "object_domains": list(self.object_domains),
+            "hops": len(self.hop_chain_ids),
+            "hop_chain_ids": list(self.hop_chain_ids),
         }
 
     @property
@@ -142,24 +147,43 @@ class NotEngaged:
     grounding_source: GroundingSource = field(default=GroundingSource.NONE, init=False)
 
 
-def compose_surface(chain: TeachingChain, pack: Pack) -> TeachingSurfaceProvenance:
-    """The ADR-0052 surface for an admitted chain; every atom is a lemma or a pack string."""
-    subject_domains = pack.semantic_domains(chain.subject)[: max(1, chain.domains_subject_k)]
-    object_domains = pack.semantic_domains(chain.object)[: max(1, chain.domains_object_k)]
-    surface = SURFACE_FORMAT.format(
-        subject=chain.subject,
-        corpus_id=chain.corpus_id,
-        subject_domains="; ".join(subject_domains),
-        connective=humanize_predicate(chain.connective),
-        object=chain.object,
-        object_domains="; ".join(object_domains),
+def _domains(pack: Pack, lemma: str, k: int) -> tuple[str, ...]:
+    return pack.semantic_domains(lemma)[: max(1, k)]
+
+
+def render_chain(
+    registry: TeachingRegistry,
+    chain: TeachingChain,
+    form: SurfaceForm = SurfaceForm.SINGLE,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> TeachingSurfaceProvenance:
+    """The surface CORE serves for `chain` in `form`; a cross-pack chain has its own form."""
+    subject_pack = registry.pack_of(chain)
+    object_pack = registry.object_pack_of(chain)
+    subject_domains = _domains(subject_pack, chain.subject, chain.domains_subject_k)
+    object_domains = _domains(object_pack, chain.object, chain.domains_object_k)
+    cross_pack = chain.subject_pack_id != chain.object_pack_id
+    if cross_pack:
+        form = SurfaceForm.CROSS_PACK
+        head = (f"{chain.subject}{CROSS_PACK_MARKER}{chain.corpus_id}: {chain.subject_pack_id}"
+                f" {CROSS} {chain.object_pack_id}): ")
+    else:
+        head = f"{chain.subject}{TEACHING_MARKER}{chain.corpus_id}): "
+    hops = next_hops(registry, chain, hop_limit(form, max_depth))
+    clauses = "".join(
+        f", which {humanize_predicate(hop.connective)} {hop.object}"
+        f" ({'; '.join(_domains(object_pack, hop.object, hop.domains_object_k))})"
+        for hop in hops
     )
+    surface = (f"{head}{'; '.join(subject_domains)}. {chain.subject}"
+               f" {humanize_predicate(chain.connective)} {chain.object}"
+               f" ({'; '.join(object_domains)}){clauses}{ENDING}")
     return TeachingSurfaceProvenance(
         corpus_id=chain.corpus_id,
         chain_id=chain.chain_id,
         chain_provenance=chain.provenance,
-        pack_id=pack.pack_id,
-        pack_version=pack.version,
+        pack_id=subject_pack.pack_id,
+        pack_version=subject_pack.version,
         subject=chain.subject,
         intent=chain.intent,
         connective=chain.connective,
@@ -167,11 +191,14 @@ def compose_surface(chain: TeachingChain, pack: Pack) -> TeachingSurfaceProvenan
         subject_domains=subject_domains,
         object_domains=object_domains,
         surface=surface,
+        hop_chain_ids=tuple(hop.chain_id for hop in hops),
+        form=form,
     )
 
 
 def resolve_teaching_surface(
-    registry: TeachingRegistry, subject: object, intent: object
+    registry: TeachingRegistry, subject: object, intent: object,
+    form: SurfaceForm = SurfaceForm.SINGLE, max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> TeachingSurfaceProvenance | None:
     """None for an empty subject, an intent other than cause/verification, or no chain."""
     if not isinstance(subject, str) or not lemma_key(subject):
@@ -179,20 +206,30 @@ def resolve_teaching_surface(
     chain = registry.chain(subject, intent)
     if chain is None:
         return None
-    return compose_surface(chain, registry.pack_of(chain))
+    return render_chain(registry, chain, form, max_depth)
 
 
 @cache
-def _registry_at(packs: Path, teaching: Path) -> TeachingRegistry:
+def _registry_in_files(packs: Path, teaching: Path) -> TeachingRegistry:
     # Corpora and packs are immutable at runtime (ADR-0052), so one load per location.
     return load_teaching_registry(teaching, packs)
 
 
+@cache
+def _registry_in_checkout(core: Path) -> TeachingRegistry:
+    return load_core_registry(core)
+
+
 def default_registry(
-    packs: Path | str | None = None, teaching: Path | str | None = None
+    packs: Path | str | None = None, teaching: Path | str | None = None,
+    core: Path | str | None = None,
 ) -> TeachingRegistry:
-    """The registry at the located data dirs (see store.model.locations), loaded once."""
-    return _registry_at(packs_dir(packs).resolve(), teaching_dir(teaching).resolve())
+    """The registry at the located data (see store.model.locations), loaded once per place:
+    a CORE checkout when `core` (or, with no dirs given, $CORE_AUDIT_CORE) names one."""
+    checkout = core_dir(core) if packs is None and teaching is None else core
+    if checkout is not None:
+        return _registry_in_checkout(Path(checkout).resolve())
+    return _registry_in_files(packs_dir(packs).resolve(), teaching_dir(teaching).resolve())
 
 
 def teaching_grounded_surface(
@@ -233,4 +270,4 @@ def engage_teaching_surface(
         return NotEngaged(DisengageReason.PACK_LANGUAGE,
                           f"chain {chain.chain_id!r} is bound to pack {pack.pack_id!r}"
                           f" in {pack.language!r}")
-    return compose_surface(chain, pack)
+    return render_chain(registry, chain)

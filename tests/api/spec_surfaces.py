@@ -17,9 +17,12 @@ from teaching_data import (
     CORPUS_ID,
     KNOWLEDGE_SURFACE,
     LIGHT_SURFACE,
-    PACK_ID,
     PROVENANCE,
+    SAMPLE_PACK_ID,
+    SAMPLE_PACK_VERSION,
 )
+
+PACK_ID = SAMPLE_PACK_ID  # the examples are checked against the repository's sample pack
 
 
 def spec_surface_id(*, grounding_source: str, surface: str | None, subject: str | None,
@@ -79,7 +82,7 @@ LIGHT_NODE = {
     "chainId": LIGHT_CHAIN,
     "chainProvenance": PROVENANCE,
     "packId": PACK_ID,
-    "packVersion": "1.0.0",
+    "packVersion": SAMPLE_PACK_VERSION,
     "connective": "reveals",
     "object": "truth",
     "subjectDomains": ["cognition.illumination", "logos.core"],

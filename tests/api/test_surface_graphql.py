@@ -71,7 +71,7 @@ def test_the_enums_are_the_closed_sets(client: TestClient) -> None:
       v: __type(name: "SurfaceVerification") { enumValues { name } } }""")["data"]
     assert [e["name"] for e in body["g"]["enumValues"]] == GROUNDING_SOURCES
     assert [e["name"] for e in body["v"]["enumValues"]] == [
-        "VERIFIED", "MISMATCH", "UNRESOLVABLE", "NOT_CHECKED"]
+        "VERIFIED", "MISMATCH", "UNRESOLVABLE", "OTHER_FORM", "NOT_CHECKED"]
 
 
 @pytest.mark.parametrize("source", GROUNDING_SOURCES)

@@ -123,7 +123,8 @@ def test_surface_by_id(example_db: Database) -> None:
     assert (light.grounding_source, light.surface, light.verification) == (
         S.TEACHING, LIGHT_SURFACE, V.VERIFIED)
     assert (light.corpus_id, light.chain_id, light.pack_id, light.pack_version) == (
-        "cognition_chains_v1", "cause_light_reveals_truth", "en_core_cognition_v1", "1.0.0")
+        "cognition_chains_v1", "cause_light_reveals_truth", "sample_en_cognition_v1",
+        "1.0.0-sample")
     assert (light.connective, light.object, light.chain_provenance) == (
         "reveals", "truth", "adr-0052:reviewed:2026-05-18")
     assert light.subject_domains == tuple(ADR_DOMAINS["light"])

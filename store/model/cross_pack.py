@@ -1,0 +1,114 @@
+"""The cross-pack corpus (ADR-0067, core-interop.md section 3.5): not registered, each line
+names a subject pack and an object pack; the first line of a key wins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final
+
+from store.model.chain_lines import (
+    ChainKey,
+    CorpusError,
+    InactiveChain,
+    NormalisedLine,
+    TeachingChain,
+    chain_id_of,
+    connective_note,
+    intent_of,
+    k_pair,
+    missing_fields,
+    provenance_of,
+    read_corpus_file,
+    retired_note,
+)
+from store.model.corpora import CorpusRegistration, PackSource, TeachingCorpus
+from store.model.dropped import DroppedLine, Severity
+from store.model.packs import Pack
+
+CROSS_PACK_CORPUS_ID: Final = "cross_pack_chains_v1"
+
+
+def _pack_ids(line: NormalisedLine) -> tuple[str, str] | DroppedLine:
+    ids: list[str] = []
+    for key in ("subject_pack_id", "object_pack_id"):
+        value = line.obj.get(key)
+        if not isinstance(value, str) or not value:
+            return line.note(f"chain.{key}: a cross-pack line needs a pack id")
+        if value in {".", ".."} or "/" in value or "\\" in value:
+            return line.note(f"chain.{key}: {value!r} is not a plain name")
+        ids.append(value)
+    if ids[0] == ids[1]:
+        return line.note(f"chain: subject_pack_id and object_pack_id are both {ids[0]!r}")
+    return ids[0], ids[1]
+
+
+def _unknown_lemma(line: NormalisedLine, subject_pack: Pack, object_pack: Pack
+                   ) -> DroppedLine | None:
+    for role, lemma, pack in (("subject", line.subject, subject_pack),
+                              ("object", line.object, object_pack)):
+        if pack.entry(lemma) is None:
+            return line.note(f"chain.{role}: {lemma!r} is not a lemma with semantic_domains"
+                             f" in pack {pack.pack_id!r}")
+    return None
+
+
+def load_cross_pack_corpus(path: Path, pack_source: PackSource,
+                           corpus_id: str = CROSS_PACK_CORPUS_ID) -> TeachingCorpus:
+    """Same two passes as a registered corpus, with section 3.5's differences."""
+    registration = CorpusRegistration(corpus_id, path, "")
+    read = read_corpus_file(path)
+    notes: list[DroppedLine] = list(read.dropped)
+    if not read.sha256:
+        notes.append(DroppedLine(path, 0, "the cross-pack corpus file is missing: no"
+                                          " cross-pack chains", Severity.WARNING))
+    first: dict[ChainKey, TeachingChain] = {}
+    inactive: list[InactiveChain] = []
+    for line in read.lines:
+        problem = missing_fields(line)
+        if problem is not None:
+            notes.append(problem)
+            continue
+        intent = intent_of(line)
+        if isinstance(intent, DroppedLine):
+            notes.append(intent)
+            continue
+        ids = _pack_ids(line)
+        if isinstance(ids, DroppedLine):
+            notes.append(ids)
+            continue
+        unknown = _unknown_lemma(line, pack_source(ids[0]), pack_source(ids[1]))
+        if unknown is not None:
+            notes.append(unknown)
+            continue
+        chain_id = chain_id_of(line, f"{line.subject}_{intent.value}_{line.object}")
+        retired = retired_note(line, chain_id, read.retired)
+        if retired is not None:
+            notes.append(retired)
+            continue
+        ks_ko = k_pair(line)
+        if isinstance(ks_ko, DroppedLine):
+            notes.append(ks_ko)
+            continue
+        ks, ko = ks_ko
+        connective = connective_note(line)
+        if connective is not None:
+            notes.append(connective)
+        superseded_by = line.obj.get("superseded_by")
+        chain = TeachingChain(
+            corpus_id=corpus_id, chain_id=chain_id, subject=line.subject, intent=intent,
+            connective=line.connective, object=line.object, domains_subject_k=ks,
+            domains_object_k=ko, provenance=provenance_of(line),
+            superseded_by=superseded_by.strip() if isinstance(superseded_by, str) else None,
+            source=path, line=line.line, subject_pack_id=ids[0], object_pack_id=ids[1],
+        )
+        earlier = first.get(chain.key)
+        if earlier is not None:
+            inactive.append(InactiveChain(chain, f"line {earlier.line} has this key first"))
+            continue
+        first[chain.key] = chain
+    return TeachingCorpus(registration, None, MappingProxyType(first), tuple(notes),
+                          tuple(inactive), read.sha256)
+
+
+__all__ = ["CROSS_PACK_CORPUS_ID", "CorpusError", "load_cross_pack_corpus"]
