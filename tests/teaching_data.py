@@ -188,3 +188,23 @@ def write_core_checkout(
     for pack_id, lines in packs.items():
         write_pack(data, lines, pack_id=pack_id)
     return root
+
+
+REPO = Path(__file__).resolve().parent.parent
+# What the bundled examples are checked against: the repository's corpus file and sample pack
+# (revision 0005 records it with each checked surface and names it in the surface id).
+CHECKED_AGAINST_SAMPLE: list[dict[str, Any]] = [
+    {"kind": "corpus", "id": CORPUS_ID, "version": None,
+     "sha256": hashlib.sha256((REPO / "teaching" / "cognition_chains" /
+                               "cognition_chains_v1.jsonl").read_bytes()).hexdigest()},
+    {"kind": "pack", "id": SAMPLE_PACK_ID, "version": SAMPLE_PACK_VERSION,
+     "sha256": json.loads((REPO / "packs" / SAMPLE_PACK_ID / "manifest.json").read_text(
+         encoding="utf-8"))["checksum"]},
+]
+
+
+def verified_single(chain_id: str) -> dict[str, Any]:
+    """The check part of the surface id of a single-form surface one chain renders."""
+    return {"verification": "verified", "surface_form": "single", "hops": 0,
+            "hop_chain_ids": [], "candidate_chain_ids": [chain_id],
+            "checked_against": CHECKED_AGAINST_SAMPLE}

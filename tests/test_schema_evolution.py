@@ -119,7 +119,7 @@ def test_upgrade_leaves_the_triggers_of_both_revisions(old_store: Path) -> None:
     upgraded(old_store)
     assert triggers(old_store) == HEAD_TRIGGERS
     assert tables(old_store) == {*REV0001_TABLES, *SURFACE_TABLES, "residual_tallies",
-                                 "alembic_version"}
+                                 "turns", "alembic_version"}
 
 
 # Per batch and combination, straight from the revision-0001 rows (no tallies involved).
@@ -214,7 +214,8 @@ def test_downgrade_refusal_is_a_clean_cli_error(old_store: Path, tmp_path: Path)
     assert result.exit_code == 1
     assert isinstance(result.exception, SystemExit), result.exception
     assert result.stderr.startswith("Error: ")
-    assert "would drop 6 ledgered surface rows" in result.stderr
+    # Revision 0005 refuses first: the new surface records hold its verification columns.
+    assert "would drop the verification columns of 2 ledgered surface records" in result.stderr
 
 
 def test_an_unknown_revision_is_a_clean_cli_error(old_store: Path) -> None:

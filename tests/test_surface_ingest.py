@@ -25,6 +25,7 @@ from teaching_data import (
     chain,
     entry,
     one_corpus,
+    verified_single,
     write_corpus,
     write_pack,
     write_registry,
@@ -258,15 +259,17 @@ V9_SURFACE = LIGHT_SURFACE.replace("cognition_chains_v1", "cognition_chains_v9")
 
 # core-interop.md section 7: the surface text alone says S and C; subject and intent are
 # hints, so the old cases (LIGHT_SURFACE under intent verification, ...) now verify.
-@pytest.mark.parametrize(("surface", "subject", "intent"), [
-    (LAMP_SURFACE, "lamp", "cause"),
-    (LAMP_SURFACE, None, None),
-    (V9_SURFACE, "light", "cause"),
-    (V9_SURFACE, "", "definition"),
-    (MEMORY_SURFACE.replace("memory", "recall", 1), None, "cause"),  # recall has no chain
+# The stored subject is the record's hint, else the one the surface text names.
+@pytest.mark.parametrize(("surface", "subject", "intent", "stored_subject"), [
+    (LAMP_SURFACE, "lamp", "cause", "lamp"),
+    (LAMP_SURFACE, None, None, "lamp"),
+    (V9_SURFACE, "light", "cause", "light"),
+    (V9_SURFACE, "", "definition", ""),
+    (MEMORY_SURFACE.replace("memory", "recall", 1), None, "cause", "recall"),  # no chain
 ])
 def test_a_teaching_record_without_a_chain_is_unresolvable(store_db: Path | str,
-        tmp_path: Path, surface: str, subject: str | None, intent: str | None) -> None:
+        tmp_path: Path, surface: str, subject: str | None, intent: str | None,
+        stored_subject: str) -> None:
     db = store_db
     record = {"grounding_source": "teaching", "surface": surface}
     if subject is not None:
@@ -278,7 +281,7 @@ def test_a_teaching_record_without_a_chain_is_unresolvable(store_db: Path | str,
     [row] = surfaces(db)
     assert row["verification"] == "unresolvable"
     assert row["surface"] == surface
-    assert row["subject"] == subject and row["intent"] == intent
+    assert row["subject"] == stored_subject and row["intent"] == intent
     for column in ("expected_surface", "chain_provenance", "pack_id", "pack_version",
                    "connective", "object", "subject_domains", "object_domains"):
         assert row[column] is None, column
@@ -344,9 +347,12 @@ def test_a_registry_with_an_extra_chain_resolves_what_the_default_cannot(
     # The surface alone verifies against the cause chain: the intent is only a hint.
     assert [(r["verification"], r["chain_id"]) for r in surfaces(default_db)] == [
         ("verified", "cause_knowledge_requires_evidence")]
+    # Both chains render these bytes: no single chain, both candidates (as light's at CORE).
     [row] = ingest_with(tmp_path, packs, teaching_dir, [record])
     assert row["verification"] == "verified"
-    assert row["chain_id"] == "verification_knowledge_requires_evidence"
+    assert row["chain_id"] is None
+    assert json.loads(row["candidate_chain_ids"]) == [
+        "cause_knowledge_requires_evidence", "verification_knowledge_requires_evidence"]
 
 
 def test_a_pack_with_other_domains_turns_the_adr_surface_into_a_mismatch(
@@ -381,7 +387,7 @@ def test_a_surface_naming_an_unregistered_corpus_is_unresolvable(
     ])
     # The surface names cognition_chains_v1, which this registry lacks (section 7).
     assert [(r["surface"], r["verification"], r["corpus_id"]) for r in rows] == [
-        (LIGHT_SURFACE, "unresolvable", None),
+        (LIGHT_SURFACE, "unresolvable", "cognition_chains_v1"),
         (v2_surface, "verified", "cognition_chains_v2"),
     ]
     assert rows[0]["expected_surface"] is None
@@ -467,6 +473,7 @@ def test_ids_are_sha256_of_the_design_recipe(store_db: Path | str, tmp_path: Pat
         "chain_id": "cause_light_reveals_truth", "pack_id": "sample_en_cognition_v1",
         "subject_domains": ["cognition.illumination", "logos.core"],
         "object_domains": ["cognition.truth"],
+        **verified_single("cause_light_reveals_truth"),
     })
     expected_occurrence_id = sha256_canonical({
         "surface_id": expected_surface_id, "session_id": "s1", "turn_id": "t7",
@@ -546,15 +553,13 @@ def test_surface_record_appends_a_verified_record(store_db: Path | str, tmp_path
     [row] = surfaces(db)
     assert (row["surface"], row["verification"], row["subject"], row["intent"]) == (
         LIGHT_SURFACE, "verified", "light", "cause")
-    provenance = resolve_teaching_surface(default_registry(), "light", "cause")
-    assert provenance is not None
-    assert row["surface_id"] == provenance.surface_id
     assert row["surface_id"] == sha256_canonical({
         "grounding_source": "teaching", "surface": LIGHT_SURFACE, "subject": "light",
         "intent": "cause", "corpus_id": "cognition_chains_v1",
         "chain_id": "cause_light_reveals_truth", "pack_id": "sample_en_cognition_v1",
         "subject_domains": ["cognition.illumination", "logos.core"],
         "object_domains": ["cognition.truth"],
+        **verified_single("cause_light_reveals_truth"),
     })
     assert cli("verify", "--db", db).exit_code == 0
 
@@ -570,7 +575,14 @@ def test_surface_record_ids_match_the_provenance(store_db: Path | str,
     [row] = surfaces(db)
     provenance = resolve_teaching_surface(default_registry(), subject, intent)
     assert provenance is not None
-    assert (row["surface_id"], row["verification"]) == (provenance.surface_id, "verified")
+    assert (row["surface_id"], row["verification"]) == (sha256_canonical({
+        "grounding_source": "teaching", "surface": expected, "subject": subject,
+        "intent": intent, "corpus_id": "cognition_chains_v1", "chain_id": provenance.chain_id,
+        "pack_id": "sample_en_cognition_v1",
+        "subject_domains": list(ADR_CHAINS[subject][3]),
+        "object_domains": list(ADR_CHAINS[subject][4]),
+        **verified_single(ADR_CHAINS[subject][0]),
+    }), "verified")
 
 
 @pytest.mark.parametrize(("args", "reason"), [

@@ -19,10 +19,13 @@ from teaching_data import (
     MEMORY_SURFACE,
     entry,
     one_corpus,
+    verified_single,
 )
 
 from store.model.corpora import TeachingIntent
 from store.model.predicates import CONNECTIVES, humanize_predicate
+from store.model.surface_ids import surface_id
+from store.model.surface_records import SurfaceRecord, check_surface
 from store.model.teaching_registry import load_teaching_registry
 from store.model.teaching_surface import (
     DisengageReason,
@@ -162,9 +165,10 @@ def test_provenance_record() -> None:
         found.surface = "edited"  # type: ignore[misc]
 
 
-def test_surface_id_is_sha256_of_canonical_provenance() -> None:
-    found = resolve_teaching_surface(default_registry(), "memory", "verification")
-    assert found is not None
+def test_surface_id_is_sha256_of_canonical_provenance_and_check() -> None:
+    record = SurfaceRecord(GroundingSource.TEACHING, MEMORY_SURFACE, subject="memory",
+                           intent="verification")
+    checked = check_surface(record, default_registry())
     expected = {
         "grounding_source": "teaching",
         "surface": MEMORY_SURFACE,
@@ -175,9 +179,10 @@ def test_surface_id_is_sha256_of_canonical_provenance() -> None:
         "pack_id": "sample_en_cognition_v1",
         "subject_domains": ["cognition.memory", "memory.semantic"],
         "object_domains": ["operation.recall"],
+        **verified_single("verification_memory_requires_recall"),
     }
     encoded = json.dumps(expected, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    assert found.surface_id == hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+    assert surface_id(checked) == hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
 
 def test_grounding_source_is_the_closed_set_of_eight() -> None:

@@ -80,7 +80,7 @@ def downgrade() -> None:
         "SELECT count(*) FROM ledger WHERE table_name = 'turns'")).scalar_one()
     if ledgered:
         # Dropping ledgered rows would break the chain: refuse, as revision 0002 does.
-        raise RuntimeError("cannot downgrade below 0005: the ledger holds turns")
+        raise RuntimeError(f"cannot downgrade below 0005: would drop {ledgered} ledgered turns")
     drop_append_only_triggers("turns")
     op.drop_table("turns")
     # SQLite cannot drop a column without copying the table (which drops its triggers),
@@ -92,7 +92,8 @@ def downgrade() -> None:
         + " OR surface_id IN (SELECT surface_id FROM surface_occurrences"
           " WHERE turn_key IS NOT NULL)")).scalar_one()
     if held:
-        raise RuntimeError("cannot downgrade below 0005: surface records hold its columns")
+        raise RuntimeError(f"cannot downgrade below 0005: would drop the verification columns "
+                           f"of {held} ledgered surface records")
     op.drop_index("ix_surface_records_surface_form_seq", table_name="surface_records")
     if bind.dialect.name == "postgresql":
         for column in _SURFACE_COLUMNS:

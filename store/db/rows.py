@@ -13,6 +13,7 @@ from store.model.jsonl import JsonLine
 from store.model.parsing import AssessmentFrame, parse_frame
 from store.model.projection import project_assessment
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
+from store.model.surface_ids import check_identity, sighting_id, surface_id, surface_provenance
 from store.model.surface_records import (
     CheckedSurface,
     SurfaceVerification,
@@ -25,6 +26,7 @@ from store.model.turns import (
     TurnKind,
     TurnRecord,
     parse_turn_line,
+    turn_key,
     turn_line_kind,
 )
 
@@ -114,83 +116,50 @@ def frame_rows(frame: AssessmentFrame) -> list[PendingRow]:
     return rows
 
 
-def _json_or_none(values: tuple[str, ...] | None) -> str | None:
-    return None if values is None else json_text(list(values))
+def _json_or_none(values: list[Any] | None) -> str | None:
+    return None if values is None else json_text(values)
 
 
 def surface_rows(checked: CheckedSurface, turn_key: str | None = None) -> list[PendingRow]:
     """The surface's content row and this sighting of it (one per turn)."""
-    record, check = checked.record, checked.check
-    derived = check.derived
-    verified = check.verification is SurfaceVerification.VERIFIED
-    # An ambiguous verification (two chains, same bytes) names no single chain.
-    chain_id = check.chain_id if verified else (derived.chain_id if derived else None)
-    subject_domains = list(derived.subject_domains) if derived else None
-    object_domains = list(derived.object_domains) if derived else None
-    intent = record.intent
-    if intent is None and derived is not None and chain_id is not None:
-        intent = derived.intent.value
-    provenance = {
-        "grounding_source": record.grounding_source.value,
-        "surface": record.surface,
-        "subject": record.subject if record.subject is not None else check.subject,
-        "intent": intent,
-        "corpus_id": record.corpus_id or check.corpus_id,
-        "chain_id": record.chain_id or chain_id,
-        "pack_id": derived.pack_id if derived else None,
-    }
-    checked_columns: Row = {
-        "surface_form": check.form.value if check.form is not None else None,
-        "hops": check.hops,
-        "hop_chain_ids": _json_or_none(check.hop_chain_ids if check.hops is not None else None),
-        "candidate_chain_ids": _json_or_none(check.candidate_chain_ids or None),
-        "surface_prefix": check.prefix,
-        "checked_against": json_text([f.as_dict() for f in check.checked_against])
-        if check.checked_against else None,
-    }
-    identity = {**provenance, "subject_domains": subject_domains,
-                "object_domains": object_domains}
-    if check.verification is not SurfaceVerification.NOT_CHECKED:
-        identity["verification"] = check.verification.value
-    # Null additions stay out: a record stored before revision 0005 keeps its id.
-    identity.update({k: v for k, v in checked_columns.items() if v is not None})
-    surface_id = content_id(identity)
+    check, derived = checked.check, checked.check.derived
+    found = check_identity(checked)
+    key = surface_id(checked)
     mismatch = check.verification is SurfaceVerification.MISMATCH
     row: Row = {
-        "surface_id": surface_id,
-        **provenance,
+        "surface_id": key,
+        **surface_provenance(checked),
         "chain_provenance": derived.chain_provenance if derived else None,
         "pack_version": derived.pack_version if derived else None,
         "connective": derived.connective if derived else None,
         "object": derived.object if derived else None,
-        "subject_domains": json_text(subject_domains) if derived else None,
-        "object_domains": json_text(object_domains) if derived else None,
+        "subject_domains": json_text(list(derived.subject_domains)) if derived else None,
+        "object_domains": json_text(list(derived.object_domains)) if derived else None,
         "verification": check.verification.value,
         "expected_surface": check.expected_surface if mismatch else None,
-        **checked_columns,
+        "surface_form": found.get("surface_form"),
+        "hops": found.get("hops"),
+        "hop_chain_ids": _json_or_none(found.get("hop_chain_ids")),
+        "candidate_chain_ids": _json_or_none(found.get("candidate_chain_ids")),
+        "surface_prefix": found.get("surface_prefix"),
+        "checked_against": _json_or_none(found.get("checked_against")),
     }
-    sighting: Row = {"surface_id": surface_id, "session_id": record.session_id,
-                     "turn_id": record.turn_id, "prompt": record.prompt}
-    if turn_key is not None:
-        sighting["turn_key"] = turn_key
-    occurrence_id = content_id(sighting)
+    record = checked.record
+    occurrence = sighting_id(key, checked, turn_key)
     return [
-        PendingRow("surface_records", (surface_id,), row),
-        PendingRow("surface_occurrences", (occurrence_id,),
-                   {"occurrence_id": occurrence_id, "turn_key": None, **sighting}),
+        PendingRow("surface_records", (key,), row),
+        PendingRow("surface_occurrences", (occurrence,), {
+            "occurrence_id": occurrence, "surface_id": key, "session_id": record.session_id,
+            "turn_id": record.turn_id, "prompt": record.prompt, "turn_key": turn_key}),
     ]
 
 
 def turn_rows(turn: TurnRecord, line: JsonLine, checked: CheckedSurface) -> list[PendingRow]:
     """A turn, the surface it emitted and that sighting; the line is kept verbatim."""
-    identity: Row = {"kind": turn.kind.value, "line": line.text}
-    if turn.kind is not TurnKind.WORKBENCH_JOURNAL:
-        # Outputs without a turn id: identical lines at two places are two turns.
-        identity["line_number"] = line.number
-    turn_key = content_id(identity)
-    rows = surface_rows(checked, turn_key)
+    key = turn_key(turn.kind, line.text, line.number)
+    rows = surface_rows(checked, key)
     row: Row = {
-        "turn_key": turn_key,
+        "turn_key": key,
         "kind": turn.kind.value,
         "turn_id": turn.turn_id,
         "prompt": turn.prompt,
@@ -211,7 +180,7 @@ def turn_rows(turn: TurnRecord, line: JsonLine, checked: CheckedSurface) -> list
         "surface_id": rows[0].key[0],
         "line": line.text,
     }
-    return [*rows, PendingRow("turns", (turn_key,), row)]
+    return [*rows, PendingRow("turns", (key,), row)]
 
 
 RegistryProvider = Callable[[], TeachingRegistry]

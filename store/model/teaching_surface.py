@@ -8,7 +8,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-from store.model.canonical import content_id
 from store.model.corpora import (
     TeachingChain,
     TeachingIntent,
@@ -85,48 +84,6 @@ class TeachingSurfaceProvenance:
             "hop_chain_ids": list(self.hop_chain_ids),
         }
 
-    @property
-    def surface_id(self) -> str:
-        """sha256 over the surface and its provenance (DESIGN.md), with the lemma subject and
-        the enum intent: the surface_records key only when CORE sent them in this form (the
-        store keys a record by the subject and intent as sent)."""
-        return surface_key(
-            grounding_source=self.grounding_source.value,
-            surface=self.surface,
-            subject=self.subject,
-            intent=self.intent.value,
-            corpus_id=self.corpus_id,
-            chain_id=self.chain_id,
-            pack_id=self.pack_id,
-            subject_domains=list(self.subject_domains),
-            object_domains=list(self.object_domains),
-        )
-
-
-def surface_key(
-    *,
-    grounding_source: str,
-    surface: str | None,
-    subject: str | None,
-    intent: str | None,
-    corpus_id: str | None,
-    chain_id: str | None,
-    pack_id: str | None,
-    subject_domains: list[str] | None,
-    object_domains: list[str] | None,
-) -> str:
-    """DESIGN.md's surface id: the surface, its provenance and the pack domains used."""
-    return content_id({
-        "grounding_source": grounding_source,
-        "surface": surface,
-        "subject": subject,
-        "intent": intent,
-        "corpus_id": corpus_id,
-        "chain_id": chain_id,
-        "pack_id": pack_id,
-        "subject_domains": subject_domains,
-        "object_domains": object_domains,
-    })
 
 
 class DisengageReason(StrEnum):

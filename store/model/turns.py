@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
+from store.model.canonical import content_id
 from store.model.fields import (
     RecordError,
     describe,
@@ -32,6 +33,7 @@ __all__ = [
     "TurnRecord",
     "journal_digest",
     "parse_turn_line",
+    "turn_key",
     "turn_line_kind",
 ]
 
@@ -324,3 +326,12 @@ class JournalSequence:
             return None
         problem = "a repeat" if turn_id < self._expected else "a gap"
         return f"turn_id: expected {self._expected}, found {turn_id} ({problem})"
+
+
+def turn_key(kind: TurnKind, text: str, line_number: int) -> str:
+    """The stored turn's id: its verbatim line; outside a journal (no turn id to tell two
+    identical outputs apart) also its line number in the input."""
+    identity: dict[str, Any] = {"kind": kind.value, "line": text}
+    if kind is not TurnKind.WORKBENCH_JOURNAL:
+        identity["line_number"] = line_number
+    return content_id(identity)

@@ -14,26 +14,34 @@ from typing import NamedTuple
 
 from teaching_data import (
     ADR_DOMAINS,
+    CHECKED_AGAINST_SAMPLE,
     CORPUS_ID,
     KNOWLEDGE_SURFACE,
     LIGHT_SURFACE,
     PROVENANCE,
     SAMPLE_PACK_ID,
     SAMPLE_PACK_VERSION,
+    verified_single,
 )
 
 PACK_ID = SAMPLE_PACK_ID  # the examples are checked against the repository's sample pack
+
 
 
 def spec_surface_id(*, grounding_source: str, surface: str | None, subject: str | None,
                     intent: str | None, corpus_id: str | None = None,
                     chain_id: str | None = None, pack_id: str | None = None,
                     subject_domains: list[str] | None = None,
-                    object_domains: list[str] | None = None) -> str:
-    """DESIGN.md: sha256 of the canonical surface, its provenance and the pack domains used."""
+                    object_domains: list[str] | None = None,
+                    check: dict[str, object] | None = None) -> str:
+    """DESIGN.md: sha256 of the canonical surface, its provenance and the pack domains used;
+    since revision 0005 a checked teaching surface adds how it verified (`check`: its
+    non-null verification, surface_form, hops, hop_chain_ids, candidate_chain_ids,
+    surface_prefix and checked_against)."""
     body = {"grounding_source": grounding_source, "surface": surface, "subject": subject,
             "intent": intent, "corpus_id": corpus_id, "chain_id": chain_id, "pack_id": pack_id,
-            "subject_domains": subject_domains, "object_domains": object_domains}
+            "subject_domains": subject_domains, "object_domains": object_domains,
+            **(check or {})}
     encoded = json.dumps(body, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
@@ -71,7 +79,8 @@ MEMORY_CHAIN = "verification_memory_requires_recall"
 LIGHT_ID = spec_surface_id(
     grounding_source="teaching", surface=LIGHT_SURFACE, subject="light", intent="cause",
     corpus_id=CORPUS_ID, chain_id=LIGHT_CHAIN, pack_id=PACK_ID,
-    subject_domains=ADR_DOMAINS["light"], object_domains=ADR_DOMAINS["truth"])
+    subject_domains=ADR_DOMAINS["light"], object_domains=ADR_DOMAINS["truth"],
+    check=verified_single(LIGHT_CHAIN))
 LIGHT_NODE = {
     "surfaceId": LIGHT_ID,
     "groundingSource": "TEACHING",
@@ -105,7 +114,10 @@ MISMATCHED_KNOWLEDGE_SURFACE = (
 MISMATCH_ID = spec_surface_id(
     grounding_source="teaching", surface=MISMATCHED_KNOWLEDGE_SURFACE, subject="knowledge",
     intent="cause", corpus_id=CORPUS_ID, chain_id=KNOWLEDGE_CHAIN, pack_id=PACK_ID,
-    subject_domains=ADR_DOMAINS["knowledge"], object_domains=ADR_DOMAINS["evidence"])
+    subject_domains=ADR_DOMAINS["knowledge"], object_domains=ADR_DOMAINS["evidence"],
+    check={"verification": "mismatch", "surface_form": "single", "hops": 0,
+           "hop_chain_ids": [], "candidate_chain_ids": [KNOWLEDGE_CHAIN],
+           "checked_against": CHECKED_AGAINST_SAMPLE})
 MISMATCH_NODE = {
     "surfaceId": MISMATCH_ID,
     "surface": MISMATCHED_KNOWLEDGE_SURFACE,
@@ -123,7 +135,10 @@ JUSTICE_SURFACE = (
 )
 UNRESOLVABLE_ID = spec_surface_id(
     grounding_source="teaching", surface=JUSTICE_SURFACE, subject="justice", intent="cause",
-    corpus_id="cognition_chains_v2", chain_id="cause_justice_requires_fairness")
+    corpus_id="cognition_chains_v2", chain_id="cause_justice_requires_fairness",
+    # No such corpus: nothing was checked against, only the template was read.
+    check={"verification": "unresolvable", "surface_form": "single", "hops": 0,
+           "hop_chain_ids": []})
 UNRESOLVABLE_NODE = {
     "surfaceId": UNRESOLVABLE_ID,
     "surface": JUSTICE_SURFACE,

@@ -76,7 +76,8 @@ def test_workbench_operation_validates_against_the_sdl(path: Path) -> None:
 def test_the_expected_operations_exist() -> None:
     assert [p.stem for p in OPERATIONS] == [
         "FacetOverview", "LedgerStatus", "ResidualWithOccurrences", "ResidualsByTaxonomy",
-        "SurfacesByGroundingSource", "TeachingTurnsByChain"]
+        "SurfacesByGroundingSource", "TeachingTurnsByChain", "TurnFacetOverview",
+        "TurnsByGrounding"]
 
 
 def run_operation(url: str, name: str, **variables: Any) -> dict[str, Any]:

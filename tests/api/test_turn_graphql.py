@@ -21,7 +21,7 @@ from turn_data import DISCLOSURE, HEDGE, journal_entry, journal_line
 from store.api.app import create_app
 from store.db.audit_store import AuditStore
 from store.db.database import Database
-from store.model.corpora import load_teaching_registry
+from store.model.teaching_registry import load_teaching_registry
 
 REPO = Path(__file__).resolve().parents[2]
 WORKBENCH = REPO / "graphql" / "workbench"

@@ -53,6 +53,7 @@ def test_ingesting_the_same_file_twice_adds_nothing_the_second_time(
         "residual_occurrences": {"new": 6, "present": 0},
         "surface_records": {"new": 0, "present": 0},
         "surface_occurrences": {"new": 0, "present": 0},
+        "turns": {"new": 0, "present": 0},
     }
     assert second["batches"][0]["tables"] == {
         "contract_assessments": {"new": 0, "present": 5},
@@ -60,6 +61,7 @@ def test_ingesting_the_same_file_twice_adds_nothing_the_second_time(
         "residual_occurrences": {"new": 0, "present": 6},
         "surface_records": {"new": 0, "present": 0},
         "surface_occurrences": {"new": 0, "present": 0},
+        "turns": {"new": 0, "present": 0},
     }
     assert residual_ids(store_db) == ids
     # Only the second batch's own row (and its ledger entry) is new.
@@ -98,6 +100,7 @@ def test_two_problems_with_the_same_spans_share_one_residual(
         "residual_occurrences": {"new": 2, "present": 0},
         "surface_records": {"new": 0, "present": 0},
         "surface_occurrences": {"new": 0, "present": 0},
+        "turns": {"new": 0, "present": 0},
     }
     assert list(residual_ids(store_db)) == [expected]
     occurrences = rows(

@@ -35,6 +35,7 @@ def test_json_summary_shape(db_path: Path, examples_path: Path) -> None:
                 "residual_occurrences": {"new": 6, "present": 0},
                 "surface_records": {"new": 0, "present": 0},
                 "surface_occurrences": {"new": 0, "present": 0},
+                "turns": {"new": 0, "present": 0},
             },
             "errors": [],
         }],

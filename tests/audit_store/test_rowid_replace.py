@@ -14,13 +14,17 @@ from pathlib import Path
 import pytest
 from backends import EXAMPLE_FILES
 from store_support import cli, full_dump, raw_connect
+from turn_data import journal_entry, journal_line
 
 from store.db.tables import APPEND_ONLY_TABLES, metadata
 
 
 @pytest.fixture
-def every_table_store(db_path: Path) -> Path:
-    for path in EXAMPLE_FILES:
+def every_table_store(db_path: Path, tmp_path: Path) -> Path:
+    journal = tmp_path / "turn_journal.jsonl"
+    journal.write_text(journal_line(journal_entry(1, "What is a pack?", "pack — a lexicon.",
+                                                  "pack")) + "\n", encoding="utf-8")
+    for path in (*EXAMPLE_FILES, journal):
         result = cli("ingest", "--db", db_path, path)
         assert result.exit_code == 0, result.stderr
     return db_path
@@ -38,7 +42,7 @@ HIDDEN_ROWID_TABLES = [t for t in APPEND_ONLY_TABLES if _has_hidden_rowid(t)]
 def test_the_tables_with_a_hidden_rowid() -> None:
     assert set(HIDDEN_ROWID_TABLES) == {
         "contract_assessments", "contract_residuals", "residual_occurrences",
-        "surface_records", "surface_occurrences", "residual_tallies"}
+        "surface_records", "surface_occurrences", "residual_tallies", "turns"}
 
 
 def _fresh(value: object) -> object:

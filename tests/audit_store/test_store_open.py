@@ -131,4 +131,4 @@ def test_db_current_names_the_revision_and_head(db_path: Path) -> None:
     AuditStore.open(str(db_path)).close()
     result = cli("db", "current", "--db", db_path)
     assert result.exit_code == 0
-    assert result.stdout.strip() == "0004 (at head)"
+    assert result.stdout.strip() == "0005 (at head)"
