@@ -16,9 +16,10 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 
 from store.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
-from store.api.context import RequestContext
+from store.api.context import RegistryProvider, RequestContext
 from store.api.schema import build_schema
 from store.db.database import Database
+from store.model.teaching_surface import default_registry
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
 
@@ -26,18 +27,20 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost")
 class AuditGraphQL(GraphQL[RequestContext, None]):
     """strawberry's ASGI view, with a fresh RequestContext (deadline, loaders) per request."""
 
-    def __init__(self, db: Database, *, graphiql: bool, introspection: bool) -> None:
+    def __init__(self, db: Database, *, graphiql: bool, introspection: bool,
+                 registry: RegistryProvider) -> None:
         super().__init__(
             build_schema(introspection=introspection),
             graphql_ide="graphiql" if graphiql else None,
             allow_queries_via_get=True,
         )
         self.db = db
+        self.registry = registry
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
     ) -> RequestContext:
-        return RequestContext(self.db)
+        return RequestContext(self.db, self.registry)
 
 
 async def healthz(_: Request) -> Response:
@@ -53,9 +56,11 @@ def create_app(
     cors_origins: Sequence[str] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     close_db_on_shutdown: bool = True,
+    registry: RegistryProvider = default_registry,
 ) -> Starlette:
     """An app serving `db`; it answers only for 127.0.0.1, localhost and `host`."""
-    graphql_app = AuditGraphQL(db, graphiql=graphiql, introspection=introspection)
+    graphql_app = AuditGraphQL(db, graphiql=graphiql, introspection=introspection,
+                               registry=registry)
     middleware = [
         Middleware(TrustedHostMiddleware, allowed_hosts=sorted({*LOCAL_HOSTS, host})),
         Middleware(BodySizeLimit, max_bytes=max_body_bytes),

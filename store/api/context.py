@@ -10,14 +10,20 @@ from strawberry.dataloader import DataLoader
 
 from store.db import queries
 from store.db.database import Database
+from store.model.corpora import TeachingRegistry
+from store.model.teaching_surface import default_registry
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
+RegistryProvider = Callable[[], TeachingRegistry]
+
+
 class RequestContext:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, registry: RegistryProvider = default_registry) -> None:
         self.db = db
+        self.registry = registry  # the corpora and packs surfaces are checked against
         self.deadline = db.deadline()  # one time limit for all queries of the request
         # A page of assessments asks for its residuals in one statement, not one per row.
         self.assessment_residuals: DataLoader[str, list[queries.StoredResidual]] = DataLoader(

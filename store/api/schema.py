@@ -23,6 +23,7 @@ from strawberry.printer import print_schema
 from strawberry.types import ExecutionContext, Info
 
 from store.api.context import RequestContext
+from store.api.registry_types import TeachingRegistryView
 from store.api.surface_types import (
     GroundingSourceEnum,
     Surface,
@@ -208,6 +209,11 @@ class Query:
     async def ledger(self, info: Ctx) -> Ledger:
         status = await info.context.run(queries.ledger_status)
         return Ledger(length=status.length, head_seq=status.head_seq, head_hash=status.head_hash)
+
+    @strawberry.field(description="The teaching corpora and packs this server checks surfaces "
+                                  "against, with their file hashes.")
+    def teaching_registry(self, info: Ctx) -> TeachingRegistryView:
+        return TeachingRegistryView.of(info.context.registry())
 
     @strawberry.field(description="ResidualKind, ResidualSourceAxis and the label map.")
     def taxonomy(self) -> Taxonomy:

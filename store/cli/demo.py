@@ -19,6 +19,10 @@ DEMO_QUERY = """query Overview {
     nodes { residualCode candidateOrgan occurrenceCount
             occurrences(first: 3) { nodes { problemText sourceRef } } }
   }
+  turnFacets { total byGroundingSource { value count } byVerification { value count } }
+  turns(first: 3, filter: {groundingSource: [TEACHING]}) {
+    nodes { turnId prompt surface { verification chainId surfacePrefix } }
+  }
   ledger { length headSeq headHash }
 }"""
 

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 import orjson
 
 from store.cli.options import db_option, open_database
+from store.cli.teaching import data_dir_options, load_registry_or_exit
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+
+    from store.model.corpora import TeachingRegistry
 
 # How `--workers` hands the settings to each worker process (uvicorn imports the app there).
 SETTINGS_VARIABLE = "CORE_AUDIT_SERVE_SETTINGS"
@@ -27,29 +31,50 @@ SETTINGS_VARIABLE = "CORE_AUDIT_SERVE_SETTINGS"
 @click.option("--no-introspection", is_flag=True, help="Refuse introspection queries.")
 @click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN",
               help="Allow browser requests from ORIGIN (repeatable; default: no CORS headers).")
+@data_dir_options
 def serve(db: str | None, host: str, port: int, workers: int, no_graphiql: bool,
-          no_introspection: bool, cors_origins: tuple[str, ...]) -> None:
-    """Serve the query-only GraphQL API at /graphql (the store is opened read-only)."""
+          no_introspection: bool, cors_origins: tuple[str, ...], packs: Path | None,
+          teaching: Path | None, core: Path | None) -> None:
+    """Serve the query-only GraphQL API at /graphql (the store is opened read-only).
+
+    `teachingRegistry` shows the corpora and packs given by --core (or --packs and
+    --teaching), to compare with what each stored surface was checked against.
+    """
     run_server(db, host=host, port=port, workers=workers, graphiql=not no_graphiql,
-               introspection=not no_introspection, cors_origins=cors_origins)
+               introspection=not no_introspection, cors_origins=cors_origins,
+               data_dirs=DataDirs(packs, teaching, core))
+
+
+class DataDirs(NamedTuple):
+    packs: Path | None = None
+    teaching: Path | None = None
+    core: Path | None = None
+
+    def registry(self) -> TeachingRegistry:
+        return load_registry_or_exit(self.packs, self.teaching, self.core)
+
+    def as_json(self) -> list[str | None]:
+        return [None if d is None else str(d) for d in self]
 
 
 def run_server(db: str | None, *, host: str, port: int, workers: int = 1,
                graphiql: bool = True, introspection: bool = True,
-               cors_origins: tuple[str, ...] = (), banner: str | None = None) -> None:
+               cors_origins: tuple[str, ...] = (), banner: str | None = None,
+               data_dirs: DataDirs = DataDirs()) -> None:
     import uvicorn
 
     from store.api.app import create_app
 
+    registry = data_dirs.registry()  # a bad checkout is a readable error before serving
     database = open_database(db)  # also the early, readable error for a bad store
     settings = {"db": db, "host": host, "graphiql": graphiql, "introspection": introspection,
-                "cors_origins": list(cors_origins)}
+                "cors_origins": list(cors_origins), "data_dirs": data_dirs.as_json()}
     click.echo(f"GraphQL at http://{_url_host(host)}:{port}/graphql (read-only)", err=True)
     if banner:
         click.echo(banner, err=True)
     if workers == 1:
         app = create_app(database, host=host, graphiql=graphiql, introspection=introspection,
-                         cors_origins=cors_origins)
+                         cors_origins=cors_origins, registry=lambda: registry)
         uvicorn.run(app, host=host, port=port, log_level="info")
         return
     database.close()
@@ -63,9 +88,11 @@ def app_from_settings() -> Starlette:
     from store.api.app import create_app
 
     settings = orjson.loads(os.environ[SETTINGS_VARIABLE])
+    data_dirs = DataDirs(*(None if d is None else Path(d) for d in settings["data_dirs"]))
+    registry = data_dirs.registry()
     return create_app(open_database(settings["db"]), host=settings["host"],
                       graphiql=settings["graphiql"], introspection=settings["introspection"],
-                      cors_origins=tuple(settings["cors_origins"]))
+                      cors_origins=tuple(settings["cors_origins"]), registry=lambda: registry)
 
 
 def _url_host(host: str) -> str:

@@ -55,8 +55,9 @@ def data_dir_options(command: F) -> F:
     )(command)
 
 
-def _load(packs: Path | None, teaching: Path | None, core: Path | None) -> TeachingRegistry:
-    # Loaded fresh, not cached: a check must see the files as they are now.
+def load_registry_or_exit(packs: Path | None, teaching: Path | None, core: Path | None
+                          ) -> TeachingRegistry:
+    """The corpora and packs the options name, loaded as they are now; else a clean error."""
     checkout = core_dir(core) if packs is None and teaching is None else core
     try:
         if checkout is not None:
@@ -84,7 +85,7 @@ def check(packs: Path | None, teaching: Path | None, core: Path | None, verbose:
     Exit status 1 when there are errors (or a file cannot be used at all), else 0: warnings
     (other intents, connectives outside the 26, retired lines) never fail the check.
     """
-    registry = _load(packs, teaching, core)
+    registry = load_registry_or_exit(packs, teaching, core)
     errors, warnings = registry.errors, registry.warnings
     inactive_chains = registry.inactive
     if as_json:
@@ -156,7 +157,7 @@ def surface(subject: str, intent: str, gate_source: str, language: str, form: st
     "grounding_source" is "none" and "reason" says why (exit status 0). With --record
     the outcome is appended to the store (--db) as a surface record, checked like any other.
     """
-    registry = _load(packs, teaching, core)
+    registry = load_registry_or_exit(packs, teaching, core)
     outcome = engage_teaching_surface(registry, subject, intent,
                                       gate_source=gate_source, output_language=language)
     if not isinstance(outcome, NotEngaged):
