@@ -60,11 +60,12 @@ class DataDirs(NamedTuple):
 def run_server(db: str | None, *, host: str, port: int, workers: int = 1,
                graphiql: bool = True, introspection: bool = True,
                cors_origins: tuple[str, ...] = (), banner: str | None = None,
-               data_dirs: DataDirs = DataDirs()) -> None:
+               data_dirs: DataDirs | None = None) -> None:
     import uvicorn
 
     from store.api.app import create_app
 
+    data_dirs = data_dirs or DataDirs()
     registry = data_dirs.registry()  # a bad checkout is a readable error before serving
     database = open_database(db)  # also the early, readable error for a bad store
     settings = {"db": db, "host": host, "graphiql": graphiql, "introspection": introspection,
