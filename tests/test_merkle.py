@@ -18,6 +18,7 @@ from store.model.merkle import (
     EMPTY_ROOT,
     CompactRange,
     consistency_path,
+    digest_from_hex,
     inclusion_path,
     is_full,
     leaf_hash,
@@ -326,3 +327,19 @@ def test_proofs_from_full_subtrees_need_logarithmic_lookups(size: int):
         path = consistency_path(first, size, subtree)
         assert len(lookups) <= bound
         assert verify_consistency(first, size, root_hash(hashes[:first]), root, path)
+
+
+def test_digest_from_hex_is_strict():
+    root = ROOTS[8]
+    assert digest_from_hex(root) == bytes.fromhex(root)
+    for bad, message in [
+        (root[:-2], "64 hex digits"),
+        (root + "00", "64 hex digits"),
+        (root.upper(), "not lowercase hex"),
+        ("g" + root[1:], "not lowercase hex"),
+        (" " + root[1:], "not lowercase hex"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            digest_from_hex(bad, "root_hash")
+    with pytest.raises(ValueError, match="root_hash"):
+        digest_from_hex(12345, "root_hash")  # type: ignore[arg-type]

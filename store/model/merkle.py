@@ -27,6 +27,15 @@ def node_hash(left: bytes, right: bytes) -> bytes:
     return hashlib.sha256(b"\x01" + left + right).digest()
 
 
+def digest_from_hex(text: str, what: str = "hash") -> bytes:
+    """A 32-byte digest from exactly 64 lowercase hex digits; ValueError naming `what` otherwise."""
+    if not isinstance(text, str) or len(text) != 2 * HASH_SIZE:
+        raise ValueError(f"{what} must be {2 * HASH_SIZE} hex digits: {str(text)[:80]!r}")
+    if text.strip("0123456789abcdef"):
+        raise ValueError(f"{what} is not lowercase hex: {text!r}")
+    return bytes.fromhex(text)
+
+
 def split_point(size: int) -> int:
     """k: the largest power of two strictly less than size (size >= 2)."""
     return 1 << ((size - 1).bit_length() - 1)
