@@ -22,7 +22,7 @@ MAX_SIGNATURES = 100  # golang.org/x/mod/sumdb/note refuses more, so do we
 MAX_TREE_SIZE = (1 << 63) - 1  # sizes travel as signed 64-bit integers in SQL and most tooling
 ED25519 = 0x01  # the signed-note signature type byte for Ed25519
 SIGNATURE_PREFIX = "\u2014 "  # em dash, space
-_DECIMAL = re.compile(r"0|[1-9][0-9]{0,18}", re.ASCII)
+_DECIMAL = re.compile(r"0|[1-9][0-9]*", re.ASCII)
 _KEY_HASH = re.compile(r"[0-9a-f]{8}", re.ASCII)
 
 
@@ -106,18 +106,18 @@ def _parse_body(body: str) -> Checkpoint:
     lines = body.split("\n")[:-1]  # body ends in "\n" by construction
     if len(lines) < 3:
         raise CheckpointError(f"checkpoint has {len(lines)} body lines, needs origin, size, root")
-    if len(lines) > 3:
-        raise CheckpointError(f"checkpoint has extension lines (line 4: {lines[3][:80]!r})")
-    origin, size, root = lines
+    origin, size, root = lines[:3]
     if not origin or not origin.isprintable():
         raise CheckpointError(f"origin line {origin[:80]!r} must be non-empty and printable")
     if not _DECIMAL.fullmatch(size):
         raise CheckpointError(f"tree size {size[:80]!r} is not a decimal without leading zeros")
-    if int(size) > MAX_TREE_SIZE:
+    if len(size) > 19 or int(size) > MAX_TREE_SIZE:  # length first: int() of a huge string
         raise CheckpointError(f"tree size {size} is not below 2**63")
     raw_root = _b64decode(root, "root hash")
     if len(raw_root) != 32:
         raise CheckpointError(f"root hash is {len(raw_root)} bytes, not 32")
+    if len(lines) > 3:  # C2SP allows extension lines; this log writes none and accepts none
+        raise CheckpointError(f"checkpoint has extension lines (line 4: {lines[3][:80]!r})")
     return Checkpoint(origin, int(size), raw_root)
 
 
