@@ -1,0 +1,268 @@
+"""C2SP tlog-checkpoint bodies in C2SP signed notes, with Ed25519 keys in the signed-note formats.
+
+A note is its text (ending in "\\n"), a blank line, then signature lines
+"— <name> <base64(4-byte key hash ‖ signature)>"; the signature covers the text only. An unsigned
+checkpoint is the text and the blank line with no signature lines.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+MAX_NOTE_BYTES = 1 << 20  # a checkpoint is ~100 bytes; this only stops a hostile file early
+MAX_SIGNATURES = 100  # golang.org/x/mod/sumdb/note refuses more, so do we
+MAX_TREE_SIZE = (1 << 63) - 1  # sizes travel as signed 64-bit integers in SQL and most tooling
+ED25519 = 0x01  # the signed-note signature type byte for Ed25519
+SIGNATURE_PREFIX = "\u2014 "  # em dash, space
+_DECIMAL = re.compile(r"0|[1-9][0-9]*", re.ASCII)
+_KEY_HASH = re.compile(r"[0-9a-f]{8}", re.ASCII)
+
+
+class CheckpointError(ValueError):
+    """The text is not a well-formed checkpoint, note or key."""
+
+
+class SignatureError(ValueError):
+    """The note carries no valid signature by the expected key."""
+
+
+def _b64decode(text: str, what: str) -> bytes:
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except (UnicodeEncodeError, binascii.Error):
+        raise CheckpointError(f"{what} is not base64: {text[:80]!r}") from None
+    if base64.b64encode(raw).decode("ascii") != text:  # one spelling per value: no stray padding
+        raise CheckpointError(f"{what} is not canonical base64: {text[:80]!r}")
+    return raw
+
+
+def _check_name(name: str, what: str) -> str:
+    if not name or "+" in name or not name.isprintable() or any(c.isspace() for c in name):
+        raise CheckpointError(f"{what} {name[:80]!r} must be non-empty, printable, no space or '+'")
+    return name
+
+
+def key_hash(name: str, public_key: bytes) -> bytes:
+    """C2SP signed-note key hash: SHA-256(name ‖ "\\n" ‖ 0x01 ‖ public key)[:4]."""
+    return hashlib.sha256(name.encode() + b"\n" + bytes([ED25519]) + public_key).digest()[:4]
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A tree head: the log's origin, its size in leaves and its RFC 9162 root hash."""
+
+    origin: str
+    size: int
+    root: bytes
+
+    def __post_init__(self) -> None:
+        if not self.origin or not self.origin.isprintable():
+            raise CheckpointError(f"origin {self.origin[:80]!r} must be non-empty and printable")
+        if isinstance(self.size, bool) or not 0 <= self.size <= MAX_TREE_SIZE:
+            raise CheckpointError(f"tree size {self.size} is not in [0, 2**63)")
+        if not isinstance(self.root, bytes) or len(self.root) != 32:
+            raise CheckpointError(f"root hash is {len(self.root)} bytes, not 32")
+
+    def body(self) -> str:
+        """The signed text: origin, decimal size, base64 root, one per line."""
+        return f"{self.origin}\n{self.size}\n{base64.b64encode(self.root).decode('ascii')}\n"
+
+    def unsigned_note(self) -> str:
+        """The checkpoint as a note with no signature lines (body, blank line)."""
+        return self.body() + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class NoteSignature:
+    """One signature line as written; unverified."""
+
+    name: str
+    key_hash: bytes
+    signature: bytes
+
+    def line(self) -> str:
+        blob = base64.b64encode(self.key_hash + self.signature).decode("ascii")
+        return f"{SIGNATURE_PREFIX}{self.name} {blob}\n"
+
+
+@dataclass(frozen=True, slots=True)
+class SignedCheckpoint:
+    """A parsed checkpoint note: the checkpoint and its signature lines, none verified yet."""
+
+    checkpoint: Checkpoint
+    signatures: tuple[NoteSignature, ...]
+    text: str  # the signed text exactly as read
+
+
+def _parse_body(body: str) -> Checkpoint:
+    lines = body.split("\n")[:-1]  # body ends in "\n" by construction
+    if len(lines) < 3:
+        raise CheckpointError(f"checkpoint has {len(lines)} body lines, needs origin, size, root")
+    origin, size, root = lines[:3]
+    if not origin or not origin.isprintable():
+        raise CheckpointError(f"origin line {origin[:80]!r} must be non-empty and printable")
+    if not _DECIMAL.fullmatch(size):
+        raise CheckpointError(f"tree size {size[:80]!r} is not a decimal without leading zeros")
+    if len(size) > 19 or int(size) > MAX_TREE_SIZE:  # length first: int() of a huge string
+        raise CheckpointError(f"tree size {size} is not below 2**63")
+    raw_root = _b64decode(root, "root hash")
+    if len(raw_root) != 32:
+        raise CheckpointError(f"root hash is {len(raw_root)} bytes, not 32")
+    if len(lines) > 3:  # C2SP allows extension lines; this log writes none and accepts none
+        raise CheckpointError(f"checkpoint has extension lines (line 4: {lines[3][:80]!r})")
+    return Checkpoint(origin, int(size), raw_root)
+
+
+def _parse_signature(line: str) -> NoteSignature:
+    if not line.startswith(SIGNATURE_PREFIX):
+        raise CheckpointError(f"signature line does not start with '— ': {line[:80]!r}")
+    parts = line[len(SIGNATURE_PREFIX) :].split(" ")
+    if len(parts) != 2:
+        raise CheckpointError(f"signature line is not '— <name> <base64>': {line[:80]!r}")
+    name = _check_name(parts[0], "signer name")
+    blob = _b64decode(parts[1], "signature")
+    if len(blob) < 5:
+        raise CheckpointError(f"signature by {name!r} is {len(blob)} bytes, too short")
+    return NoteSignature(name, blob[:4], blob[4:])
+
+
+def _split_note(text: str) -> tuple[str, str]:
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_NOTE_BYTES:
+        raise CheckpointError(f"checkpoint is larger than {MAX_NOTE_BYTES} bytes")
+    if not text.endswith("\n"):
+        raise CheckpointError("checkpoint does not end with a newline")
+    cut = text.rfind("\n\n")
+    if cut < 0:
+        raise CheckpointError("checkpoint has no blank line after its body")
+    return text[: cut + 1], text[cut + 2 :]
+
+
+def parse_checkpoint(text: str) -> SignedCheckpoint:
+    """Parse a checkpoint note strictly; signatures are parsed but not verified."""
+    body, signature_text = _split_note(text)
+    if any(c != "\n" and not c.isprintable() for c in body):
+        raise CheckpointError("checkpoint body has a control or non-printable character")
+    checkpoint = _parse_body(body)
+    lines = signature_text.split("\n")[:-1]
+    if len(lines) > MAX_SIGNATURES:
+        raise CheckpointError(f"checkpoint has {len(lines)} signatures, more than {MAX_SIGNATURES}")
+    signatures = tuple(_parse_signature(line) for line in lines)
+    return SignedCheckpoint(checkpoint, signatures, body)
+
+
+@dataclass(frozen=True, slots=True)
+class VerifierKey:
+    """A public key as `<name>+<key hash hex>+<base64(0x01 ‖ 32-byte public key)>`."""
+
+    name: str
+    public_key: bytes
+
+    @property
+    def key_hash(self) -> bytes:
+        return key_hash(self.name, self.public_key)
+
+    def __str__(self) -> str:
+        blob = base64.b64encode(bytes([ED25519]) + self.public_key).decode("ascii")
+        return f"{self.name}+{self.key_hash.hex()}+{blob}"
+
+    @classmethod
+    def parse(cls, text: str) -> VerifierKey:
+        parts = text.strip().split("+", 2)  # the base64 key may itself contain '+'
+        if len(parts) != 3:
+            raise CheckpointError("verifier key is not '<name>+<hash>+<base64 key>'")
+        return cls(*_parse_key_parts(*parts, what="verifier key"))
+
+    def verify(self, message: bytes, signature: bytes) -> bool:
+        try:
+            Ed25519PublicKey.from_public_bytes(self.public_key).verify(signature, message)
+        except (InvalidSignature, ValueError):
+            return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class SignerKey:
+    """A private key as `PRIVATE+KEY+<name>+<key hash hex>+<base64(0x01 ‖ 32-byte seed)>`."""
+
+    name: str
+    seed: bytes
+
+    def __repr__(self) -> str:  # keep the seed out of logs and tracebacks
+        return f"SignerKey(name={self.name!r})"
+
+    def _private(self) -> Ed25519PrivateKey:
+        return Ed25519PrivateKey.from_private_bytes(self.seed)
+
+    @property
+    def verifier(self) -> VerifierKey:
+        public = self._private().public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        return VerifierKey(self.name, public)
+
+    def __str__(self) -> str:
+        blob = base64.b64encode(bytes([ED25519]) + self.seed).decode("ascii")
+        return f"PRIVATE+KEY+{self.name}+{self.verifier.key_hash.hex()}+{blob}"
+
+    @classmethod
+    def parse(cls, text: str) -> SignerKey:
+        parts = text.strip().split("+", 4)
+        if len(parts) != 5 or parts[:2] != ["PRIVATE", "KEY"]:
+            raise CheckpointError("signer key is not 'PRIVATE+KEY+<name>+<hash>+<base64 key>'")
+        name, seed = _parse_key_parts(*parts[2:], what="signer key", public=False)
+        return cls(name, seed)
+
+    def sign(self, message: bytes) -> bytes:
+        return self._private().sign(message)
+
+
+def _parse_key_parts(
+    name: str, hash_hex: str, blob: str, *, what: str, public: bool = True
+) -> tuple[str, bytes]:
+    _check_name(name, f"{what} name")
+    if not _KEY_HASH.fullmatch(hash_hex):
+        raise CheckpointError(f"{what} hash {hash_hex[:80]!r} is not 8 lowercase hex digits")
+    raw = _b64decode(blob, f"{what} material")
+    if len(raw) != 33 or raw[0] != ED25519:
+        raise CheckpointError(f"{what} is not an Ed25519 key (type 0x01 and 32 bytes)")
+    key = raw[1:]
+    public_key = key if public else SignerKey(name, key).verifier.public_key
+    if key_hash(name, public_key).hex() != hash_hex:
+        raise CheckpointError(f"{what} hash {hash_hex} does not match its name and key")
+    return name, key
+
+
+def generate_key(name: str) -> tuple[str, str]:
+    """A new Ed25519 key named `name`: (signer key text, verifier key text)."""
+    _check_name(name, "key name")
+    seed = Ed25519PrivateKey.generate().private_bytes_raw()
+    signer = SignerKey(name, seed)
+    return str(signer), str(signer.verifier)
+
+
+def sign(checkpoint: Checkpoint, signer: SignerKey) -> str:
+    """The checkpoint as a signed note with one signature line by `signer`."""
+    body = checkpoint.body()
+    signature = NoteSignature(signer.name, signer.verifier.key_hash, signer.sign(body.encode()))
+    return body + "\n" + signature.line()
+
+
+def verify_note(text: str, verifier: VerifierKey) -> Checkpoint:
+    """The checkpoint in `text` if `verifier` signed exactly its text; raise otherwise."""
+    parsed = parse_checkpoint(text)
+    for signature in parsed.signatures:
+        if signature.name == verifier.name and signature.key_hash == verifier.key_hash:
+            # the first line for this key decides, as in the Go reference implementation
+            if verifier.verify(parsed.text.encode(), signature.signature):
+                return parsed.checkpoint
+            raise SignatureError(
+                f"signature by {verifier.name} does not verify: the checkpoint was changed"
+                " after signing, or the signature is not this key's"
+            )
+    raise SignatureError(f"checkpoint is not signed by key {verifier}")

@@ -1,0 +1,239 @@
+"""RFC 9162 §2.1 Merkle tree: hashes, proofs from subtree lookups, independent verifiers.
+
+Proof generators take a callback `subtree(start, end)` returning MTH(D[start:end]); every range
+they ask for starts at a multiple of a power of two at least its size, so `subtree_from_full`
+answers each with O(log n) lookups of aligned full subtrees, the ones `CompactRange` emits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+HASH_SIZE = 32
+EMPTY_ROOT = hashlib.sha256(b"").digest()  # MTH({}) = HASH() (RFC 9162 §2.1.1)
+
+Subtree = Callable[[int, int], bytes]  # (start, end) -> MTH(D[start:end])
+
+
+def leaf_hash(entry: bytes) -> bytes:
+    """MTH({d}) = SHA-256(0x00 ‖ d)."""
+    return hashlib.sha256(b"\x00" + entry).digest()
+
+
+def node_hash(left: bytes, right: bytes) -> bytes:
+    """Interior node: SHA-256(0x01 ‖ left ‖ right)."""
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def digest_from_hex(text: str, what: str = "hash") -> bytes:
+    """A 32-byte digest from exactly 64 lowercase hex digits; ValueError naming `what` otherwise."""
+    if not isinstance(text, str) or len(text) != 2 * HASH_SIZE:
+        raise ValueError(f"{what} must be {2 * HASH_SIZE} hex digits: {str(text)[:80]!r}")
+    if text.strip("0123456789abcdef"):
+        raise ValueError(f"{what} is not lowercase hex: {text!r}")
+    return bytes.fromhex(text)
+
+
+def split_point(size: int) -> int:
+    """k: the largest power of two strictly less than size (size >= 2)."""
+    return 1 << ((size - 1).bit_length() - 1)
+
+
+def root_hash(leaf_hashes: Sequence[bytes]) -> bytes:
+    """MTH(D[n]) by the RFC's recursive definition, from the leaves' hashes."""
+    size = len(leaf_hashes)
+    if size == 0:
+        return EMPTY_ROOT
+    if size == 1:
+        return leaf_hashes[0]
+    k = split_point(size)
+    return node_hash(root_hash(leaf_hashes[:k]), root_hash(leaf_hashes[k:]))
+
+
+def is_full(start: int, end: int) -> bool:
+    """An aligned full subtree: size 2^h and start a multiple of 2^h."""
+    size = end - start
+    return size > 0 and size & (size - 1) == 0 and start % size == 0
+
+
+def subtree_from_full(start: int, end: int, full: Subtree) -> bytes:
+    """MTH(D[start:end]) calling `full` only on aligned full subtrees (O(log n) for RFC ranges)."""
+    if start < 0 or end < start:
+        raise ValueError(f"bad range [{start}, {end})")
+    if start == end:
+        return EMPTY_ROOT
+    if is_full(start, end):
+        return full(start, end)
+    k = split_point(end - start)
+    return node_hash(
+        subtree_from_full(start, start + k, full), subtree_from_full(start + k, end, full)
+    )
+
+
+def inclusion_path(index: int, size: int, subtree: Subtree) -> list[bytes]:
+    """PATH(index, D[size]) of RFC 9162 §2.1.3.1, leaf-side first."""
+    if not 0 <= index < size:
+        raise ValueError(f"leaf index {index} is not in a tree of size {size}")
+    path: list[bytes] = []
+    lo, hi = 0, size
+    while hi - lo > 1:
+        k = split_point(hi - lo)
+        if index < lo + k:
+            path.append(subtree(lo + k, hi))
+            hi = lo + k
+        else:
+            path.append(subtree(lo, lo + k))
+            lo += k
+    path.reverse()  # collected root-side first; the RFC lists the leaf side first
+    return path
+
+
+def consistency_path(first: int, second: int, subtree: Subtree) -> list[bytes]:
+    """PROOF(first, D[second]) of RFC 9162 §2.1.4.1; empty when first is 0 or equals second."""
+    if not 0 <= first <= second:
+        raise ValueError(f"no consistency proof from size {first} to size {second}")
+    if first in (0, second):
+        return []
+    path: list[bytes] = []
+    lo, hi, whole = 0, second, True  # whole: the old tree is this subtree, its hash is known
+    m = first
+    while m != hi - lo:
+        k = split_point(hi - lo)
+        if m <= k:
+            path.append(subtree(lo + k, hi))
+            hi = lo + k
+        else:
+            path.append(subtree(lo, lo + k))
+            lo, m, whole = lo + k, m - k, False
+    if not whole:
+        path.append(subtree(lo, hi))
+    path.reverse()  # SUBPROOF appends on the way back up: deepest node first
+    return path
+
+
+def _well_formed(*digests: bytes) -> bool:
+    return all(isinstance(d, bytes) and len(d) == HASH_SIZE for d in digests)
+
+
+def verify_inclusion(
+    index: int, size: int, leaf: bytes, path: Sequence[bytes], root: bytes
+) -> bool:
+    """RFC 9162 §2.1.3.2: does `path` prove leaf hash `leaf` at `index` in the tree (size, root)?"""
+    if not 0 <= index < size or not _well_formed(leaf, root, *path):
+        return False
+    fn, sn, r = index, size - 1, leaf
+    for p in path:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            while not fn & 1 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
+        else:
+            r = node_hash(r, p)
+        fn, sn = fn >> 1, sn >> 1
+    return sn == 0 and r == root
+
+
+def verify_consistency(
+    first: int, second: int, first_root: bytes, second_root: bytes, path: Sequence[bytes]
+) -> bool:
+    """RFC 9162 §2.1.4.2: is the tree (second, second_root) an extension of (first, first_root)?"""
+    if not 0 <= first <= second or not _well_formed(first_root, second_root, *path):
+        return False
+    if first == 0:  # every tree extends the empty one; there is nothing to prove
+        return first_root == EMPTY_ROOT and not path and (second > 0 or second_root == EMPTY_ROOT)
+    if first == second:
+        return first_root == second_root and not path
+    if not path:
+        return False
+    nodes = list(path)
+    if first & (first - 1) == 0:  # the old tree is a full subtree: its root starts the walk
+        nodes.insert(0, first_root)
+    fn, sn = first - 1, second - 1
+    while fn & 1:
+        fn, sn = fn >> 1, sn >> 1
+    fr = sr = nodes[0]
+    for c in nodes[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr, sr = node_hash(c, fr), node_hash(c, sr)
+            while not fn & 1 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
+        else:
+            sr = node_hash(sr, c)
+        fn, sn = fn >> 1, sn >> 1
+    return fr == first_root and sr == second_root and sn == 0
+
+
+@dataclass(frozen=True, slots=True)
+class FullSubtree:
+    """MTH(D[start:start + 2^level]) with start a multiple of 2^level: what the store persists."""
+
+    start: int
+    level: int
+    digest: bytes
+
+    @property
+    def end(self) -> int:
+        return self.start + (1 << self.level)
+
+
+class CompactRange:
+    """The frontier of a growing tree: one full subtree per set bit of the size, O(log n) memory."""
+
+    __slots__ = ("_frontier", "_size")
+
+    def __init__(self) -> None:
+        self._size = 0
+        self._frontier: list[FullSubtree] = []  # largest (leftmost) first
+
+    @classmethod
+    def restore(cls, size: int, full: Subtree) -> CompactRange:
+        """Rebuild the frontier of a tree of `size` leaves from stored full subtrees."""
+        if size < 0:
+            raise ValueError(f"negative tree size {size}")
+        compact = cls()
+        start = 0
+        for level in range(size.bit_length() - 1, -1, -1):
+            if size >> level & 1:
+                end = start + (1 << level)
+                compact._frontier.append(FullSubtree(start, level, full(start, end)))
+                start = end
+        compact._size = size
+        return compact
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def frontier(self) -> tuple[FullSubtree, ...]:
+        return tuple(self._frontier)
+
+    def append(self, leaf: bytes) -> list[FullSubtree]:
+        """Add one leaf hash; return the full subtrees it completes, the leaf itself first."""
+        if not _well_formed(leaf):
+            raise ValueError("a leaf hash is 32 bytes")
+        done = [FullSubtree(self._size, 0, leaf)]
+        self._frontier.append(done[0])
+        self._size += 1
+        while len(self._frontier) > 1 and self._frontier[-2].level == self._frontier[-1].level:
+            right = self._frontier.pop()
+            left = self._frontier.pop()
+            merged = FullSubtree(left.start, left.level + 1, node_hash(left.digest, right.digest))
+            self._frontier.append(merged)
+            done.append(merged)
+        return done
+
+    def root(self) -> bytes:
+        """MTH of everything appended: the frontier folded from the right."""
+        if not self._frontier:
+            return EMPTY_ROOT
+        digest = self._frontier[-1].digest
+        for node in reversed(self._frontier[:-1]):
+            digest = node_hash(node.digest, digest)
+        return digest
