@@ -55,7 +55,8 @@ def _frames(count: int) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     extra = write_jsonl(tmp_path_factory.mktemp("cross") / "generated.jsonl", _frames(40))
-    return [*EXAMPLE_FILES, extra, EXAMPLE_FILES[0]]  # the last one again: all "present"
+    journal = EXAMPLE_FILES[0].parent / "workbench_turn_journal.jsonl"
+    return [*EXAMPLE_FILES, journal, extra, EXAMPLE_FILES[0]]  # the last again: all "present"
 
 
 def _build(url: str, inputs: list[Path]) -> None:
@@ -128,6 +129,8 @@ def _variables(url: str) -> dict[str, dict[str, Any]]:
         "ResidualsByTaxonomy": {"kind": ["MISSING_ROLE"], "first": 3},
         "SurfacesByGroundingSource": {"first": 4},
         "TeachingTurnsByChain": {"first": 2, "turns": 1},
+        "TurnFacetOverview": {},
+        "TurnsByGrounding": {"first": 4},
     }
 
 

@@ -26,7 +26,8 @@ pytestmark = pytest.mark.postgres
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = [REPO / "examples" / name for name in (
-    "adr_0225_frames.jsonl", "core_frames_families.jsonl", "adr_0052_surfaces.jsonl")]
+    "adr_0225_frames.jsonl", "core_frames_families.jsonl", "adr_0052_surfaces.jsonl",
+    "workbench_turn_journal.jsonl")]
 RESTRICT_VIOLATION = "23001"
 
 

@@ -37,7 +37,7 @@ def test_db_upgrade_current_and_downgrade(pg_url: str) -> None:
                                             "WHERE schemaname = current_schema()")} == {
         "alembic_version", "ingest_batches", "contract_assessments", "contract_residuals",
         "residual_occurrences", "surface_records", "surface_occurrences", "residual_tallies",
-        "ledger"}
+        "turns", "ledger"}
     _ok("db", "downgrade", "0001", "--db", pg_url)
     assert _ok("db", "current", "--db", pg_url).strip().startswith("0001")
     _ok("db", "upgrade", "--db", pg_url)

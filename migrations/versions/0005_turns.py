@@ -64,6 +64,7 @@ def upgrade() -> None:
         sa.Column("journal_digest", sa.Text(), nullable=True),
         sa.Column("surface_id", sa.String(64), nullable=False),
         sa.Column("line", sa.Text(), nullable=False),
+        sa.Column("line_number", sa.Integer(), nullable=True),
         sa.PrimaryKeyConstraint("turn_key", name="pk_turns"),
         _fk("turns", "batch_id", "ingest_batches.batch_id"),
         _fk("turns", "surface_id", "surface_records.surface_id"),

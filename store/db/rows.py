@@ -179,6 +179,7 @@ def turn_rows(turn: TurnRecord, line: JsonLine, checked: CheckedSurface) -> list
         "journal_digest": turn.journal_digest,
         "surface_id": rows[0].key[0],
         "line": line.text,
+        "line_number": None if turn.kind is TurnKind.WORKBENCH_JOURNAL else line.number,
     }
     return [*rows, PendingRow("turns", (key,), row)]
 

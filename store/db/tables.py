@@ -202,6 +202,8 @@ turns = Table(
         nullable=False,
     ),
     Column("line", Text, nullable=False),
+    # Outside a journal, the line's number in its input: part of the turn's key.
+    Column("line_number", Integer, nullable=True),
     Index(None, "grounding_source", "seq"),
     Index(None, "epistemic_state", "seq"),
     Index(None, "normative_clearance", "seq"),
