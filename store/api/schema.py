@@ -205,10 +205,11 @@ class Query:
         count = functools.partial(info.context.run, queries.count_batches)
         return connection(page, Batch.of, count)
 
-    @strawberry.field(description="The ledger's length and head.")
+    @strawberry.field(description="The transparency log's newest tree head.")
     async def ledger(self, info: Ctx) -> Ledger:
         status = await info.context.run(queries.ledger_status)
-        return Ledger(length=status.length, head_seq=status.head_seq, head_hash=status.head_hash)
+        return Ledger(tree_size=status.tree_size, root_hash=status.root_hash,
+                      origin=status.origin)
 
     @strawberry.field(description="The teaching corpora and packs this server checks surfaces "
                                   "against, with their file hashes.")

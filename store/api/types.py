@@ -250,11 +250,12 @@ class ResidualFacets:
         )
 
 
-@strawberry.type(description="The hash chain's state: compare headHash with a checkpoint.")
+@strawberry.type(description="The transparency log (RFC 9162): every stored row is a leaf.")
 class Ledger:
-    length: int
-    head_seq: int
-    head_hash: str
+    tree_size: int = strawberry.field(description="Leaves: the stored rows, in append order.")
+    root_hash: str = strawberry.field(description="The tree's root, 64 hex digits.")
+    origin: str | None = strawberry.field(
+        description="The origin line of this store's checkpoints (fixed by the first one).")
 
 
 @strawberry.type

@@ -12,12 +12,15 @@ from store.db.errors import StoreError
 @click.option("--from", "source", required=True, metavar="URL", help="Store to copy from.")
 @click.option("--to", "target", required=True, metavar="URL", help="Store to copy into.")
 def copy(source: str, target: str) -> None:
-    """Copy every row, id and chain hash from one store to another; idempotent when re-run."""
+    """Copy every row, id, leaf and tree head from one store to another, from one snapshot of
+    the source, verified before it is committed; idempotent when re-run."""
     try:
         report = copy_store(source, target)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc
+    tip = report.target.tip
+    assert tip is not None
     click.echo(
-        f"copied {report.copied_rows} ledger rows ({report.already_there} already there); "
-        f"target intact at {report.target.tip}"
+        f"copied {report.copied_rows} rows ({report.already_there} already there); target "
+        f"intact: {tip.size} leaves, root {tip.root_hex}"
     )

@@ -23,7 +23,7 @@ DEMO_QUERY = """query Overview {
   turns(first: 3, filter: {groundingSource: [TEACHING]}) {
     nodes { turnId prompt surface { verification chainId surfacePrefix } }
   }
-  ledger { length headSeq headHash }
+  ledger { treeSize rootHash }
 }"""
 
 

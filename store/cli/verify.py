@@ -3,27 +3,84 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from store.cli.options import db_option, open_store
-from store.db.ledger import Checkpoint
+from store.db.errors import StoreError
+from store.model.checkpoint import (
+    MAX_NOTE_BYTES,
+    Checkpoint,
+    CheckpointError,
+    SignatureError,
+    SignerKey,
+    VerifierKey,
+    parse_checkpoint,
+    sign,
+    verify_note,
+)
+
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def read_small_text(path: Path, what: str) -> str:
+    """A checkpoint or key file: bounded, UTF-8; a clean error otherwise."""
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(MAX_NOTE_BYTES + 1)
+    except OSError as exc:
+        raise click.ClickException(f"{path}: cannot read the {what}: {exc.strerror}") from exc
+    if len(data) > MAX_NOTE_BYTES:
+        raise click.ClickException(f"{path}: the {what} is larger than {MAX_NOTE_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(f"{path}: the {what} is not UTF-8 text") from exc
+
+
+def load_checkpoint(path: Path, key: Path | None) -> Checkpoint:
+    """The checkpoint a file holds; with a key, only if that key signed exactly this text."""
+    text = read_small_text(path, "checkpoint")
+    try:
+        if key is None:
+            return parse_checkpoint(text).checkpoint
+        verifier = VerifierKey.parse(read_small_text(key, "verifier key").strip())
+        return verify_note(text, verifier)
+    except (CheckpointError, SignatureError, ValueError) as exc:
+        raise click.ClickException(f"{path}: {exc}") from exc
 
 
 @click.command()
 @db_option
-@click.option("--checkpoint", "checkpoint_text", metavar="SEQ:HASH",
-              help="Also check that the store still extends this checkpoint.")
-def verify(db: str | None, checkpoint_text: str | None) -> None:
-    """Recompute every row hash and the chain; check triggers and the file. Exit 1 if not."""
-    try:
-        checkpoint = Checkpoint.parse(checkpoint_text) if checkpoint_text else None
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--checkpoint") from exc
+@click.option("--checkpoint", "checkpoint_file", type=_FILE, metavar="FILE",
+              help="A C2SP checkpoint kept earlier: the store must extend its tree.")
+@click.option("--key", type=_FILE, metavar="PREFIX.pub",
+              help="Verifier key: the checkpoint must carry its valid signature.")
+@click.option("--quick", is_flag=True,
+              help="Only the checkpoint's consistency proof (O(log n)), no full recompute.")
+def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
+           quick: bool) -> None:
+    """Recompute every leaf, the tree and its heads from the rows; check keys, triggers and
+    the file; with --checkpoint, prove the store extends it. Exit 1 if anything is wrong."""
+    if key is not None and checkpoint_file is None:
+        raise click.UsageError("--key needs --checkpoint")
+    if quick and checkpoint_file is None:
+        raise click.UsageError("--quick needs --checkpoint")
+    checkpoint = load_checkpoint(checkpoint_file, key) if checkpoint_file else None
     with open_store(db, read_only=True) as store:
-        report = store.verify(checkpoint)
+        origin = store.origin()
+        if checkpoint is not None and origin is not None and checkpoint.origin != origin:
+            click.echo(f"NOT intact: the checkpoint is of log {checkpoint.origin!r}, this "
+                       f"store is {origin!r}", err=True)
+            sys.exit(1)
+        report = store.verify(checkpoint, quick=quick)
     if report.intact:
-        click.echo(f"intact: {report.rows} ledger rows, head {report.tip}")
+        tip = report.tip
+        assert tip is not None
+        extends = f"; extends the checkpoint of size {checkpoint.size}" if checkpoint else ""
+        what = "tree head" if quick else "leaves"
+        click.echo(f"intact: {tip.size} {what}, root {tip.root_hex}{extends}")
         return
     click.echo(f"NOT intact: first problem at {report.first_problem}", err=True)
     for problem in report.problems[1:]:
@@ -33,8 +90,21 @@ def verify(db: str | None, checkpoint_text: str | None) -> None:
 
 @click.command()
 @db_option
-def checkpoint(db: str | None) -> None:
-    """Print `SEQ CHAIN_HASH` of the ledger's head, to keep elsewhere."""
-    with open_store(db, read_only=True) as store:
-        tip = store.checkpoint()
-    click.echo(f"{tip.seq} {tip.chain_hash}")
+@click.option("--key", type=_FILE, metavar="PREFIX.key", help="Sign it with this signer key.")
+@click.option("--origin", default=None, metavar="O",
+              help="The log's origin line; the store keeps its first one and refuses another.")
+def checkpoint(db: str | None, key: Path | None, origin: str | None) -> None:
+    """Print the newest tree head as a C2SP tlog-checkpoint (signed with --key): keep it
+    elsewhere, and later `verify --checkpoint` that the store still extends it."""
+    signer = None
+    if key is not None:
+        try:
+            signer = SignerKey.parse(read_small_text(key, "signer key").strip())
+        except ValueError as exc:
+            raise click.ClickException(f"{key}: {exc}") from exc
+    with open_store(db) as store:
+        try:
+            head = store.checkpoint(origin)
+        except (StoreError, CheckpointError) as exc:
+            raise click.ClickException(str(exc)) from exc
+    click.echo(head.unsigned_note() if signer is None else sign(head, signer), nl=False)

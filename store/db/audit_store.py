@@ -10,11 +10,13 @@ from sqlalchemy.exc import OperationalError
 
 from store.db.engine import create_store_engine, resolve_url, sqlite_path
 from store.db.errors import StoreError
-from store.db.ledger import Checkpoint, read_tip
+from store.db.log import TreeHead, latest_head, stored_origin
+from store.db.queries.ledger import DEFAULT_ORIGIN_PREFIX
 from store.db.rows import RegistryProvider
 from store.db.schema_version import ensure_at_head
 from store.db.verify import VerifyReport, verify_store
-from store.db.writer import BatchSummary, append_batch
+from store.db.writer import BatchSummary, append_batch, insert_rows, lock_log_tip
+from store.model.checkpoint import Checkpoint
 from store.model.teaching_surface import default_registry
 
 
@@ -66,13 +68,41 @@ class AuditStore:
             self._write_engine = create_store_engine(self.url, write=True)
         return self._write_engine
 
-    def verify(self, checkpoint: Checkpoint | None = None) -> VerifyReport:
+    def verify(self, checkpoint: Checkpoint | None = None, *, quick: bool = False
+               ) -> VerifyReport:
         with self.engine.connect() as connection:
-            return verify_store(connection, checkpoint)
+            return verify_store(connection, checkpoint, quick=quick)
 
-    def checkpoint(self) -> Checkpoint:
+    def tree_head(self) -> TreeHead:
         with self.engine.connect() as connection:
-            return read_tip(connection)
+            return latest_head(connection)
+
+    def origin(self) -> str | None:
+        with self.engine.connect() as connection:
+            return stored_origin(connection)
+
+    def checkpoint(self, origin: str | None = None) -> Checkpoint:
+        """The newest tree head as a C2SP checkpoint. The store keeps the origin of its first
+        checkpoint (given, else `core-audit/` and the first root's hex, or `empty`) and refuses
+        another one."""
+        stored = self.origin()
+        if stored is not None:
+            if origin is not None and origin != stored:
+                raise StoreError(f"this store's checkpoints have origin {stored!r}, not "
+                                 f"{origin!r}")
+            origin = stored
+        head = self.tree_head()
+        if stored is None:
+            origin = origin or DEFAULT_ORIGIN_PREFIX + (head.root_hex[:16] if head.size
+                                                        else "empty")
+            Checkpoint(origin=origin, size=head.size, root=head.root)  # refuses a bad origin
+            with self.write_engine().begin() as connection:
+                lock_log_tip(connection)
+                if stored_origin(connection) is None:
+                    insert_rows(connection, "log_origin", [{"origin": origin}])
+                origin = stored_origin(connection)
+        assert origin is not None
+        return Checkpoint(origin=origin, size=head.size, root=head.root)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -1,17 +1,19 @@
-"""Copy a store to another backend with every row, id and chain hash preserved."""
+"""Copy a store to another backend with every row, id, leaf and tree head preserved."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, select
+from sqlalchemy.exc import DBAPIError
 
 from store.db.audit_store import AuditStore
 from store.db.errors import StoreError
-from store.db.ledger import read_tip
-from store.db.tables import LEDGERED_KEYS, ledger, metadata, residual_tallies
-from store.db.verify import VerifyReport
-from store.db.writer import insert_rows, last_batch_id, lock_chain_tip
+from store.db.log import StoredLog, latest_head
+from store.db.tables import LEDGERED_KEYS, log_subtrees, metadata, residual_tallies, tree_heads
+from store.db.verify import VerifyReport, verify_store
+from store.db.writer import insert_rows, last_batch_id, lock_log_tip
 
 COPY_CHUNK = 5000
 
@@ -24,52 +26,76 @@ class CopyReport:
 
 
 def copy_store(source_db: str, target_db: str) -> CopyReport:
-    """Append to `target_db` every ledgered row of `source_db` it lacks; verify both ends.
+    """Append to `target_db` every row of `source_db` it lacks, read from one snapshot of the
+    source; the target is verified inside its transaction and committed only if intact.
 
-    Re-running is a no-op; a target whose history is not a prefix of the source's is refused.
+    Re-running is a no-op; a target whose tree is not a prefix of the source's is refused.
+    Nothing is written to the target on any failure.
     """
-    with AuditStore.open(source_db, read_only=True) as source:
-        report = source.verify()
+    with AuditStore.open(source_db, read_only=True) as source, \
+            AuditStore.open(target_db) as target, \
+            source.engine.connect() as src:
+        if src.dialect.name == "postgresql":
+            src = src.execution_options(isolation_level="REPEATABLE READ")
+        src.begin()  # one snapshot: a writer appending meanwhile is not half-copied
+        report = verify_store(src)
         if not report.intact:
             raise StoreError(f"source is not intact, nothing copied: {report.first_problem}")
-        with AuditStore.open(target_db) as target:
-            engine = target.write_engine()
-            with source.engine.connect() as src, engine.begin() as dst:
-                lock_chain_tip(dst)
+        try:
+            with target.write_engine().begin() as dst:
+                lock_log_tip(dst)
                 start = _common_prefix(src, dst)
                 copied = _copy_after(src, dst, start)
-            verified = target.verify()
-    if not verified.intact or verified.tip != report.tip:
-        raise StoreError(f"copy does not verify: {verified.first_problem or verified.tip}")
+                verified = verify_store(dst)
+                if not verified.intact or verified.tip != report.tip:
+                    raise StoreError("copy does not verify, nothing written: "
+                                     f"{verified.first_problem or verified.tip}")
+        except DBAPIError as exc:
+            raise StoreError(f"the target refused the copy, nothing written: {exc.orig}") from exc
     return CopyReport(copied_rows=copied, already_there=start, target=verified)
 
 
 def _common_prefix(src: Connection, dst: Connection) -> int:
-    tip = read_tip(dst)
-    if tip.seq == 0:
+    head = latest_head(dst)
+    if head.size == 0:
         return 0
-    same = src.execute(select(ledger.c.chain_hash).where(ledger.c.seq == tip.seq)).scalar()
-    if same != tip.chain_hash:
+    source_size = latest_head(src).size
+    if head.size > source_size or StoredLog(src).root(head.size) != head.root:
         raise StoreError(
-            f"target already holds a different history (its seq {tip.seq} is not the source's);"
-            " nothing copied"
-        )
-    return tip.seq
+            f"target already holds a different history (its tree of {head.size} leaves is not "
+            "a prefix of the source's); nothing copied")
+    return head.size
+
+
+def _nul_free(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # PostgreSQL text cannot hold U+0000; say which row instead of failing in the driver.
+    for row in rows:
+        for column, value in row.items():
+            if isinstance(value, str) and "\x00" in value:
+                raise StoreError(f"{table} row at seq {row.get('seq')}: {column} holds U+0000 "
+                                 "(NUL), which PostgreSQL cannot store; nothing copied")
+    return rows
 
 
 def _copy_after(src: Connection, dst: Connection, start: int) -> int:
     copied = 0
-    # A ledger prefix ends with a batch row, so the target holds whole batches.
     last_batch = last_batch_id(dst)
-    for table in (*LEDGERED_KEYS, "ledger"):
+    postgres = dst.dialect.name == "postgresql"
+    for table in LEDGERED_KEYS:
         t = metadata.tables[table]
         result = src.execution_options(yield_per=COPY_CHUNK).execute(
-            select(t).where(t.c.seq > start).order_by(t.c.seq)
-        )
+            select(t).where(t.c.seq > start).order_by(t.c.seq))
         for chunk in result.mappings().partitions():
-            insert_rows(dst, table, [dict(row) for row in chunk])
-            if table == "ledger":
-                copied += len(chunk)
+            rows = [dict(row) for row in chunk]
+            insert_rows(dst, table, _nul_free(table, rows) if postgres else rows)
+            copied += len(rows)
+    # Subtrees that end past the prefix; heads and tallies of the batches after it.
+    subtrees = src.execute(select(log_subtrees)).mappings()
+    insert_rows(dst, "log_subtrees", [dict(row) for row in subtrees
+                                      if row["start"] + (1 << row["level"]) > start])
+    heads = src.execute(select(tree_heads).where(tree_heads.c.batch_id > last_batch)
+                        .order_by(tree_heads.c.batch_id)).mappings()
+    insert_rows(dst, "tree_heads", [dict(row) for row in heads])
     tallies = src.execute(select(residual_tallies).where(residual_tallies.c.batch_id > last_batch)
                           .order_by(residual_tallies.c.batch_id, residual_tallies.c.ordinal))
     insert_rows(dst, "residual_tallies", [dict(row) for row in tallies.mappings()])

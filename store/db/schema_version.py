@@ -15,7 +15,7 @@ from sqlalchemy import Engine, inspect
 from store.bundled import bundled_dir
 from store.db.engine import create_store_engine, sqlite_path
 from store.db.errors import StoreError
-from store.db.writer import lock_chain_tip
+from store.db.writer import lock_log_tip
 
 
 def alembic_config(url: str, script_location: Path | None = None) -> Config:
@@ -97,7 +97,7 @@ def _create_at_head(url: str) -> None:
     engine = create_store_engine(url, write=True)  # SQLite: BEGIN IMMEDIATE waits its turn
     try:
         with engine.begin() as connection:
-            lock_chain_tip(connection)  # PostgreSQL: the writers' advisory lock
+            lock_log_tip(connection)  # PostgreSQL: the writers' advisory lock
             if MigrationContext.configure(connection).get_current_revision() is not None:
                 return
             if inspect(connection).get_table_names():

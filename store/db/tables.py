@@ -28,8 +28,8 @@ Sha256 = String(64)
 
 
 def _seq() -> Column[int]:
-    """The row's ledger position (append order). Unique by the ledger's key, not a constraint
-    here: a UNIQUE seq would be one more key for REPLACE to delete through."""
+    """The row's position in append order: its leaf index in the log is seq - 1. Not a UNIQUE
+    constraint (one more key for REPLACE to delete through): verify checks one row a leaf."""
     return Column("seq", Integer, nullable=False, index=True)
 
 
@@ -236,18 +236,35 @@ TALLY_DIMENSIONS: tuple[str, ...] = (
 Index("ix_residual_tallies_combo", *(residual_tallies.c[name] for name in TALLY_DIMENSIONS),
       residual_tallies.c.residuals, residual_tallies.c.occurrences)
 
-ledger = Table(
-    "ledger",
+# The transparency log (revision 0006): every row of a LEDGERED_KEYS table is one leaf of an
+# RFC 9162 Merkle tree, leaf index = seq - 1. Stored: the hash of every full, aligned subtree
+# of at least 2**SUBTREE_LEVEL leaves (smaller ones are recomputed from at most that many
+# rows), and one tree head per batch. Neither is a leaf; `verify` recomputes both.
+SUBTREE_LEVEL = 8
+log_subtrees = Table(
+    "log_subtrees",
     metadata,
-    Column("seq", Integer, primary_key=True, autoincrement=False),
-    Column("table_name", Text, nullable=False),
-    Column("row_key", Text, nullable=False),
-    Column("row_hash", Sha256, nullable=False),
-    Column("prev_hash", Sha256, nullable=False),
-    Column("chain_hash", Sha256, nullable=False),
+    Column("level", Integer, primary_key=True, autoincrement=False),
+    Column("start", Integer, primary_key=True, autoincrement=False),
+    Column("hash", Sha256, nullable=False),
 )
 
-# Tables whose rows enter the ledger, with the columns that make up each row's key.
+tree_heads = Table(
+    "tree_heads",
+    metadata,
+    Column("batch_id", Integer, _batch_reference(), primary_key=True, autoincrement=False),
+    Column("tree_size", Integer, nullable=False, unique=True),
+    Column("root_hash", Sha256, nullable=False),
+)
+
+# The origin line of the store's checkpoints, fixed by the first `core-audit checkpoint`.
+log_origin = Table(
+    "log_origin",
+    metadata,
+    Column("origin", Text, primary_key=True),
+)
+
+# Tables whose rows are leaves of the log, with the columns that make up each row's key.
 LEDGERED_KEYS: dict[str, tuple[str, ...]] = {
     "ingest_batches": ("batch_id",),
     "contract_assessments": ("assessment_id",),
@@ -266,5 +283,6 @@ LATE_COLUMNS: dict[str, frozenset[str]] = {
     "surface_occurrences": frozenset({"turn_key"}),
 }
 
-# Every table the append-only triggers guard (the ledger and the tallies too).
-APPEND_ONLY_TABLES: tuple[str, ...] = (*LEDGERED_KEYS, "residual_tallies", "ledger")
+# Every table the append-only triggers guard (the tallies and the log's own tables too).
+APPEND_ONLY_TABLES: tuple[str, ...] = (*LEDGERED_KEYS, "residual_tallies", "log_subtrees",
+                                       "tree_heads", "log_origin")

@@ -7,10 +7,19 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, inspect, select, text
 
-from store.db.ledger import GENESIS, Checkpoint, chain_hash, row_hash
+from store.db.log import LogError, StoredLog, TreeHead, latest_head, leaf_rows, log_entry
 from store.db.rows import ledger_key
-from store.db.tables import APPEND_ONLY_TABLES, LEDGERED_KEYS, ledger, metadata
+from store.db.tables import (
+    APPEND_ONLY_TABLES,
+    LEDGERED_KEYS,
+    SUBTREE_LEVEL,
+    log_subtrees,
+    metadata,
+    tree_heads,
+)
 from store.db.tallies import recomputed_tallies, stored_tallies
+from store.model.checkpoint import Checkpoint
+from store.model.merkle import CompactRange, leaf_hash, verify_consistency
 
 _SQLITE_TRIGGER_OPS = ("update", "delete", "insert")
 _PG_TRIGGER_OPS = ("update", "delete", "truncate")
@@ -32,8 +41,8 @@ class Problem:
 
 @dataclass
 class VerifyReport:
-    rows: int = 0
-    tip: Checkpoint | None = None
+    rows: int = 0  # leaves recomputed
+    tip: TreeHead | None = None
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -77,50 +86,53 @@ def _file_problems(connection: Connection) -> Iterator[Problem]:
             yield Problem(None, "sqlite", "", f"integrity_check: {message}")
 
 
-def _chain_problems(connection: Connection, report: VerifyReport) -> Iterator[Problem]:
-    expected_seq, head = 1, GENESIS
-    rows = connection.execute(select(ledger).order_by(ledger.c.seq))
-    for entry in rows:
-        if entry.seq != expected_seq:
-            yield Problem(expected_seq, "ledger", str(expected_seq),
-                          f"ledger entry missing (next entry is seq {entry.seq})")
+def _leaf_problems(connection: Connection, report: VerifyReport,
+                   heads: dict[int, tuple[int, str]]) -> Iterator[Problem]:
+    """One row for every leaf and one leaf for every row, in seq order; recompute the tree
+    from the rows and compare each batch's tree head with it."""
+    tree = CompactRange()
+    computed: dict[tuple[int, int], bytes] = {}
+    previous: tuple[int, str, str] | None = None
+    for seq, table, row in leaf_rows(connection):
+        key = ledger_key(tuple(row[c] for c in LEDGERED_KEYS[table]))
+        if previous is not None and seq == previous[0]:
+            yield Problem(seq, table, key, f"seq {seq} is also held by {previous[1]} "
+                                           f"{previous[2]}: one leaf, two rows (added out of band)")
+            continue
+        if seq != tree.size + 1:
+            yield Problem(tree.size + 1, "log", str(tree.size + 1),
+                          f"leaves {tree.size}..{seq - 2} have no row (deleted out of band)")
             return
-        if entry.prev_hash != head or entry.chain_hash != chain_hash(head, entry.row_hash):
-            yield Problem(entry.seq, entry.table_name, entry.row_key,
-                          "ledger chain broken (prev_hash or chain_hash does not match)")
-            return
-        head = entry.chain_hash
-        expected_seq += 1
-    report.rows = expected_seq - 1
-    report.tip = Checkpoint(report.rows, head)
+        previous = (seq, table, key)
+        for subtree in tree.append(leaf_hash(log_entry(table, row))):
+            if subtree.level >= SUBTREE_LEVEL:
+                computed[(subtree.level, subtree.start)] = subtree.digest
+        if table == "ingest_batches":
+            head = heads.pop(row["batch_id"], None)
+            if head is None:
+                yield Problem(seq, table, key, "batch has no tree head")
+            elif head != (tree.size, tree.root().hex()):
+                yield Problem(seq, table, key, f"tree head {head[0]}:{head[1]} differs from "
+                                               f"the tree its rows make ({tree.size}:"
+                                               f"{tree.root().hex()})")
+    report.rows = tree.size
+    report.tip = TreeHead(tree.size, tree.root())
+    for batch_id, (size, _) in sorted(heads.items()):
+        yield Problem(None, "tree_heads", f"batch {batch_id}",
+                      f"tree head of size {size} names a batch that is not stored")
+    stored = connection.execute(select(log_subtrees)).all()
+    for level, start, digest in stored:
+        found = computed.pop((level, start), None)
+        if found is None or found.hex() != digest:
+            yield Problem(None, "log_subtrees", f"{level}/{start}",
+                          "subtree hash is not the tree of its leaves")
+    for level, start in sorted(computed):
+        yield Problem(None, "log_subtrees", f"{level}/{start}", "subtree hash is missing")
 
 
-def _row_problems(connection: Connection, table: str) -> Iterator[Problem]:
-    t = metadata.tables[table]
-    key_columns = LEDGERED_KEYS[table]
-    joined = (
-        select(t, ledger.c.table_name, ledger.c.row_key, ledger.c.row_hash)
-        .select_from(t.outerjoin(ledger, ledger.c.seq == t.c.seq))
-        .order_by(t.c.seq)
-    )
-    for mapping in connection.execute(joined).mappings():
-        row = {c.name: mapping[c.name] for c in t.columns}
-        key = ledger_key(tuple(row[c] for c in key_columns))
-        if mapping["row_hash"] is None:
-            yield Problem(row["seq"], table, key, "row has no ledger entry (added out of band)")
-        elif mapping["table_name"] != table or mapping["row_key"] != key:
-            yield Problem(row["seq"], table, key,
-                          f"ledger seq names {mapping['table_name']} {mapping['row_key']}")
-        elif mapping["row_hash"] != row_hash(table, row):
-            yield Problem(row["seq"], table, key, "row content does not match its ledger hash")
-    missing = (
-        select(ledger.c.seq, ledger.c.row_key)
-        .select_from(ledger.outerjoin(t, t.c.seq == ledger.c.seq))
-        .where(ledger.c.table_name == table, t.c.seq.is_(None))
-        .order_by(ledger.c.seq)
-    )
-    for entry in connection.execute(missing):
-        yield Problem(entry.seq, table, entry.row_key, "row is missing (deleted out of band)")
+def _heads(connection: Connection) -> dict[int, tuple[int, str]]:
+    return {row.batch_id: (row.tree_size, row.root_hash)
+            for row in connection.execute(select(tree_heads))}
 
 
 def _tally_problems(connection: Connection) -> Iterator[Problem]:
@@ -153,30 +165,37 @@ def _unreadable_tables(connection: Connection) -> dict[str, Problem]:
     return unreadable
 
 
-def verify_store(connection: Connection, checkpoint: Checkpoint | None = None) -> VerifyReport:
+def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *,
+                 quick: bool = False) -> VerifyReport:
+    """Everything recomputable is recomputed: rows <-> leaves, the tree, every tree head,
+    the tallies; a checkpoint must be a prefix of the store's tree (consistency proof).
+    `quick` checks only the checkpoint against the stored tree head (O(log n))."""
     report = VerifyReport()
     unreadable = _unreadable_tables(connection)
     problems: list[Problem] = list(unreadable.values())
     problems.extend(_trigger_problems(connection))
-    problems.extend(_file_problems(connection))
-    if "ledger" in unreadable:
+    log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
+    if log_tables & unreadable.keys():
         report.problems = problems[:MAX_PROBLEMS]
         return report
-    problems.extend(_chain_problems(connection, report))
-    for table in LEDGERED_KEYS:
-        if table in unreadable:
-            continue
-        for problem in _row_problems(connection, table):
-            problems.append(problem)
-            if len(problems) >= MAX_PROBLEMS * 4:
-                break
-    unknown = {
-        row[0] for row in connection.execute(select(ledger.c.table_name).distinct())
-    } - set(LEDGERED_KEYS)
-    problems.extend(Problem(None, name, "", "ledger names an unknown table") for name in unknown)
     if checkpoint is not None:
         problems.extend(_checkpoint_problems(connection, checkpoint))
-    # Structural problems (no seq) first, then rows in ledger order, then the derived
+    if quick:
+        report.tip = latest_head(connection)
+        report.rows = report.tip.size
+        report.problems = problems[:MAX_PROBLEMS]
+        return report
+    problems.extend(_file_problems(connection))
+    heads = _heads(connection)
+    for problem in _leaf_problems(connection, report, heads):
+        problems.append(problem)
+        if len(problems) >= MAX_PROBLEMS * 4:
+            break
+    stored_head = latest_head(connection)
+    if report.tip is not None and report.tip.size != stored_head.size:
+        problems.append(Problem(None, "tree_heads", "", f"the newest tree head has size "
+                                f"{stored_head.size}, the store {report.tip.size} leaves"))
+    # Structural problems (no seq) first, then rows in leaf order, then the derived
     # tallies (a changed row also upsets its batch's tallies: name the row first).
     problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
     if not {"residual_tallies", "contract_residuals", "residual_occurrences"} & unreadable.keys():
@@ -186,12 +205,18 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None) -
 
 
 def _checkpoint_problems(connection: Connection, checkpoint: Checkpoint) -> Iterator[Problem]:
-    stored = connection.execute(
-        select(ledger.c.chain_hash).where(ledger.c.seq == checkpoint.seq)
-    ).scalar_one_or_none()
-    if stored is None:
-        yield Problem(checkpoint.seq, "ledger", str(checkpoint.seq),
-                      "checkpoint seq is beyond the ledger (rows were removed)")
-    elif stored != checkpoint.chain_hash:
-        yield Problem(checkpoint.seq, "ledger", str(checkpoint.seq),
-                      "chain hash differs from the checkpoint (history was rewritten)")
+    """The store must extend the checkpoint's tree: a consistency proof from the stored log."""
+    head = latest_head(connection)
+    where = f"checkpoint {checkpoint.size}"
+    if checkpoint.size > head.size:
+        yield Problem(None, "log", where, f"the checkpoint's tree has {checkpoint.size} "
+                                          f"leaves, the store {head.size} (rows were removed)")
+        return
+    try:
+        path = StoredLog(connection).consistency(checkpoint.size, head.size)
+    except LogError as exc:
+        yield Problem(None, "log", where, f"cannot prove consistency: {exc}")
+        return
+    if not verify_consistency(checkpoint.size, head.size, checkpoint.root, head.root, path):
+        yield Problem(None, "log", where, "the store does not extend the checkpoint's tree "
+                                          "(history was rewritten)")

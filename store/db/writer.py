@@ -12,7 +12,7 @@ from typing import IO, Any
 from sqlalchemy import Connection, Engine, func, select, text, tuple_
 
 from store import __version__
-from store.db.ledger import LedgerAppender, read_tip
+from store.db.log import LogAppender
 from store.db.rows import PendingRow, RecordReader, RegistryProvider, ledger_key
 from store.db.tables import LEDGERED_KEYS, ingest_batches, metadata
 from store.db.tallies import BatchTally, Combo, combo_of
@@ -23,7 +23,7 @@ from store.model.teaching_surface import default_registry
 CHUNK_ROWS = 5000
 RESIDUAL_CACHE = 20_000
 MAX_REPORTED_ERRORS = 20
-LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes chain appends
+LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes log appends
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +140,7 @@ def insert_rows(connection: Connection, table: str, rows: list[dict[str, Any]]) 
     connection.exec_driver_sql(sql, [tuple(r[c] for c in columns) for r in rows])
 
 
-def lock_chain_tip(connection: Connection) -> None:
+def lock_log_tip(connection: Connection) -> None:
     """One writer at a time extends the chain; SQLite's BEGIN IMMEDIATE already ensures it."""
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})
@@ -165,7 +165,7 @@ class _BatchWriter:
         self.connection = connection
         self.summary = summary
         self.batch_id = batch_id
-        self.appender = LedgerAppender(read_tip(connection))
+        self.appender = LogAppender(connection)
         self.pending: list[tuple[int, PendingRow]] = []
         # Residual ids repeat across frames: remember their stored content, boundedly.
         self.residuals: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -216,7 +216,6 @@ class _BatchWriter:
             return
         stored = self._lookup()
         inserts: dict[str, list[dict[str, Any]]] = {table: [] for table in stored}
-        ledger_rows: list[dict[str, Any]] = []
         # A frame's occurrences and their residuals arrive together, so within one chunk.
         combos: dict[str, Combo] = {
             p.row["residual_id"]: combo_of(p.row)
@@ -235,7 +234,7 @@ class _BatchWriter:
                 counts.present += 1
                 continue
             row = {**p.row, "batch_id": self.batch_id}
-            ledger_rows.append(self.appender.stamp(p.table, ledger_key(p.key), row))
+            self.appender.append(p.table, row)
             inserts[p.table].append(row)
             stored[p.table][p.key] = p.row  # later sightings in this batch are "present"
             counts.new += 1
@@ -248,7 +247,7 @@ class _BatchWriter:
             return
         for table, rows in inserts.items():
             insert_rows(self.connection, table, rows)
-        insert_rows(self.connection, "ledger", ledger_rows)
+        insert_rows(self.connection, "log_subtrees", self.appender.subtree_rows())
 
     def close(self, input_sha256: str) -> None:
         summary = self.summary
@@ -264,9 +263,10 @@ class _BatchWriter:
             "ingested_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
             "store_version": __version__,
         }
-        ledger_row = self.appender.stamp("ingest_batches", str(self.batch_id), row)
+        self.appender.append("ingest_batches", row)  # the batch's own row is its last leaf
         insert_rows(self.connection, "ingest_batches", [row])
-        insert_rows(self.connection, "ledger", [ledger_row])
+        insert_rows(self.connection, "log_subtrees", self.appender.subtree_rows())
+        insert_rows(self.connection, "tree_heads", [self.appender.head_row(self.batch_id)])
         insert_rows(self.connection, "residual_tallies", self.tally.rows(self.batch_id))
 
 
@@ -287,7 +287,7 @@ def append_batch(
     hashing = _HashingReader(as_stream(source_lines))
     registry = functools.cache(registry)  # looked up once per batch, and only if needed
     with engine.begin() as connection:
-        lock_chain_tip(connection)
+        lock_log_tip(connection)
         text_without_nul = connection.dialect.name == "postgresql"  # its text type refuses NUL
         batch_id = last_batch_id(connection) + 1
         writer = _BatchWriter(connection, summary, batch_id)

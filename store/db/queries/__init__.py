@@ -14,7 +14,7 @@ from store.db.queries.assessments import (
 from store.db.queries.batches import count_batches, list_batches
 from store.db.queries.errors import CursorError, PageSizeError, QueryError, QueryTimeout
 from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
-from store.db.queries.ledger import ledger_status
+from store.db.queries.ledger import consistency_proof, inclusion_proof, ledger_status
 from store.db.queries.occurrences import assessment_residuals, list_occurrences
 from store.db.queries.pages import (
     DEFAULT_PAGE_SIZE,
@@ -25,7 +25,9 @@ from store.db.queries.pages import (
 )
 from store.db.queries.records import (
     Batch,
+    ConsistencyProof,
     FacetCount,
+    InclusionProof,
     LedgerStatus,
     Occurrence,
     Page,
@@ -59,8 +61,10 @@ __all__ = [
     "MAX_PAGE_SIZE",
     "AssessmentFilter",
     "Batch",
+    "ConsistencyProof",
     "CursorError",
     "FacetCount",
+    "InclusionProof",
     "LedgerStatus",
     "Occurrence",
     "Page",
@@ -81,6 +85,7 @@ __all__ = [
     "TurnFilter",
     "assessment_by_id",
     "assessment_residuals",
+    "consistency_proof",
     "count_assessments",
     "count_batches",
     "count_residuals",
@@ -88,6 +93,7 @@ __all__ = [
     "count_turns",
     "decode_cursor",
     "encode_cursor",
+    "inclusion_proof",
     "ledger_status",
     "list_assessments",
     "list_batches",

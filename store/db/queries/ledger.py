@@ -1,19 +1,61 @@
-"""The ledger's head and length."""
+"""The transparency log as the API reads it: tree head, proofs, leaves of stored records."""
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    Connection,
-    func,
-    select,
-)
+from sqlalchemy import Connection, select
 
-from store.db.ledger import read_tip
-from store.db.queries.records import LedgerStatus
-from store.db.tables import ledger as ledger_t
+from store.db.log import StoredLog, latest_head, log_entry, stored_origin
+from store.db.queries.errors import QueryError
+from store.db.queries.records import ConsistencyProof, InclusionProof, LedgerStatus
+from store.db.tables import LEDGERED_KEYS, metadata
+from store.model.merkle import leaf_hash
+
+DEFAULT_ORIGIN_PREFIX = "core-audit/"
 
 
 def ledger_status(connection: Connection) -> LedgerStatus:
-    tip = read_tip(connection)
-    length = connection.execute(select(func.count()).select_from(ledger_t)).scalar_one()
-    return LedgerStatus(length=length, head_seq=tip.seq, head_hash=tip.chain_hash)
+    head = latest_head(connection)
+    return LedgerStatus(tree_size=head.size, root_hash=head.root_hex,
+                        origin=stored_origin(connection))
+
+
+def _size(connection: Connection, tree_size: int | None, at_least: int) -> int:
+    size = latest_head(connection).size
+    if tree_size is None:
+        return size
+    if not at_least <= tree_size <= size:
+        raise QueryError(f"treeSize: must be between {at_least} and the tree size {size}, "
+                         f"got {tree_size}")
+    return tree_size
+
+
+def inclusion_proof(connection: Connection, table: str, key: tuple[object, ...],
+                    tree_size: int | None = None) -> InclusionProof | None:
+    """RFC 9162 section 2.1.3 proof that a stored row is a leaf of the tree of `tree_size`
+    leaves (default: the newest tree head); None when there is no such row."""
+    t = metadata.tables[table]
+    columns = [t.c[name] for name in LEDGERED_KEYS[table]]
+    row = connection.execute(select(t).where(*(c == v for c, v in zip(
+        columns, key, strict=True)))).mappings().first()
+    if row is None:
+        return None
+    index = row["seq"] - 1
+    size = _size(connection, tree_size, index + 1)
+    log = StoredLog(connection)
+    entry = log_entry(table, dict(row))
+    return InclusionProof(leaf_index=index, tree_size=size, entry=entry.decode("utf-8"),
+                          leaf_hash=leaf_hash(entry).hex(),
+                          inclusion_path=[h.hex() for h in log.inclusion(index, size)],
+                          root_hash=log.root(size).hex())
+
+
+def consistency_proof(connection: Connection, first: int, second: int | None = None
+                      ) -> ConsistencyProof:
+    """RFC 9162 section 2.1.4 proof that the tree of `second` leaves extends that of `first`."""
+    size = _size(connection, second, 0)
+    if not 0 <= first <= size:
+        raise QueryError(f"fromSize: must be between 0 and {size}, got {first}")
+    log = StoredLog(connection)
+    return ConsistencyProof(first=first, second=size, first_root=log.root(first).hex(),
+                            second_root=log.root(size).hex(),
+                            consistency_path=[h.hex() for h in log.consistency(first, size)])

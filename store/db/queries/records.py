@@ -159,9 +159,32 @@ class SurfaceFacets:
 
 @dataclass(frozen=True, slots=True)
 class LedgerStatus:
-    length: int
-    head_seq: int
-    head_hash: str
+    tree_size: int
+    root_hash: str  # hex
+    origin: str | None  # fixed by the store's first checkpoint
+
+
+@dataclass(frozen=True, slots=True)
+class InclusionProof:
+    """RFC 9162 section 2.1.3, with the entry itself: as `core-audit prove` prints it."""
+
+    leaf_index: int
+    tree_size: int
+    entry: str
+    leaf_hash: str
+    inclusion_path: list[str]
+    root_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsistencyProof:
+    """RFC 9162 section 2.1.4: as `core-audit prove --consistency` prints it."""
+
+    first: int
+    second: int
+    first_root: str
+    second_root: str
+    consistency_path: list[str]
 
 
 

@@ -1,0 +1,164 @@
+"""The transparency log over every stored row (RFC 9162): leaves, subtrees, heads and proofs.
+
+A row of a LEDGERED_KEYS table is leaf `seq - 1`; its entry is the canonical JSON of its table
+name and stored values. Full aligned subtrees of 2**SUBTREE_LEVEL leaves or more are stored
+as they complete; a smaller one is recomputed from its (at most 255) rows. So any subtree
+hash, the root at any size, and inclusion and consistency proofs cost O(log n) lookups.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, and_, select
+
+from store.db.tables import (
+    LATE_COLUMNS,
+    LEDGERED_KEYS,
+    SUBTREE_LEVEL,
+    log_origin,
+    log_subtrees,
+    metadata,
+    tree_heads,
+)
+from store.model.canonical import canonical
+from store.model.merkle import (
+    EMPTY_ROOT,
+    CompactRange,
+    FullSubtree,
+    consistency_path,
+    inclusion_path,
+    leaf_hash,
+    subtree_from_full,
+)
+
+Row = Mapping[str, Any]
+
+
+def log_entry(table: str, row: Row) -> bytes:
+    """What a leaf hashes: the row's table and stored values (not its seq, not a null column
+    a later revision added), as canonical JSON; anyone can recompute it from the record."""
+    late = LATE_COLUMNS.get(table, frozenset())
+    values = {k: v for k, v in row.items() if k != "seq" and not (v is None and k in late)}
+    return canonical({"table": table, "row": values})
+
+
+@dataclass(frozen=True, slots=True)
+class TreeHead:
+    size: int
+    root: bytes
+
+    @property
+    def root_hex(self) -> str:
+        return self.root.hex()
+
+
+def latest_head(connection: Connection) -> TreeHead:
+    """The newest batch's tree head; the empty tree in an empty store."""
+    found = connection.execute(
+        select(tree_heads.c.tree_size, tree_heads.c.root_hash)
+        .order_by(tree_heads.c.tree_size.desc()).limit(1)).first()
+    return TreeHead(0, EMPTY_ROOT) if found is None else TreeHead(
+        found.tree_size, bytes.fromhex(found.root_hash))
+
+
+def leaf_rows(connection: Connection, start: int = 0, end: int | None = None
+              ) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(seq, table, row) of the leaves start <= seq - 1 < end, in seq order, streamed."""
+    def rows(table: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
+        t = metadata.tables[table]
+        condition = t.c.seq > start if end is None else and_(t.c.seq > start, t.c.seq <= end)
+        result = connection.execution_options(yield_per=5000).execute(
+            select(t).where(condition).order_by(t.c.seq))
+        for mapping in result.mappings():
+            yield mapping["seq"], table, dict(mapping)
+
+    return heapq.merge(*(rows(t) for t in LEDGERED_KEYS), key=lambda item: item[0])
+
+
+def _computed(connection: Connection, start: int, end: int) -> bytes:
+    leaves = [leaf_hash(log_entry(table, row)) for _, table, row in
+              leaf_rows(connection, start, end)]
+    if len(leaves) != end - start:
+        raise LogError(f"leaves {start}..{end - 1} do not have one row each")
+    tree = CompactRange()
+    for leaf in leaves:
+        tree.append(leaf)
+    return tree.root()
+
+
+class LogError(Exception):
+    """The stored log cannot answer: a subtree or a leaf's row is missing."""
+
+
+class StoredLog:
+    """Answers subtree hashes from the store, each full one looked up once."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self._cache: dict[tuple[int, int], bytes] = {}
+
+    def full(self, start: int, end: int) -> bytes:
+        found = self._cache.get((start, end))
+        if found is not None:
+            return found
+        level = (end - start).bit_length() - 1
+        if level >= SUBTREE_LEVEL:
+            stored = self.connection.execute(
+                select(log_subtrees.c.hash).where(log_subtrees.c.level == level,
+                                                  log_subtrees.c.start == start)).scalar()
+            if stored is None:
+                raise LogError(f"subtree of leaves {start}..{end - 1} is not stored")
+            found = bytes.fromhex(stored)
+        else:
+            found = _computed(self.connection, start, end)
+        self._cache[(start, end)] = found
+        return found
+
+    def subtree(self, start: int, end: int) -> bytes:
+        return subtree_from_full(start, end, self.full)
+
+    def root(self, size: int) -> bytes:
+        return EMPTY_ROOT if size == 0 else self.subtree(0, size)
+
+    def inclusion(self, index: int, size: int) -> list[bytes]:
+        return inclusion_path(index, size, self.subtree)
+
+    def consistency(self, first: int, second: int) -> list[bytes]:
+        return consistency_path(first, second, self.subtree)
+
+
+class LogAppender:
+    """Gives the rows one batch appends their seqs, and the log its new subtrees and head."""
+
+    def __init__(self, connection: Connection) -> None:
+        head = latest_head(connection)
+        self.tree = CompactRange.restore(head.size, StoredLog(connection).full)
+        self.subtrees: list[FullSubtree] = []
+
+    @property
+    def size(self) -> int:
+        return self.tree.size
+
+    def append(self, table: str, row: dict[str, Any]) -> None:
+        """Sets row["seq"]: the row becomes the next leaf."""
+        leaf = leaf_hash(log_entry(table, row))
+        row["seq"] = self.tree.size + 1
+        self.subtrees.extend(s for s in self.tree.append(leaf) if s.level >= SUBTREE_LEVEL)
+
+    def subtree_rows(self) -> list[dict[str, Any]]:
+        rows = [{"level": s.level, "start": s.start, "hash": s.digest.hex()}
+                for s in self.subtrees]
+        self.subtrees.clear()
+        return rows
+
+    def head_row(self, batch_id: int) -> dict[str, Any]:
+        return {"batch_id": batch_id, "tree_size": self.tree.size,
+                "root_hash": self.tree.root().hex()}
+
+
+def stored_origin(connection: Connection) -> str | None:
+    return connection.execute(select(log_origin.c.origin).limit(1)).scalar()
