@@ -20,8 +20,8 @@ from surface_helpers import write_jsonl
 from store.cli.query import execute_operation
 from store.db.audit_store import AuditStore
 from store.db.database import Database
-from store.db.ledger import Checkpoint
 from store.db.tables import LEDGERED_KEYS, metadata
+from store.model.checkpoint import Checkpoint
 
 pytestmark = pytest.mark.postgres
 
@@ -78,9 +78,10 @@ def stores(inputs: list[Path],
 def _dump(url: str) -> dict[str, list[dict[str, Any]]]:
     with AuditStore.open(url, read_only=True) as store, store.engine.connect() as connection:
         dump = {}
-        for name in (*LEDGERED_KEYS, "ledger"):
+        for name in (*LEDGERED_KEYS, "tree_heads"):
             table = metadata.tables[name]
-            rows = connection.execute(select(table).order_by(table.c.seq)).mappings()
+            order = table.c.batch_id if name == "tree_heads" else table.c.seq
+            rows = connection.execute(select(table).order_by(order)).mappings()
             dump[name] = [{k: v for k, v in r.items() if k not in BATCH_TIME_FIELDS}
                           for r in rows]
         return dump
@@ -91,14 +92,11 @@ def test_rows_ids_and_orderings_are_identical(stores: tuple[str, str]) -> None:
     assert len(sqlite_dump["contract_residuals"]) > 12
     for table in LEDGERED_KEYS:
         assert pg_dump[table] == sqlite_dump[table], table
-    # Ledger: same seqs, tables, keys and row hashes; only batch rows hash their own time.
-    strip = ("row_hash", "prev_hash", "chain_hash")
-    for sqlite_entry, pg_entry in zip(sqlite_dump["ledger"], pg_dump["ledger"], strict=True):
-        assert {k: v for k, v in pg_entry.items() if k not in strip} == {
-            k: v for k, v in sqlite_entry.items() if k not in strip}
-        if sqlite_entry["table_name"] != "ingest_batches":
-            assert pg_entry["row_hash"] == sqlite_entry["row_hash"]
-    assert [r["seq"] for r in pg_dump["ledger"]] == list(range(1, len(pg_dump["ledger"]) + 1))
+    # The same tree sizes per batch; roots differ only because batch rows hold their time.
+    assert [(h["batch_id"], h["tree_size"]) for h in pg_dump["tree_heads"]] == [
+        (h["batch_id"], h["tree_size"]) for h in sqlite_dump["tree_heads"]]
+    seqs = sorted(r["seq"] for table in LEDGERED_KEYS for r in pg_dump[table])
+    assert seqs == list(range(1, len(seqs) + 1))
 
 
 def _operation(url: str, name: str, variables: dict[str, Any]) -> dict[str, Any]:
@@ -113,7 +111,7 @@ def _operation(url: str, name: str, variables: dict[str, Any]) -> dict[str, Any]
 def _without_batch_times(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _without_batch_times(v) for k, v in value.items()
-                if k not in ("ingestedAt", "headHash")}
+                if k not in ("ingestedAt", "rootHash")}
     if isinstance(value, list):
         return [_without_batch_times(v) for v in value]
     return value
@@ -151,12 +149,13 @@ def test_verify_outcomes_are_identical(stores: tuple[str, str]) -> None:
     for url in stores:
         with AuditStore.open(url, read_only=True) as store:
             intact = store.verify()
-            tip = store.checkpoint()
-            wrong = store.verify(Checkpoint(5, "f" * 64))
-            beyond = store.verify(Checkpoint(tip.seq + 1, tip.chain_hash))
-            reports.append((intact.intact, intact.rows, intact.tip.seq if intact.tip else None,
+            tip = store.tree_head()
+            wrong = store.verify(Checkpoint("core-audit/test", 5, b"\xff" * 32))
+            beyond = store.verify(Checkpoint("core-audit/test", tip.size + 1, tip.root))
+            reports.append((intact.intact, intact.rows, intact.tip.size if intact.tip else None,
                             [str(p) for p in wrong.problems], [str(p) for p in beyond.problems]))
     assert reports[0] == reports[1]
     assert reports[0][0] is True
     assert reports[0][3] == [
-        "seq 5: ledger 5: chain hash differs from the checkpoint (history was rewritten)"]
+        "log checkpoint 5: the store does not extend the checkpoint's tree (history was "
+        "rewritten)"]

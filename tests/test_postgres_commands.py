@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import socket
@@ -16,6 +17,7 @@ from backends import raw_query
 from surface_helpers import cli
 
 from store.db.schema_version import head_revision
+from store.db.tables import LEDGERED_KEYS
 
 pytestmark = pytest.mark.postgres
 
@@ -44,17 +46,24 @@ def test_db_upgrade_current_and_downgrade(pg_url: str) -> None:
     assert _ok("db", "current", "--db", pg_url).strip() == f"{head_revision()} (at head)"
 
 
-def test_ingest_verify_checkpoint_query(pg_url: str) -> None:
+def test_ingest_verify_checkpoint_query(pg_url: str, tmp_path: Path) -> None:
     out = json.loads(_ok("ingest", "--json", "--db", pg_url, EXAMPLES[0]))
     assert out["batches"][0]["tables"]["contract_residuals"]["new"] == 6
     for path in EXAMPLES[1:]:
         _ok("ingest", "--db", pg_url, path)
-    seq, head = _ok("checkpoint", "--db", pg_url).split()
-    assert int(seq) == raw_query(pg_url, "SELECT max(seq) FROM ledger")[0][0]
-    verified = _ok("verify", "--db", pg_url, "--checkpoint", f"{seq}:{head}")
-    assert verified.strip() == f"intact: {seq} ledger rows, head {seq}:{head}"
-    answer = json.loads(_ok("query", "--db", pg_url, "{ ledger { length headHash } }"))
-    assert answer == {"data": {"ledger": {"length": int(seq), "headHash": head}}}
+    note = _ok("checkpoint", "--db", pg_url)
+    _, size, root = note.split("\n")[:3]
+    leaves = sum(raw_query(pg_url, f"SELECT count(*) FROM {t}")[0][0]  # type: ignore[misc]
+                 for t in LEDGERED_KEYS)
+    assert int(size) == leaves
+    checkpoint = tmp_path / "checkpoint.txt"
+    checkpoint.write_text(note, encoding="utf-8")
+    verified = _ok("verify", "--db", pg_url, "--checkpoint", checkpoint)
+    head = base64.b64decode(root).hex()
+    assert verified.strip() == (f"intact: {size} leaves, root {head}; extends the checkpoint "
+                                f"of size {size}")
+    answer = json.loads(_ok("query", "--db", pg_url, "{ ledger { treeSize rootHash } }"))
+    assert answer == {"data": {"ledger": {"treeSize": int(size), "rootHash": head}}}
 
 
 def test_a_bad_file_writes_nothing(pg_url: str, tmp_path: Path) -> None:
@@ -104,10 +113,10 @@ def test_serve(pg_url: str) -> None:
             assert time.monotonic() < deadline, "server did not come up"
             time.sleep(0.2)
         response = httpx.post(f"{base}/graphql",
-                              json={"query": "{ ledger { length } residuals { totalCount } }"})
+                              json={"query": "{ ledger { treeSize } residuals { totalCount } }"})
         body = response.json()
-        assert body["data"]["ledger"]["length"] == raw_query(
-            pg_url, "SELECT count(*) FROM ledger")[0][0]
+        assert body["data"]["ledger"]["treeSize"] == raw_query(
+            pg_url, "SELECT max(tree_size) FROM tree_heads")[0][0]
         assert body["data"]["residuals"]["totalCount"] == raw_query(
             pg_url, "SELECT count(*) FROM contract_residuals")[0][0]
     finally:

@@ -6,11 +6,23 @@ never regenerated. Every test works on a copy of it.
 
 from __future__ import annotations
 
+import base64
 import shutil
 from pathlib import Path
 
 import pytest
-from surface_helpers import cli, dump, query, table_dump, tables, triggers, write_jsonl
+from surface_helpers import (
+    cli,
+    dump,
+    history,
+    leaf_entries,
+    query,
+    rfc9162_root,
+    table_dump,
+    tables,
+    triggers,
+    write_jsonl,
+)
 from teaching_data import LIGHT_SURFACE, MEMORY_SURFACE
 
 from store.db.audit_store import AuditStore
@@ -33,9 +45,10 @@ def trigger_names(*tables: str) -> set[str]:
 
 REV0001_TRIGGERS = trigger_names(*REV0001_TABLES)
 REV0002_TRIGGERS = trigger_names(*SURFACE_TABLES)
-HEAD = "0005"  # 0003 adds residual_tallies, 0004 the rowid guard, 0005 turns
-HEAD_TRIGGERS = (REV0001_TRIGGERS | REV0002_TRIGGERS | trigger_names("residual_tallies")
-                 | trigger_names("turns"))
+HEAD = "0006"  # 0003 tallies, 0004 the rowid guard, 0005 turns, 0006 the log
+LOG_TABLES = ("log_subtrees", "tree_heads", "log_origin")  # revision 0006, instead of ledger
+HEAD_TABLES = {*REV0001_TABLES[:-1], *SURFACE_TABLES, "residual_tallies", "turns", *LOG_TABLES}
+HEAD_TRIGGERS = trigger_names(*HEAD_TABLES)
 
 SURFACE_LINES = [
     {"grounding_source": "teaching", "surface": LIGHT_SURFACE, "subject": "light",
@@ -60,7 +73,20 @@ def revision(db: Path) -> str:
 
 
 def dumps_of(db: Path) -> dict[str, list[tuple[object, ...]]]:
-    return {table: table_dump(db, table) for table in REV0001_TABLES}
+    """The residual store's rows (the ledger itself is replaced by the log at 0006)."""
+    return {table: table_dump(db, table) for table in REV0001_TABLES[:-1]}
+
+
+def root_of(checkpoint_note: str) -> str:
+    """The root hash (hex) of a C2SP checkpoint: origin, size, base64 root, blank line."""
+    return base64.b64decode(checkpoint_note.split("\n")[2]).hex()
+
+
+def keep_checkpoint(db: Path, path: Path) -> Path:
+    result = cli("checkpoint", "--db", db)
+    assert result.exit_code == 0, result.output
+    path.write_text(result.stdout, encoding="utf-8")
+    return path
 
 
 def upgraded(db: Path) -> None:
@@ -101,25 +127,28 @@ def test_commands_on_a_store_behind_head_name_the_upgrade(old_store: Path,
 
 
 def test_upgrade_keeps_every_row_id_and_ledger_hash(old_store: Path) -> None:
-    before = dumps_of(old_store)
-    assert len(before["ledger"]) == 133
+    before, chain = dumps_of(old_store), history(old_store)
+    assert len(chain) == 133
     upgraded(old_store)
     assert revision(old_store) == HEAD
     assert dumps_of(old_store) == before
+    # Leaf order is the old seq; each leaf's entry hashes to the old ledger's row_hash.
+    assert history(old_store) == chain
     current = cli("db", "current", "--db", old_store)
     assert current.stdout.strip() == f"{HEAD} (at head)"
-    verify = cli("verify", "--db", old_store, "--checkpoint", REV0001_CHECKPOINT)
+    root = rfc9162_root(leaf_entries(old_store)).hex()
+    verify = cli("verify", "--db", old_store)
     assert verify.exit_code == 0, verify.output
-    assert verify.stdout.strip() == f"intact: 133 ledger rows, head {REV0001_CHECKPOINT}"
+    assert verify.stdout.strip() == f"intact: 133 leaves, root {root}"
     checkpoint = cli("checkpoint", "--db", old_store)
-    assert checkpoint.stdout.strip() == REV0001_HEAD
+    assert checkpoint.stdout.split("\n")[1] == "133"
+    assert root_of(checkpoint.stdout) == root
 
 
 def test_upgrade_leaves_the_triggers_of_both_revisions(old_store: Path) -> None:
     upgraded(old_store)
     assert triggers(old_store) == HEAD_TRIGGERS
-    assert tables(old_store) == {*REV0001_TABLES, *SURFACE_TABLES, "residual_tallies",
-                                 "turns", "alembic_version"}
+    assert tables(old_store) == {*HEAD_TABLES, "alembic_version"}
 
 
 # Per batch and combination, straight from the revision-0001 rows (no tallies involved).
@@ -161,18 +190,20 @@ def test_upgrade_is_idempotent_at_head(old_store: Path) -> None:
 def test_an_upgraded_store_takes_surface_records(old_store: Path, tmp_path: Path) -> None:
     before = dumps_of(old_store)
     upgraded(old_store)
+    kept = keep_checkpoint(old_store, tmp_path / "checkpoint.txt")
     ingest_surfaces(old_store, tmp_path)
     assert query(old_store, "SELECT verification FROM surface_records ORDER BY seq") == [
         ("verified",), ("verified",), ("not_checked",)]
     assert query(old_store, "SELECT COUNT(*) FROM surface_occurrences") == [(3,)]
-    # The new rows extend the old chain: seqs 134.., batch 3, and the old head still holds.
-    assert query(old_store, "SELECT MIN(seq) FROM ledger WHERE seq > 133") == [(134,)]
+    # The new rows extend the old tree: leaves 134.., batch 3, and the old head still holds.
+    assert query(old_store, "SELECT MIN(seq) FROM surface_records") == [(134,)]
     assert query(old_store, "SELECT MAX(batch_id) FROM ingest_batches") == [(3,)]
     after = dumps_of(old_store)
-    for table in REV0001_TABLES:
+    for table in REV0001_TABLES[:-1]:
         assert after[table][: len(before[table])] == before[table], table
-    verify = cli("verify", "--db", old_store, "--checkpoint", REV0001_CHECKPOINT)
+    verify = cli("verify", "--db", old_store, "--checkpoint", kept)
     assert verify.exit_code == 0, verify.output
+    assert verify.stdout.strip().endswith("extends the checkpoint of size 133")
 
 
 def test_downgrade_without_surface_rows_restores_revision_0001(old_store: Path,
@@ -194,15 +225,14 @@ def test_downgrade_without_surface_rows_restores_revision_0001(old_store: Path,
 def test_downgrade_with_surface_rows_is_refused(old_store: Path, tmp_path: Path) -> None:
     upgraded(old_store)
     ingest_surfaces(old_store, tmp_path)
+    kept = keep_checkpoint(old_store, tmp_path / "checkpoint.txt")
     before = dump(old_store)
-    [(tip_seq, tip_hash)] = query(
-        old_store, "SELECT seq, chain_hash FROM ledger ORDER BY seq DESC LIMIT 1")
     result = cli("db", "downgrade", "0001", "--db", old_store)
     assert result.exit_code != 0
     assert revision(old_store) == HEAD
     assert dump(old_store) == before
     assert triggers(old_store) == HEAD_TRIGGERS
-    verify = cli("verify", "--db", old_store, "--checkpoint", f"{tip_seq}:{tip_hash}")
+    verify = cli("verify", "--db", old_store, "--checkpoint", kept)
     assert verify.exit_code == 0, verify.output
 
 
@@ -240,7 +270,7 @@ def test_a_store_at_revision_0004_upgrades_keeping_its_surface_records(tmp_path:
                        "corpus_id, chain_id, pack_id, verification, expected_surface")
     before = query(store, f"SELECT {surface_columns} FROM surface_records ORDER BY seq")
     sightings = table_dump(store, "surface_occurrences")
-    ledger = table_dump(store, "ledger")
+    chain = history(store)
     assert len(before) == 12
     assert cli("verify", "--db", store).exit_code == 1  # behind head: refused, not migrated
     result = cli("db", "upgrade", "--db", store)
@@ -251,8 +281,10 @@ def test_a_store_at_revision_0004_upgrades_keeping_its_surface_records(tmp_path:
     assert query(store, "SELECT count(*) FROM surface_records WHERE surface_form IS NOT NULL "
                         "OR hops IS NOT NULL OR checked_against IS NOT NULL") == [(0,)]
     assert [row[:-1] for row in table_dump(store, "surface_occurrences")] == sightings
-    assert table_dump(store, "ledger") == ledger
+    assert history(store) == chain
     assert triggers(store) == HEAD_TRIGGERS
     verified = cli("verify", "--db", store)
     assert verified.exit_code == 0, verified.output
-    assert cli("checkpoint", "--db", store).stdout.strip() == REV0004_HEAD
+    checkpoint = cli("checkpoint", "--db", store).stdout
+    assert checkpoint.split("\n")[1] == REV0004_HEAD.split()[0]
+    assert root_of(checkpoint) == rfc9162_root(leaf_entries(store)).hex()

@@ -72,7 +72,8 @@ def surfaces(db: Path) -> list[dict[str, Any]]:
 
 def assert_nothing_written(db: Path) -> None:
     # The store was created at head by the refused run; not one row reached it.
-    for table in ("ingest_batches", "surface_records", "surface_occurrences", "ledger"):
+    for table in ("ingest_batches", "surface_records", "surface_occurrences", "tree_heads",
+                  "log_subtrees"):
         assert query(db, f"SELECT COUNT(*) FROM {table}") == [(0,)], table
 
 

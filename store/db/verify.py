@@ -89,21 +89,29 @@ def _file_problems(connection: Connection) -> Iterator[Problem]:
 def _leaf_problems(connection: Connection, report: VerifyReport,
                    heads: dict[int, tuple[int, str]]) -> Iterator[Problem]:
     """One row for every leaf and one leaf for every row, in seq order; recompute the tree
-    from the rows and compare each batch's tree head with it."""
+    from the rows and compare each batch's tree head and every stored subtree with it."""
+    newest = max((size for size, _ in heads.values()), default=0)
     tree = CompactRange()
     computed: dict[tuple[int, int], bytes] = {}
     previous: tuple[int, str, str] | None = None
+    batch_start, broken = 1, False
     for seq, table, row in leaf_rows(connection):
         key = ledger_key(tuple(row[c] for c in LEDGERED_KEYS[table]))
         if previous is not None and seq == previous[0]:
             yield Problem(seq, table, key, f"seq {seq} is also held by {previous[1]} "
                                            f"{previous[2]}: one leaf, two rows (added out of band)")
             continue
-        if seq != tree.size + 1:
-            yield Problem(tree.size + 1, "log", str(tree.size + 1),
-                          f"leaves {tree.size}..{seq - 2} have no row (deleted out of band)")
-            return
         previous = (seq, table, key)
+        if seq > newest:
+            yield Problem(seq, table, key, "row is beyond the newest tree head "
+                                           "(added out of band)")
+            continue
+        if seq != tree.size + 1 and not broken:
+            yield Problem(tree.size + 1, "log", f"leaf {tree.size}",
+                          f"leaves {tree.size}..{seq - 2} have no row (deleted out of band)")
+            broken = True  # every later root is off: the first gap is what to name
+        if broken:
+            continue
         for subtree in tree.append(leaf_hash(log_entry(table, row))):
             if subtree.level >= SUBTREE_LEVEL:
                 computed[(subtree.level, subtree.start)] = subtree.digest
@@ -112,11 +120,17 @@ def _leaf_problems(connection: Connection, report: VerifyReport,
             if head is None:
                 yield Problem(seq, table, key, "batch has no tree head")
             elif head != (tree.size, tree.root().hex()):
-                yield Problem(seq, table, key, f"tree head {head[0]}:{head[1]} differs from "
-                                               f"the tree its rows make ({tree.size}:"
-                                               f"{tree.root().hex()})")
+                yield Problem(seq, table, key, f"seq {batch_start}..{seq} do not make this "
+                                               "batch's tree head (a row among them was "
+                                               "changed out of band, or the head was)")
+            batch_start = seq + 1
     report.rows = tree.size
     report.tip = TreeHead(tree.size, tree.root())
+    if broken:
+        return
+    if tree.size < newest:
+        yield Problem(tree.size + 1, "log", f"leaf {tree.size}",
+                      f"leaves {tree.size}..{newest - 1} have no row (deleted out of band)")
     for batch_id, (size, _) in sorted(heads.items()):
         yield Problem(None, "tree_heads", f"batch {batch_id}",
                       f"tree head of size {size} names a batch that is not stored")
@@ -191,10 +205,6 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         problems.append(problem)
         if len(problems) >= MAX_PROBLEMS * 4:
             break
-    stored_head = latest_head(connection)
-    if report.tip is not None and report.tip.size != stored_head.size:
-        problems.append(Problem(None, "tree_heads", "", f"the newest tree head has size "
-                                f"{stored_head.size}, the store {report.tip.size} leaves"))
     # Structural problems (no seq) first, then rows in leaf order, then the derived
     # tallies (a changed row also upsets its batch's tallies: name the row first).
     problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import difflib
 import importlib
 import json
@@ -216,9 +217,14 @@ def test_surfaces_by_grounding_source(example_store_url: str) -> None:
 
 def test_ledger_status(example_store_url: str) -> None:
     data = run_operation(example_store_url, "LedgerStatus")
-    assert data["ledger"]["length"] == data["ledger"]["headSeq"] == LEDGER_LENGTH
+    assert data["ledger"]["treeSize"] == LEDGER_LENGTH
+    assert data["ledger"]["origin"] is None  # no checkpoint taken yet
     checkpoint = CliRunner().invoke(main, ["checkpoint", "--db", example_store_url])
-    assert checkpoint.output.split() == [str(LEDGER_LENGTH), data["ledger"]["headHash"]]
+    # C2SP tlog-checkpoint: origin, tree size, base64 root, blank line.
+    origin, size, root, blank = checkpoint.output.split("\n")[:4]
+    assert (size, base64.b64decode(root).hex(), blank) == (
+        str(LEDGER_LENGTH), data["ledger"]["rootHash"], "")
+    assert origin == "core-audit/" + data["ledger"]["rootHash"][:16]
     assert data["batches"]["totalCount"] == 3
     assert [(b["batchId"], b["source"], b["newRows"], b["presentRows"])
             for b in data["batches"]["nodes"]] == [
@@ -228,9 +234,9 @@ def test_ledger_status(example_store_url: str) -> None:
 
 def test_query_command_inline_and_errors(example_store_url: str) -> None:
     runner = CliRunner()
-    ok = runner.invoke(main, ["query", "--db", example_store_url, "{ ledger { length } }"])
+    ok = runner.invoke(main, ["query", "--db", example_store_url, "{ ledger { treeSize } }"])
     assert ok.exit_code == 0
-    assert json.loads(ok.output) == {"data": {"ledger": {"length": LEDGER_LENGTH}}}
+    assert json.loads(ok.output) == {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}}
     bad = runner.invoke(main, ["query", "--db", example_store_url,
                                "{ residuals(first: 10000) { totalCount } }"])
     assert bad.exit_code == 1
@@ -239,14 +245,14 @@ def test_query_command_inline_and_errors(example_store_url: str) -> None:
     assert mutation.exit_code == 1
     neither = runner.invoke(main, ["query", "--db", example_store_url])
     assert neither.exit_code == 2
-    bad_json = runner.invoke(main, ["query", "--db", example_store_url, "{ ledger { length } }",
+    bad_json = runner.invoke(main, ["query", "--db", example_store_url, "{ ledger { treeSize } }",
                                     "--variables", "{nope"])
     assert bad_json.exit_code == 2
 
 
 def test_query_command_needs_an_existing_store(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["query", "--db", str(tmp_path / "none.db"),
-                                       "{ ledger { length } }"])
+                                       "{ ledger { treeSize } }"])
     assert result.exit_code == 1
     assert "no such store" in result.output
     assert not (tmp_path / "none.db").exists()

@@ -53,11 +53,11 @@ query Page($filter: ResidualFilter, $first: Int, $after: String) {
 
 
 def test_post_and_get(client: TestClient) -> None:
-    body = graphql(client, "{ ledger { length headSeq } }")
-    assert body == {"data": {"ledger": {"length": LEDGER_LENGTH, "headSeq": LEDGER_LENGTH}}}
-    response = client.get("/graphql", params={"query": "{ ledger { length } }"})
+    body = graphql(client, "{ ledger { treeSize } }")
+    assert body == {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}}
+    response = client.get("/graphql", params={"query": "{ ledger { treeSize } }"})
     assert response.status_code == 200
-    assert response.json() == {"data": {"ledger": {"length": LEDGER_LENGTH}}}
+    assert response.json() == {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}}
 
 
 def test_filters_and_enums_over_graphql(client: TestClient) -> None:
@@ -156,12 +156,12 @@ def _deep_query(depth: int) -> str:
         ("{ residuals(first: -1) { totalCount } }", "between 0 and 500"),
         ('{ residuals(after: "bogus") { totalCount } }', "malformed cursor"),
         (_deep_query(50), "exceeds maximum operation depth"),
-        ("{ " + " ".join(f"a{i}: ledger {{ length }}" for i in range(100)) + " }", "aliases"),
-        ("{ " + "ledger { length } " * 2000 + "}", "token"),
+        ("{ " + " ".join(f"a{i}: ledger {{ treeSize }}" for i in range(100)) + " }", "aliases"),
+        ("{ " + "ledger { treeSize } " * 2000 + "}", "token"),
         ('mutation { residual(id: "x") { residualId } }', "mutation"),
-        ("subscription { ledger { length } }", "subscription"),
+        ("subscription { ledger { treeSize } }", "subscription"),
         ("{ nope }", "Cannot query field 'nope'"),
-        ("{ ledger { length }", "Syntax Error"),
+        ("{ ledger { treeSize }", "Syntax Error"),
     ],
 )
 def test_bad_requests_are_errors_not_500s(client: TestClient, query: str,
@@ -187,7 +187,7 @@ def test_unexpected_errors_are_masked(client: TestClient,
         raise RuntimeError("SELECT secret FROM somewhere /home/user/file.py line 3")
 
     monkeypatch.setattr(api_schema.queries, "ledger_status", broken)
-    response = client.post("/graphql", json={"query": "{ ledger { length } }"})
+    response = client.post("/graphql", json={"query": "{ ledger { treeSize } }"})
     assert response.status_code == 200
     assert error_messages(response.json()) == ["Internal error."]
     assert "secret" not in response.text and "Traceback" not in response.text
@@ -205,7 +205,7 @@ def test_time_limit_stops_a_runaway_request(client: TestClient, example_db: Data
     body = graphql(client, "{ residualFacets { total } }")
     assert error_messages(body) == ["query stopped: it ran past the request's time limit"]
     example_db.time_limit = 30
-    assert graphql(client, "{ ledger { length } }")["data"]["ledger"]["length"] == LEDGER_LENGTH
+    assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == LEDGER_LENGTH
 
 
 def test_occurrence_counts_come_with_the_page_in_one_statement(
@@ -241,7 +241,7 @@ def test_host_header_must_be_allowed(client: TestClient) -> None:
         assert client.get("/healthz", headers={"host": host}).status_code == 200
     assert client.get("/healthz", headers={"host": "evil.example"}).status_code == 400
     response = client.post("/graphql", headers={"host": "attacker.test"},
-                           json={"query": "{ ledger { length } }"})
+                           json={"query": "{ ledger { treeSize } }"})
     assert response.status_code == 400
 
 
@@ -254,7 +254,7 @@ def test_bound_host_is_allowed(example_db: Database) -> None:
 
 def test_no_cors_headers_by_default(client: TestClient) -> None:
     origin = {"origin": "https://elsewhere.example"}
-    response = client.post("/graphql", headers=origin, json={"query": "{ ledger { length } }"})
+    response = client.post("/graphql", headers=origin, json={"query": "{ ledger { treeSize } }"})
     assert not any(h.lower().startswith("access-control-") for h in response.headers)
     preflight = client.options("/graphql", headers={
         **origin, "access-control-request-method": "POST"})
@@ -266,20 +266,20 @@ def test_cors_only_for_the_given_origin(example_db: Database) -> None:
                      close_db_on_shutdown=False)
     with TestClient(app, base_url="http://127.0.0.1") as client:
         ok = client.post("/graphql", headers={"origin": "https://workbench.example"},
-                         json={"query": "{ ledger { length } }"})
+                         json={"query": "{ ledger { treeSize } }"})
         assert ok.headers["access-control-allow-origin"] == "https://workbench.example"
         other = client.post("/graphql", headers={"origin": "https://other.example"},
-                            json={"query": "{ ledger { length } }"})
+                            json={"query": "{ ledger { treeSize } }"})
         assert "access-control-allow-origin" not in other.headers
 
 
 def test_body_too_large_is_413(client: TestClient) -> None:
     padding = " " * (70 * 1024)
-    response = client.post("/graphql", json={"query": "{ ledger { length } }" + padding})
+    response = client.post("/graphql", json={"query": "{ ledger { treeSize } }" + padding})
     assert response.status_code == 413
 
     def chunks() -> Iterator[bytes]:  # no content-length: counted as it arrives
-        yield b'{"query": "{ ledger { length } }'
+        yield b'{"query": "{ ledger { treeSize } }'
         for _ in range(80):
             yield b" " * 1024
         yield b'"}'
@@ -287,7 +287,7 @@ def test_body_too_large_is_413(client: TestClient) -> None:
     response = client.post("/graphql", content=chunks(),
                            headers={"content-type": "application/json"})
     assert response.status_code == 413
-    assert graphql(client, "{ ledger { length } }")["data"]["ledger"]["length"] == LEDGER_LENGTH
+    assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == LEDGER_LENGTH
 
 
 def _app_client(example_db: Database, **options: Any) -> TestClient:
@@ -308,7 +308,7 @@ def test_graphiql_and_introspection_on_by_default(client: TestClient) -> None:
 def test_graphiql_off(example_db: Database) -> None:
     with _app_client(example_db, graphiql=False) as client:
         assert client.get("/graphql", headers={"accept": "text/html"}).status_code == 404
-        assert graphql(client, "{ ledger { length } }")["data"]["ledger"]["length"] == (
+        assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == (
             LEDGER_LENGTH)
 
 
@@ -317,7 +317,7 @@ def test_introspection_off(example_db: Database) -> None:
         body = graphql(client, INTROSPECTION)
         assert body.get("data") is None
         assert "introspection" in error_messages(body)[0].lower()
-        assert graphql(client, "{ ledger { length } }")["data"]["ledger"]["length"] == (
+        assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == (
             LEDGER_LENGTH)
 
 
@@ -326,14 +326,14 @@ def test_server_cannot_write_even_with_raw_sql(client: TestClient, example_db: D
     app_db = client.app.routes[0].endpoint.db  # type: ignore[attr-defined]
     assert app_db is example_db
     # SQLite: mode=ro (OperationalError); PostgreSQL: a read-only transaction (InternalError).
-    for statement in ("DELETE FROM ledger", "CREATE TABLE intruder (x integer)",
-                      "INSERT INTO ledger VALUES (99, 't', 'k', 'h', 'p', 'c')"):
+    for statement in ("DELETE FROM tree_heads", "CREATE TABLE intruder (x integer)",
+                      "INSERT INTO log_origin VALUES ('intruder')"):
         with (
             pytest.raises((OperationalError, InternalError), match=r"readonly|read-only"),
             app_db.engine.begin() as connection,
         ):
             connection.exec_driver_sql(statement)
-    assert graphql(client, "{ ledger { length } }")["data"]["ledger"]["length"] == LEDGER_LENGTH
+    assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == LEDGER_LENGTH
 
 
 @pytest.mark.slow
@@ -359,7 +359,7 @@ def test_a_slow_query_does_not_block_other_requests(example_db: Database,
 
             async def slow() -> None:
                 response = await http.post("/graphql",
-                                           json={"query": "{ ledger { length } }"})
+                                           json={"query": "{ ledger { treeSize } }"})
                 order.append(f"slow {response.status_code}")
 
             async with anyio.create_task_group() as tasks:
@@ -409,9 +409,9 @@ def test_serve_command_wires_its_switches(example_store_url: str,
         assert served.get("/graphql", headers={"accept": "text/html"}).status_code == 404
         assert "introspection" in error_messages(graphql(served, INTROSPECTION))[0].lower()
         response = served.post("/graphql", headers={"origin": "https://wb.example"},
-                               json={"query": "{ ledger { length } }"})
+                               json={"query": "{ ledger { treeSize } }"})
         assert response.headers["access-control-allow-origin"] == "https://wb.example"
-        assert response.json() == {"data": {"ledger": {"length": LEDGER_LENGTH}}}
+        assert response.json() == {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}}
 
 
 def test_a_nul_character_in_an_argument_matches_nothing(client: TestClient) -> None:
@@ -464,8 +464,8 @@ def test_serve_with_workers_answers_from_several_read_only_processes(
         assert len([w for w in workers if "python" in w.name().lower()]) >= 2
         for _ in range(6):  # spread over the workers; each one answers the same
             response = httpx.post(f"http://127.0.0.1:{port}/graphql",
-                                  json={"query": "{ ledger { length } }"})
-            assert response.json() == {"data": {"ledger": {"length": LEDGER_LENGTH}}}
+                                  json={"query": "{ ledger { treeSize } }"})
+            assert response.json() == {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}}
         refused = httpx.post(f"http://127.0.0.1:{port}/graphql",
                              json={"query": "mutation { x }"})
         assert refused.status_code != 500 and "errors" in refused.json()

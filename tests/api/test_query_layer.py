@@ -22,6 +22,7 @@ from sqlalchemy.exc import InternalError, OperationalError
 from store.db import queries
 from store.db.database import Database
 from store.db.queries import AssessmentFilter, ResidualFilter
+from store.db.tables import LEDGERED_KEYS
 from store.model import taxonomy as taxonomy_model
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 
@@ -140,8 +141,9 @@ def test_counts_equal_direct_sql(example_db: Database, example_store_url: str) -
         found = {f.value: f.count for f in facets.by_kind}.get(kind.value, 0)
         assert found == expected
     status = example_db.execute(queries.ledger_status)
-    assert status.length == _direct(url, "SELECT count(*) FROM ledger")
-    assert status.head_seq == _direct(url, "SELECT max(seq) FROM ledger")
+    assert status.tree_size == _direct(url, "SELECT max(tree_size) FROM tree_heads")
+    assert status.tree_size == sum(_direct(url, f"SELECT count(*) FROM {t}")
+                                   for t in LEDGERED_KEYS)  # one leaf a row
 
 
 def test_residuals_carry_their_occurrence_counts(example_db: Database) -> None:
@@ -246,18 +248,18 @@ def test_time_limit_aborts_a_runaway_query(example_db: Database) -> None:
     [
         "INSERT INTO ingest_batches VALUES (99, 999, 's', 'h', 't', 0, 0, 0, 0, 'now', 'v')",
         "UPDATE contract_residuals SET explanation = 'x'",
-        "DELETE FROM ledger",
+        "DELETE FROM tree_heads",
         "CREATE TABLE intruder (x integer)",
-        "CREATE INDEX ix_intruder ON ledger (row_key)",
+        "CREATE INDEX ix_intruder ON tree_heads (root_hash)",
     ],
 )
 def test_database_cannot_write(example_db: Database, example_store_url: str,
                                statement: str) -> None:
-    before = _direct(example_store_url, "SELECT count(*) FROM ledger")
+    before = _direct(example_store_url, "SELECT count(*) FROM tree_heads")
     # SQLite: mode=ro (OperationalError); PostgreSQL: a read-only transaction (InternalError).
     with (
         pytest.raises((OperationalError, InternalError), match=r"readonly|read-only"),
         example_db.engine.begin() as connection,
     ):
         connection.exec_driver_sql(statement)
-    assert _direct(example_store_url, "SELECT count(*) FROM ledger") == before
+    assert _direct(example_store_url, "SELECT count(*) FROM tree_heads") == before

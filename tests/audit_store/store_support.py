@@ -16,6 +16,7 @@ from pathlib import Path
 from alembic.script import ScriptDirectory
 from click.testing import CliRunner, Result
 from surface_helpers import dump as full_dump  # noqa: F401 (re-exported: shared raw reads)
+from surface_helpers import history, leaf_entry  # noqa: F401 (re-exported)
 from surface_helpers import query as rows
 from surface_helpers import triggers as trigger_names  # noqa: F401 (re-exported)
 
@@ -26,22 +27,27 @@ from store.db.schema_version import alembic_config, current_revision
 REPO = Path(__file__).resolve().parents[2]
 MIGRATIONS = REPO / "migrations"
 
-TABLES = (
+# Revision 0001's tables (the residual store and its hash chain, which 0006 replaced).
+REV0001_TABLES = (
     "ingest_batches",
     "contract_assessments",
     "contract_residuals",
     "residual_occurrences",
     "ledger",
 )
+# The residual store's tables at every revision: their triggers are always there.
+TABLES = REV0001_TABLES[:-1]
 APPEND_ONLY_OPS = ("update", "delete", "insert")
 EXPECTED_TRIGGERS = frozenset(f"{t}_append_only_{op}" for t in TABLES for op in APPEND_ONLY_OPS)
 SURFACE_TABLES = ("surface_records", "surface_occurrences")  # revision 0002
 TALLY_TABLES = ("residual_tallies",)  # revision 0003
 TURN_TABLES = ("turns",)  # revision 0005
+LOG_TABLES = ("log_subtrees", "tree_heads", "log_origin")  # revision 0006, instead of ledger
 HEAD_TRIGGERS = EXPECTED_TRIGGERS | {
-    f"{t}_append_only_{op}" for t in (*SURFACE_TABLES, *TALLY_TABLES, *TURN_TABLES)
+    f"{t}_append_only_{op}" for t in (*SURFACE_TABLES, *TALLY_TABLES, *TURN_TABLES, *LOG_TABLES)
     for op in APPEND_ONLY_OPS
 }
+
 
 
 # --- stores and files -------------------------------------------------------------------
@@ -131,11 +137,8 @@ def raw_connect(path: Path) -> sqlite3.Connection:
 
 
 def row_counts(path: Path | str) -> dict[str, int]:
-    return {t: rows(path, f"SELECT count(*) FROM {t}")[0][0] for t in TABLES}
-
-
-def ledger_rows(path: Path | str) -> list[tuple]:
-    return rows(path, "SELECT * FROM ledger ORDER BY seq")
+    """Rows per residual-store table, and the tree heads (one per batch)."""
+    return {t: rows(path, f"SELECT count(*) FROM {t}")[0][0] for t in (*TABLES, "tree_heads")}
 
 
 def residual_ids(path: Path | str) -> dict[str, int]:

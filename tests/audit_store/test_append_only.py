@@ -15,18 +15,19 @@ PRIMARY_KEY = {
     "contract_assessments": ("assessment_id",),
     "contract_residuals": ("residual_id",),
     "residual_occurrences": ("assessment_id", "ordinal"),
-    "ledger": ("seq",),
     "residual_tallies": ("batch_id", "ordinal"),
+    "tree_heads": ("batch_id",),
 }
 EDITABLE = {
     "ingest_batches": "source",
     "contract_assessments": "explanation",
     "contract_residuals": "explanation",
     "residual_occurrences": "residual_id",
-    "ledger": "row_hash",
     "residual_tallies": "residual_code",
+    "tree_heads": "root_hash",
 }
-GUARDED = (*TABLES, "residual_tallies")  # the tallies are derived, not ledgered, but guarded
+# The tallies and tree heads are derived, not leaves, but guarded all the same.
+GUARDED = (*TABLES, "residual_tallies", "tree_heads")
 
 
 def _first_row(connection: sqlite3.Connection, table: str) -> dict[str, object]:
@@ -98,7 +99,7 @@ def test_a_raw_connection_cannot_change_a_stored_row(
     assert full_dump(examples_store) == before
 
 
-@pytest.mark.parametrize("table", [t for t in TABLES if t != "ledger"])  # ledger: seq is its key
+@pytest.mark.parametrize("table", TABLES)
 def test_replace_with_a_new_key_on_a_stored_seq_keeps_every_row_and_is_flagged(
     examples_store: Path, table: str
 ) -> None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from store_support import cli, full_dump, gained_frame, ledger_rows, row_counts, write_jsonl
+from store_support import cli, full_dump, gained_frame, history, row_counts, write_jsonl
 
 GOOD = json.dumps(gained_frame("Ann gained 4.", "quantity_unbound")).encode()
 
@@ -68,7 +68,7 @@ def test_a_bad_line_rejects_the_file_naming_its_line(
     bad_line, reason = BAD_LINES[case]
     path = tmp_path / "bad.jsonl"
     path.write_bytes(GOOD + b"\n" + bad_line + b"\n" + GOOD + b"\n")
-    counts, ledger = row_counts(store_with_rows), ledger_rows(store_with_rows)
+    counts, ledger = row_counts(store_with_rows), history(store_with_rows)
 
     result = cli("ingest", "--db", store_with_rows, path)
 
@@ -76,7 +76,7 @@ def test_a_bad_line_rejects_the_file_naming_its_line(
     assert result.stderr.startswith(f"{path}:2: {reason}"), result.stderr
     assert f"{path}: rejected, nothing written" in result.stderr
     assert row_counts(store_with_rows) == counts
-    assert ledger_rows(store_with_rows) == ledger
+    assert history(store_with_rows) == ledger
 
 
 def test_an_empty_file_is_rejected(store_with_rows: Path, tmp_path: Path) -> None:
@@ -153,7 +153,7 @@ def test_other_files_in_the_same_command_still_ingest(
         "contract_assessments": counts["contract_assessments"] + 2,
         "contract_residuals": counts["contract_residuals"] + 2,
         "residual_occurrences": counts["residual_occurrences"] + 2,
-        "ledger": counts["ledger"] + 8,
+        "tree_heads": counts["tree_heads"] + 2,  # one per batch
     }
 
 

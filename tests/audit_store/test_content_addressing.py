@@ -10,7 +10,7 @@ from store_support import (
     cli,
     full_dump,
     gained_frame,
-    ledger_rows,
+    history,
     raw_connect,
     residual_ids,
     row_counts,
@@ -65,7 +65,8 @@ def test_ingesting_the_same_file_twice_adds_nothing_the_second_time(
     }
     assert residual_ids(store_db) == ids
     # Only the second batch's own row (and its ledger entry) is new.
-    assert row_counts(store_db) == {**counts, "ingest_batches": 2, "ledger": counts["ledger"] + 1}
+    assert row_counts(store_db) == {**counts, "ingest_batches": 2,
+                                     "tree_heads": 2}
 
 
 def test_the_second_batch_records_what_was_already_present(
@@ -173,7 +174,7 @@ def test_a_clash_rejects_only_its_own_file(
         "contract_assessments": counts["contract_assessments"] + 1,
         "contract_residuals": counts["contract_residuals"] + 1,
         "residual_occurrences": counts["residual_occurrences"] + 1,
-        "ledger": counts["ledger"] + 4,
+        "tree_heads": counts["tree_heads"] + 1,
     }
 
 
@@ -183,10 +184,10 @@ def test_a_clash_raises_batch_rejected_through_the_api(
     line = json.dumps(gained_frame("Tom gained apples.", "delta_quantity_unbound"))
     with AuditStore.open(str(store_db)) as store:
         store.ingest([line], source="first")
-        ledger = ledger_rows(store_db)
+        ledger = history(store_db)
         _reword_explanations(monkeypatch)
         with pytest.raises(BatchRejected) as rejected:
             store.ingest([json.dumps(gained_frame("Sam gained pears.",
                                                   "delta_quantity_unbound"))], source="second")
     assert rejected.value.summary.failure_count == 1
-    assert ledger_rows(store_db) == ledger
+    assert history(store_db) == ledger

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from store_support import cli, distinct_frames, gained_frame, ledger_rows, residual_ids, write_jsonl
+from store_support import cli, distinct_frames, gained_frame, history, residual_ids, write_jsonl
 
 import store.db.writer as writer
 
@@ -46,22 +46,21 @@ def test_same_files_same_order_give_byte_identical_ledgers(
     # examples 18; more.jsonl: Tom/Sam 2 assessments + 2 occurrences (their residual is
     # example B's), 50 frames x (2 assessments + 2 own residuals + 3 occurrences) + 2 shared
     # "apples" residuals (one per digit count), its batch; the examples again: 1 batch row.
-    assert len(ledger_rows(first)) == 18 + (4 + 50 * 7 + 2 + 1) + 1
-    assert ledger_rows(first) == ledger_rows(second)
+    assert len(history(first)) == 18 + (4 + 50 * 7 + 2 + 1) + 1
+    assert history(first) == history(second)
     assert residual_ids(first) == residual_ids(second)
 
 
 def test_without_a_frozen_clock_only_the_batch_rows_hash_differently(
     tmp_path: Path, inputs: list[Path]
 ) -> None:
-    """Ingest time is ledgered (in the batch row), so chain hashes depend on it; rows don't."""
+    """Ingest time is a leaf (in the batch row), so tree roots depend on it; rows don't."""
     first, second = tmp_path / "first.db", tmp_path / "second.db"
     _feed(first, inputs)
     _feed(second, inputs)
 
     def record_hashes(path: Path) -> list[tuple]:
-        return [(seq, table, key, row_hash) for seq, table, key, row_hash, _, _
-                in ledger_rows(path) if table != "ingest_batches"]
+        return [entry for entry in history(path) if entry[1] != "ingest_batches"]
 
     assert record_hashes(first) == record_hashes(second)
     assert residual_ids(first) == residual_ids(second)

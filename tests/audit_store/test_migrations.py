@@ -12,7 +12,7 @@ from store_support import (
     EXPECTED_TRIGGERS,
     copy_migrations,
     full_dump,
-    ledger_rows,
+    history,
     raw_connect,
     residual_ids,
     revision_of,
@@ -30,7 +30,7 @@ from store.db.schema_version import (
 )
 from store.db.writer import append_batch
 
-HEAD = "0005"
+HEAD = "0006"
 REV0001_STORE = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
 
 
@@ -115,13 +115,13 @@ def test_rows_from_the_first_revision_survive_upgrade_to_head(
 ) -> None:
     _store_written_at_the_first_revision(db_path)
     assert _revision_of(db_path) == revisions_oldest_first()[0]
-    ids, ledger = residual_ids(db_path), ledger_rows(db_path)
+    ids, ledger = residual_ids(db_path), history(db_path)
     assert len(ids) > 0
 
     upgrade(url_of(db_path), "head")
 
     assert residual_ids(db_path) == ids
-    assert ledger_rows(db_path) == ledger
+    assert history(db_path) == ledger
 
 
 def test_rows_survive_downgrade_and_upgrade_of_every_revision_above_the_first(
@@ -129,15 +129,15 @@ def test_rows_survive_downgrade_and_upgrade_of_every_revision_above_the_first(
 ) -> None:
     revisions = revisions_oldest_first()
     _store_written_at_the_first_revision(db_path)
-    ids, ledger = residual_ids(db_path), ledger_rows(db_path)
+    ids, ledger = residual_ids(db_path), history(db_path)
     upgrade(url_of(db_path), "head")
     for revision in reversed(revisions[:-1]):
         downgrade(url_of(db_path), revision)
         assert residual_ids(db_path) == ids, revision
-        assert ledger_rows(db_path) == ledger, revision
+        assert history(db_path) == ledger, revision
     upgrade(url_of(db_path), "head")
     assert residual_ids(db_path) == ids
-    assert ledger_rows(db_path) == ledger
+    assert history(db_path) == ledger
 
 
 def test_tallies_dropped_by_a_downgrade_are_backfilled_as_the_writer_wrote_them(
@@ -172,21 +172,21 @@ def test_a_batch_mode_revision_keeps_rows_ids_and_triggers_both_ways(
     url = url_of(db_path)
     upgrade(url, HEAD, scripts)
     _ingest_at_current_revision(db_path, examples_path)
-    ids, ledger, counts = residual_ids(db_path), ledger_rows(db_path), row_counts(db_path)
+    ids, ledger, counts = residual_ids(db_path), history(db_path), row_counts(db_path)
 
     upgrade(url, "head", scripts)
     assert _revision_of(db_path) == "9001"
     assert trigger_names(db_path) >= EXPECTED_TRIGGERS
-    assert (residual_ids(db_path), ledger_rows(db_path)) == (ids, ledger)
+    assert (residual_ids(db_path), history(db_path)) == (ids, ledger)
 
     downgrade(url, HEAD, scripts)
     assert _revision_of(db_path) == HEAD
     assert trigger_names(db_path) >= EXPECTED_TRIGGERS
-    assert (residual_ids(db_path), ledger_rows(db_path)) == (ids, ledger)
+    assert (residual_ids(db_path), history(db_path)) == (ids, ledger)
 
     upgrade(url, "head", scripts)
     assert trigger_names(db_path) >= EXPECTED_TRIGGERS
-    assert (residual_ids(db_path), ledger_rows(db_path), row_counts(db_path)) == (
+    assert (residual_ids(db_path), history(db_path), row_counts(db_path)) == (
         ids, ledger, counts)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from backends import EXAMPLE_FILES
-from store_support import cli, full_dump, raw_connect
+from store_support import cli, distinct_frames, full_dump, raw_connect, write_jsonl
 from turn_data import journal_entry, journal_line
 
 from store.db.tables import APPEND_ONLY_TABLES, metadata
@@ -24,9 +24,12 @@ def every_table_store(db_path: Path, tmp_path: Path) -> Path:
     journal = tmp_path / "turn_journal.jsonl"
     journal.write_text(journal_line(journal_entry(1, "What is a pack?", "pack — a lexicon.",
                                                   "pack")) + "\n", encoding="utf-8")
-    for path in (*EXAMPLE_FILES, journal):
+    # Over 256 leaves, so the log stores a subtree; a checkpoint fixes the log's origin.
+    frames = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(40, "rowid")))
+    for path in (*EXAMPLE_FILES, journal, frames):
         result = cli("ingest", "--db", db_path, path)
         assert result.exit_code == 0, result.stderr
+    assert cli("checkpoint", "--db", db_path).exit_code == 0
     return db_path
 
 
@@ -42,7 +45,8 @@ HIDDEN_ROWID_TABLES = [t for t in APPEND_ONLY_TABLES if _has_hidden_rowid(t)]
 def test_the_tables_with_a_hidden_rowid() -> None:
     assert set(HIDDEN_ROWID_TABLES) == {
         "contract_assessments", "contract_residuals", "residual_occurrences",
-        "surface_records", "surface_occurrences", "residual_tallies", "turns"}
+        "surface_records", "surface_occurrences", "residual_tallies", "turns", "log_subtrees",
+        "log_origin"}
 
 
 def _fresh(value: object) -> object:

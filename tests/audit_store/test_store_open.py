@@ -26,8 +26,8 @@ from store.db.schema_version import head_revision, upgrade
 HEAD = head_revision()  # this checkout's newest revision
 
 DUMMY_REVISION = revision_source(
-    "9001", HEAD, upgrade="op.create_index('ix_ledger_row_key', 'ledger', ['row_key'])",
-    downgrade="op.drop_index('ix_ledger_row_key', 'ledger')", doc="test: a later head",
+    "9001", HEAD, upgrade="op.create_index('ix_tree_heads_root', 'tree_heads', ['root_hash'])",
+    downgrade="op.drop_index('ix_tree_heads_root', 'tree_heads')", doc="test: a later head",
 )
 
 
@@ -131,4 +131,4 @@ def test_db_current_names_the_revision_and_head(db_path: Path) -> None:
     AuditStore.open(str(db_path)).close()
     result = cli("db", "current", "--db", db_path)
     assert result.exit_code == 0
-    assert result.stdout.strip() == "0005 (at head)"
+    assert result.stdout.strip() == "0006 (at head)"

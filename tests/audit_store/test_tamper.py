@@ -1,4 +1,5 @@
-"""Tampering out of band is found by `core-audit verify`, which names seq, table and key.
+"""Tampering out of band is found by `core-audit verify`, which names seq, table and key
+(or, for a change only the tree sees, the batch whose tree head its rows no longer make).
 
 The examples file (ADR-0225 examples A-D and a runnable frame) is appended in this order,
 one seq each: A's assessment (1), then per code its residual and occurrence —
@@ -48,10 +49,10 @@ def _first_problem(stderr: str) -> str:
     return first.removeprefix("NOT intact: first problem at ")
 
 
-def test_the_examples_store_verifies_intact_with_18_ledger_rows(examples_store: Path) -> None:
+def test_the_examples_store_verifies_intact_with_18_leaves(examples_store: Path) -> None:
     result = _verify(examples_store)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.startswith("intact: 18 ledger rows, head 18:")
+    assert result.stdout.startswith("intact: 18 leaves, root ")
 
 
 def test_the_spec_vector_residual_was_appended_at_seq_6(examples_store: Path) -> None:
@@ -85,9 +86,10 @@ def test_an_edited_row_fails_verify_naming_seq_table_and_key(examples_store: Pat
     result = _verify(examples_store)
 
     assert result.exit_code == 1
+    # The explanation is not part of residual_id: the tree names the batch the row is in.
     assert _first_problem(result.stderr) == (
-        f"seq 6: contract_residuals {CHANGED_OBJECT_UNBOUND}: "
-        "row content does not match its ledger hash")
+        "seq 18: ingest_batches 1: seq 1..18 do not make this batch's tree head (a row among "
+        "them was changed out of band, or the head was)")
 
 
 def test_a_deleted_row_fails_verify_naming_seq_table_and_key(examples_store: Path) -> None:
@@ -99,14 +101,13 @@ def test_a_deleted_row_fails_verify_naming_seq_table_and_key(examples_store: Pat
 
     assert result.exit_code == 1
     assert _first_problem(result.stderr) == (
-        f"seq 6: contract_residuals {CHANGED_OBJECT_UNBOUND}: "
-        "row is missing (deleted out of band)")
+        "seq 6: log leaf 5: leaves 5..5 have no row (deleted out of band)")
 
 
 def test_a_row_inserted_out_of_band_fails_verify_naming_seq_table_and_key(
     examples_store: Path,
 ) -> None:
-    """No trigger has to go for this one: appends are allowed, but not past the ledger."""
+    """No trigger has to go for this one: appends are allowed, but not past the tree head."""
     forged = "f" * 64
     connection = raw_connect(examples_store)
     connection.execute(
@@ -119,19 +120,20 @@ def test_a_row_inserted_out_of_band_fails_verify_naming_seq_table_and_key(
 
     assert result.exit_code == 1
     assert _first_problem(result.stderr) == (
-        f"seq 19: contract_residuals {forged}: row has no ledger entry (added out of band)")
+        f"seq 19: contract_residuals {forged}: row is beyond the newest tree head "
+        "(added out of band)")
 
 
-def test_an_edited_ledger_entry_fails_verify_naming_its_seq(examples_store: Path) -> None:
+def test_an_edited_tree_head_fails_verify_naming_its_batch(examples_store: Path) -> None:
     with triggers_bypassed(examples_store) as connection:
-        connection.execute("UPDATE ledger SET row_hash = ? WHERE seq = 6", ("0" * 64,))
+        connection.execute("UPDATE tree_heads SET root_hash = ? WHERE batch_id = 1", ("0" * 64,))
 
     result = _verify(examples_store)
 
     assert result.exit_code == 1
     assert _first_problem(result.stderr) == (
-        f"seq 6: contract_residuals {CHANGED_OBJECT_UNBOUND}: "
-        "ledger chain broken (prev_hash or chain_hash does not match)")
+        "seq 18: ingest_batches 1: seq 1..18 do not make this batch's tree head (a row among "
+        "them was changed out of band, or the head was)")
 
 
 def test_each_tampering_is_found_on_its_own_copy(examples_store: Path, tmp_path: Path) -> None:
@@ -153,24 +155,26 @@ def test_each_tampering_is_found_on_its_own_copy(examples_store: Path, tmp_path:
 
     problems = {name: _first_problem(_verify(path).stderr) for name, path in copies.items()}
 
-    assert problems["edit"].startswith("seq 8: contract_assessments ")
-    assert problems["edit"].endswith(": row content does not match its ledger hash")
-    assert problems["delete"].startswith("seq 10: residual_occurrences ")
-    assert problems["delete"].endswith("/0: row is missing (deleted out of band)")
+    assert problems["edit"] == (
+        "seq 18: ingest_batches 1: seq 1..18 do not make this batch's tree head (a row among "
+        "them was changed out of band, or the head was)")
+    assert problems["delete"] == "seq 10: log leaf 9: leaves 9..9 have no row (deleted out of band)"
     assert problems["insert"] == (
-        "seq 19: ingest_batches 2: row has no ledger entry (added out of band)")
+        "seq 19: ingest_batches 2: row is beyond the newest tree head (added out of band)")
     assert _verify(examples_store).exit_code == 0
 
 
-def _checkpoint(path: Path) -> str:
+def _checkpoint(path: Path) -> Path:
+    """A C2SP checkpoint of the store's newest tree head, kept in a file beside it."""
     result = cli("checkpoint", "--db", path)
     assert result.exit_code == 0, result.stderr
-    seq, chain = result.stdout.split()
-    return f"{seq}:{chain}"
+    kept = path.with_name(f"{path.name}.checkpoint-{result.stdout.splitlines()[1]}")
+    kept.write_text(result.stdout, encoding="utf-8")
+    return kept
 
 
 def _remove_last_batch(path: Path) -> None:
-    """Rewrite history consistently: drop the last batch's rows, tallies and ledger entries."""
+    """Rewrite history consistently: drop the last batch's rows, tallies and tree head."""
     with triggers_bypassed(path) as connection:
         (batch,) = connection.execute("SELECT max(batch_id) FROM ingest_batches").fetchone()
         (first_seq,) = connection.execute(
@@ -180,14 +184,15 @@ def _remove_last_batch(path: Path) -> None:
             " UNION ALL SELECT seq FROM ingest_batches WHERE batch_id = :b)", {"b": batch}
         ).fetchone()
         for table in ("residual_occurrences", "contract_residuals", "contract_assessments",
-                      "residual_tallies", "ingest_batches"):
+                      "residual_tallies", "tree_heads", "ingest_batches"):
             connection.execute(f"DELETE FROM {table} WHERE batch_id = ?", (batch,))
-        connection.execute("DELETE FROM ledger WHERE seq >= ?", (first_seq,))
+        connection.execute("DELETE FROM log_subtrees WHERE start + (1 << level) >= ?",
+                           (first_seq,))
 
 
 def test_verify_against_a_fresh_checkpoint_passes(examples_store: Path) -> None:
     checkpoint = _checkpoint(examples_store)
-    assert checkpoint.startswith("18:")
+    assert checkpoint.read_text().splitlines()[1] == "18"
     result = _verify(examples_store, "--checkpoint", checkpoint)
     assert result.exit_code == 0, result.stderr
 
@@ -211,12 +216,13 @@ def test_removing_the_last_batch_consistently_passes_verify_but_not_the_checkpoi
 
     _remove_last_batch(examples_store)
 
-    assert _verify(examples_store).exit_code == 0  # the rewritten chain is self-consistent
+    assert _verify(examples_store).exit_code == 0  # the rewritten tree is self-consistent
     result = _verify(examples_store, "--checkpoint", checkpoint)
     assert result.exit_code == 1
-    assert checkpoint.startswith("21:")
+    assert checkpoint.read_text().splitlines()[1] == "21"
     assert _first_problem(result.stderr) == (
-        "seq 21: ledger 21: checkpoint seq is beyond the ledger (rows were removed)")
+        "log checkpoint 21: the checkpoint's tree has 21 leaves, the store 18 "
+        "(rows were removed)")
 
 
 def test_rewritten_and_regrown_history_fails_the_checkpoint(
@@ -236,7 +242,8 @@ def test_rewritten_and_regrown_history_fails_the_checkpoint(
     result = _verify(examples_store, "--checkpoint", checkpoint)
     assert result.exit_code == 1
     assert _first_problem(result.stderr) == (
-        "seq 21: ledger 21: chain hash differs from the checkpoint (history was rewritten)")
+        "log checkpoint 21: the store does not extend the checkpoint's tree "
+        "(history was rewritten)")
 
 
 def test_an_edited_tally_fails_verify_naming_its_batch(examples_store: Path) -> None:
@@ -260,7 +267,7 @@ def test_a_tally_added_out_of_band_fails_verify(examples_store: Path) -> None:
     assert _first_problem(result.stderr).startswith("residual_tallies batch 1: ")
 
 
-@pytest.mark.parametrize("table", ["residual_occurrences", "residual_tallies", "ledger"])
+@pytest.mark.parametrize("table", ["residual_occurrences", "residual_tallies", "tree_heads"])
 def test_a_dropped_table_fails_verify_naming_it(examples_store: Path, table: str) -> None:
     connection = raw_connect(examples_store)
     connection.execute(f"DROP TABLE {table}")  # its triggers go with it
