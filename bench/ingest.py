@@ -29,9 +29,10 @@ from frames import write_frames
 
 from store.db.audit_store import AuditStore
 from store.db.engine import resolve_url, sqlite_path
-from store.db.ledger import GENESIS, Checkpoint, LedgerAppender
-from store.db.rows import RecordReader, ledger_key
+from store.db.log import log_entry
+from store.db.rows import RecordReader
 from store.model.jsonl import iter_json_lines
+from store.model.merkle import CompactRange, leaf_hash
 from store.model.teaching_surface import default_registry
 
 
@@ -58,15 +59,15 @@ def raw_executemany(rows: list[tuple], directory: Path) -> float:
 
 
 def python_only(source: Path) -> float:
-    """Seconds for the writer's per-line work without a database: parse, project, hash, chain."""
-    appender = LedgerAppender(Checkpoint(0, GENESIS))
+    """Seconds for the writer's per-line work without a database: parse, project, ids, leaves."""
+    tree = CompactRange()
     reader = RecordReader(default_registry)
     started = time.perf_counter()
     with source.open("rb") as stream:
         for line in iter_json_lines(stream):
             _, rows = reader.rows(line)
             for pending in rows:
-                appender.stamp(pending.table, ledger_key(pending.key), dict(pending.row))
+                tree.append(leaf_hash(log_entry(pending.table, pending.row)))
     return time.perf_counter() - started
 
 

@@ -5,6 +5,7 @@ Raw psycopg connections stand in for psql or any other client that bypasses core
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Iterator
@@ -31,12 +32,24 @@ EXAMPLES = [REPO / "examples" / name for name in (
 RESTRICT_VIOLATION = "23001"
 
 
+def _frames(count: int) -> list[str]:
+    """Distinct refused frames: enough leaves (> 256) for the log to store a subtree."""
+    return [json.dumps({"problem_text": f"Tom gained {i} apples.", "contract_assessments": [{
+        "candidate_organ": "unary_delta_transition", "missing_bindings": ["direction_unbound"],
+        "unresolved_hazards": [], "runnable": False, "explanation": "not runnable",
+        "evidence_spans": [{"text": "gained", "start": 4, "end": 10}]}]})
+        for i in range(count)]
+
+
 @pytest.fixture
 def pg_store(pg_url: str) -> str:
-    """A PostgreSQL store holding the examples: every table has rows."""
+    """A PostgreSQL store holding the examples, a log subtree and an origin: every table has
+    rows."""
     with AuditStore.open(pg_url) as store:
         for path in EXAMPLES:
             store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
+        store.ingest(_frames(100), source="frames.jsonl")
+        store.checkpoint()
     return pg_url
 
 
@@ -99,17 +112,17 @@ def _verify(url: str) -> bool:
 
 
 def test_a_dropped_trigger_is_reported_by_verify(raw: psycopg.Connection, pg_store: str) -> None:
-    raw.execute("DROP TRIGGER ledger_append_only_delete ON ledger")
+    raw.execute("DROP TRIGGER tree_heads_append_only_delete ON tree_heads")
     with AuditStore.open(pg_store, read_only=True) as store:
         report = store.verify()
     assert [str(p) for p in report.problems] == [
-        "ledger: append-only trigger ledger_append_only_delete is missing"]
+        "tree_heads: append-only trigger tree_heads_append_only_delete is missing"]
 
 
 def test_the_api_engine_cannot_write(pg_store: str) -> None:
     database = Database.open(pg_store)
     try:
-        for statement in ("DELETE FROM ledger", "CREATE TABLE intruder (x integer)",
+        for statement in ("DELETE FROM tree_heads", "CREATE TABLE intruder (x integer)",
                           "INSERT INTO ingest_batches (batch_id) VALUES (99)"):
             with pytest.raises(DBAPIError, match="read-only transaction"), \
                     database.engine.begin() as connection:
@@ -130,7 +143,7 @@ def test_the_time_limit_stops_a_runaway_query(pg_store: str) -> None:
         # The connection goes back to the pool usable, without the limit left set.
         database.time_limit = 30
         assert database.execute(
-            lambda c: c.execute(text("SELECT count(*) FROM ledger")).scalar_one()) > 0
+            lambda c: c.execute(text("SELECT count(*) FROM tree_heads")).scalar_one()) > 0
         assert database.execute(
             lambda c: c.execute(text("SHOW statement_timeout")).scalar_one()) != "300ms"
     finally:
@@ -164,8 +177,8 @@ def test_the_readme_select_only_role_reads_and_cannot_write(pg_store: str) -> No
             database = Database.open(reader)
             try:
                 assert database.execute(
-                    lambda c: c.execute(text("SELECT count(*) FROM ledger")).scalar_one()
-                ) == raw_query(pg_store, "SELECT count(*) FROM ledger")[0][0]
+                    lambda c: c.execute(text("SELECT count(*) FROM tree_heads")).scalar_one()
+                ) == raw_query(pg_store, "SELECT count(*) FROM tree_heads")[0][0]
             finally:
                 database.close()
             with AuditStore.open(reader, read_only=True) as store:

@@ -39,7 +39,7 @@ def test_db_upgrade_current_and_downgrade(pg_url: str) -> None:
                                             "WHERE schemaname = current_schema()")} == {
         "alembic_version", "ingest_batches", "contract_assessments", "contract_residuals",
         "residual_occurrences", "surface_records", "surface_occurrences", "residual_tallies",
-        "turns", "ledger"}
+        "turns", "log_subtrees", "tree_heads", "log_origin"}
     _ok("db", "downgrade", "0001", "--db", pg_url)
     assert _ok("db", "current", "--db", pg_url).strip().startswith("0001")
     _ok("db", "upgrade", "--db", pg_url)
@@ -68,12 +68,12 @@ def test_ingest_verify_checkpoint_query(pg_url: str, tmp_path: Path) -> None:
 
 def test_a_bad_file_writes_nothing(pg_url: str, tmp_path: Path) -> None:
     _ok("ingest", "--db", pg_url, EXAMPLES[0])
-    before = raw_query(pg_url, "SELECT count(*) FROM ledger")
+    before = raw_query(pg_url, "SELECT count(*) FROM tree_heads")
     bad = tmp_path / "bad.jsonl"
     bad.write_text(EXAMPLES[1].read_text() + "not json\n")
     result = cli("ingest", "--db", pg_url, bad)
     assert result.exit_code == 2
-    assert raw_query(pg_url, "SELECT count(*) FROM ledger") == before
+    assert raw_query(pg_url, "SELECT count(*) FROM tree_heads") == before
 
 
 def test_surface_record(pg_url: str) -> None:
@@ -127,7 +127,7 @@ def test_serve(pg_url: str) -> None:
 def test_a_nul_character_rejects_the_file_cleanly(pg_url: str, tmp_path: Path) -> None:
     # PostgreSQL text cannot hold U+0000: the line is named and nothing is written.
     _ok("ingest", "--db", pg_url, EXAMPLES[0])
-    before = raw_query(pg_url, "SELECT count(*) FROM ledger")
+    before = raw_query(pg_url, "SELECT count(*) FROM tree_heads")
     record = {"problem_text": "Tom gained\u0000 apples.", "contract_assessments": [{
         "candidate_organ": "unary_delta_transition",
         "missing_bindings": ["delta_quantity_unbound"], "unresolved_hazards": [],
@@ -139,4 +139,4 @@ def test_a_nul_character_rejects_the_file_cleanly(pg_url: str, tmp_path: Path) -
     assert result.exit_code == 2
     lines = len(EXAMPLES[1].read_text().splitlines()) + 1
     assert f"{path}:{lines}: a text value holds U+0000 (NUL)" in result.stderr
-    assert raw_query(pg_url, "SELECT count(*) FROM ledger") == before
+    assert raw_query(pg_url, "SELECT count(*) FROM tree_heads") == before

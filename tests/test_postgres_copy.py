@@ -1,7 +1,9 @@
-"""`core-audit copy`: SQLite -> PostgreSQL -> SQLite keeps every row, id and chain hash."""
+"""`core-audit copy`: SQLite -> PostgreSQL -> SQLite keeps every row, id, leaf and tree head;
+the target is verified before it commits and left untouched on any failure."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +12,11 @@ from backends import EXAMPLE_FILES, pg_schema
 from sqlalchemy import select
 from surface_helpers import cli
 
+from store.db import copy as copy_module
+from store.db import writer
 from store.db.audit_store import AuditStore
 from store.db.tables import APPEND_ONLY_TABLES, metadata
+from store.db.verify import Problem
 
 pytestmark = pytest.mark.postgres
 
@@ -27,9 +32,21 @@ def _dump(url: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def _checkpoint(url: str) -> str:
+    """The C2SP checkpoint text (origin, size, base64 root, blank line)."""
     result = cli("checkpoint", "--db", url)
     assert result.exit_code == 0, result.output
-    return result.stdout.strip()
+    return result.stdout
+
+
+def _size(checkpoint: str) -> int:
+    return int(checkpoint.split("\n")[1])
+
+
+def _verify_against(url: str, checkpoint: str, tmp_path: Path) -> None:
+    kept = tmp_path / "checkpoint.txt"
+    kept.write_text(checkpoint, encoding="utf-8")
+    verify = cli("verify", "--db", url, "--checkpoint", kept)
+    assert verify.exit_code == 0, verify.output
 
 
 def _copy(source: str, target: str) -> str:
@@ -48,30 +65,29 @@ def test_round_trip_sqlite_postgresql_sqlite(tmp_path: Path, pg_url: str) -> Non
     source = f"sqlite:///{tmp_path / 'source.db'}"
     back = f"sqlite:///{tmp_path / 'back.db'}"
     _ingest(source, *EXAMPLE_FILES[:2])
-    head = _checkpoint(source)
-    rows = int(head.split()[0])
+    head = _checkpoint(source)  # also fixes the log's origin, which travels with the copy
+    rows = _size(head)
 
-    assert _copy(source, pg_url).startswith(f"copied {rows} ledger rows (0 already there)")
-    assert _copy(pg_url, back).startswith(f"copied {rows} ledger rows (0 already there)")
+    assert _copy(source, pg_url).startswith(f"copied {rows} rows (0 already there)")
+    assert _copy(pg_url, back).startswith(f"copied {rows} rows (0 already there)")
     original = _dump(source)
     assert _dump(pg_url) == original
     assert _dump(back) == original
     assert _checkpoint(pg_url) == _checkpoint(back) == head
     for url in (pg_url, back):
-        verify = cli("verify", "--db", url, "--checkpoint", head.replace(" ", ":"))
-        assert verify.exit_code == 0, verify.output
+        _verify_against(url, head, tmp_path)
 
     # Idempotent: nothing copied twice.
-    assert _copy(source, pg_url).startswith(f"copied 0 ledger rows ({rows} already there)")
-    assert _copy(pg_url, back).startswith(f"copied 0 ledger rows ({rows} already there)")
+    assert _copy(source, pg_url).startswith(f"copied 0 rows ({rows} already there)")
+    assert _copy(pg_url, back).startswith(f"copied 0 rows ({rows} already there)")
     assert _dump(pg_url) == _dump(back) == original
 
-    # A source that grew: only the new rows travel, and the chains still agree.
+    # A source that grew: only the new rows travel, and the trees still agree.
     _ingest(source, EXAMPLE_FILES[2])
     grown = _checkpoint(source)
-    added = int(grown.split()[0]) - rows
-    assert _copy(source, pg_url).startswith(f"copied {added} ledger rows ({rows} already there)")
-    assert _copy(pg_url, back).startswith(f"copied {added} ledger rows")
+    added = _size(grown) - rows
+    assert _copy(source, pg_url).startswith(f"copied {added} rows ({rows} already there)")
+    assert _copy(pg_url, back).startswith(f"copied {added} rows")
     assert _dump(pg_url) == _dump(back) == _dump(source)
     assert _checkpoint(pg_url) == _checkpoint(back) == grown
 
@@ -79,7 +95,7 @@ def test_round_trip_sqlite_postgresql_sqlite(tmp_path: Path, pg_url: str) -> Non
 def test_a_target_with_a_different_history_is_refused(tmp_path: Path, pg_url: str) -> None:
     source = f"sqlite:///{tmp_path / 'source.db'}"
     _ingest(source, *EXAMPLE_FILES[:2])
-    _ingest(pg_url, EXAMPLE_FILES[1])  # same records, another order: another chain
+    _ingest(pg_url, EXAMPLE_FILES[1])  # same records, another order: another tree
     before = _dump(pg_url)
     result = cli("copy", "--from", source, "--to", pg_url)
     assert result.exit_code == 1
@@ -92,3 +108,43 @@ def test_a_target_with_a_different_history_is_refused(tmp_path: Path, pg_url: st
         refused = cli("copy", "--from", other, "--to", source)
         assert refused.exit_code == 1
         assert "different history" in refused.stderr
+
+
+def test_a_source_holding_nul_is_refused_cleanly_and_writes_nothing(
+        tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SQLite store written before U+0000 was refused at ingest: copying it to PostgreSQL
+    names the row instead of failing with a traceback, and writes nothing."""
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    _ingest(source, EXAMPLE_FILES[0])
+    nul = tmp_path / "nul.jsonl"
+    nul.write_text(json.dumps({"grounding_source": "vault", "surface": "a\u0000b"}) + "\n",
+                   encoding="utf-8")
+    monkeypatch.setattr(writer, "_holds_nul", lambda rows: False)  # as the older version did
+    _ingest(source, nul)
+    monkeypatch.undo()
+    result = cli("copy", "--from", source, "--to", pg_url)
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert "holds U+0000 (NUL), which PostgreSQL cannot store; nothing copied" in result.stderr
+    assert all(rows == [] for rows in _dump(pg_url).values())
+
+
+def test_a_copy_that_does_not_verify_is_rolled_back(
+        tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    _ingest(source, *EXAMPLE_FILES)
+    real = copy_module.verify_store
+    calls: list[object] = []
+
+    def verify_then_fail(connection: Any, *args: Any, **kwargs: Any) -> Any:
+        report = real(connection, *args, **kwargs)
+        calls.append(connection)
+        if len(calls) == 2:  # the target, inside its transaction
+            report.problems.append(Problem(None, "log", "", "simulated"))
+        return report
+
+    monkeypatch.setattr(copy_module, "verify_store", verify_then_fail)
+    result = cli("copy", "--from", source, "--to", pg_url)
+    assert result.exit_code == 1
+    assert "copy does not verify, nothing written" in result.stderr
+    assert all(rows == [] for rows in _dump(pg_url).values())

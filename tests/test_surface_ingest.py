@@ -631,3 +631,16 @@ def test_surface_record_uses_the_given_registry(store_db: Path | str, tmp_path: 
     [row] = surfaces(db)
     assert (row["verification"], row["chain_id"]) == (
         "verified", "verification_knowledge_requires_evidence")
+
+
+def test_a_nul_in_any_text_is_refused_on_every_backend(store_db: Path | str,
+                                                       tmp_path: Path) -> None:
+    record = teaching("light", "cause", LIGHT_SURFACE, prompt="Why does light\x00 exist?")
+    path = write_jsonl(tmp_path / "nul.jsonl", [teaching("memory", "verification",
+                                                         MEMORY_SURFACE), record])
+    result = ingest(store_db, path)
+    assert result.exit_code == 2
+    assert summary(result)["batches"][0]["errors"] == [
+        f"{path}:2: a text value holds U+0000 (NUL), which the store refuses "
+        "(PostgreSQL cannot store it)"]
+    assert_nothing_written(store_db)

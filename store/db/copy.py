@@ -10,7 +10,7 @@ from sqlalchemy.exc import DBAPIError
 
 from store.db.audit_store import AuditStore
 from store.db.errors import StoreError
-from store.db.log import StoredLog, latest_head
+from store.db.log import StoredLog, latest_head, stored_origin
 from store.db.tables import LEDGERED_KEYS, log_subtrees, metadata, residual_tallies, tree_heads
 from store.db.verify import VerifyReport, verify_store
 from store.db.writer import insert_rows, last_batch_id, lock_log_tip
@@ -83,8 +83,8 @@ def _copy_after(src: Connection, dst: Connection, start: int) -> int:
     postgres = dst.dialect.name == "postgresql"
     for table in LEDGERED_KEYS:
         t = metadata.tables[table]
-        result = src.execution_options(yield_per=COPY_CHUNK).execute(
-            select(t).where(t.c.seq > start).order_by(t.c.seq))
+        result = src.execute(select(t).where(t.c.seq > start).order_by(t.c.seq)
+                             .execution_options(yield_per=COPY_CHUNK))
         for chunk in result.mappings().partitions():
             rows = [dict(row) for row in chunk]
             insert_rows(dst, table, _nul_free(table, rows) if postgres else rows)
@@ -96,6 +96,11 @@ def _copy_after(src: Connection, dst: Connection, start: int) -> int:
     heads = src.execute(select(tree_heads).where(tree_heads.c.batch_id > last_batch)
                         .order_by(tree_heads.c.batch_id)).mappings()
     insert_rows(dst, "tree_heads", [dict(row) for row in heads])
+    origin, kept = stored_origin(src), stored_origin(dst)
+    if origin is not None and kept is None:
+        insert_rows(dst, "log_origin", [{"origin": origin}])
+    elif origin is not None and kept != origin:
+        raise StoreError(f"target is the log {kept!r}, the source {origin!r}; nothing copied")
     tallies = src.execute(select(residual_tallies).where(residual_tallies.c.batch_id > last_batch)
                           .order_by(residual_tallies.c.batch_id, residual_tallies.c.ordinal))
     insert_rows(dst, "residual_tallies", [dict(row) for row in tallies.mappings()])

@@ -288,7 +288,6 @@ def append_batch(
     registry = functools.cache(registry)  # looked up once per batch, and only if needed
     with engine.begin() as connection:
         lock_log_tip(connection)
-        text_without_nul = connection.dialect.name == "postgresql"  # its text type refuses NUL
         batch_id = last_batch_id(connection) + 1
         writer = _BatchWriter(connection, summary, batch_id)
         reader = RecordReader(registry)
@@ -302,9 +301,11 @@ def append_batch(
             except RecordError as exc:
                 summary.fail(line.number, str(exc))
                 continue
-            if text_without_nul and _holds_nul(rows):
-                summary.fail(line.number, "a text value holds U+0000 (NUL), which PostgreSQL "
-                                          "cannot store")
+            if _holds_nul(rows):
+                # Refused on both backends: PostgreSQL text cannot hold it, and a SQLite store
+                # holding it could never be copied there.
+                summary.fail(line.number, "a text value holds U+0000 (NUL), which the store "
+                                          "refuses (PostgreSQL cannot store it)")
                 continue
             summary.records += 1
             summary.record_types.add(record_type)

@@ -116,7 +116,7 @@ def test_rows_survive_downgrade_and_upgrade(pg_url: str, examples_path: Path) ->
     after = _snapshot(pg_url)
     assert "residual_tallies" not in after
     assert before["turns"] == []  # revision 0005's table: dropped by the downgrade
-    ledgered = (*(t for t in LEDGERED_KEYS if t != "turns"), "ledger")
+    ledgered = [t for t in LEDGERED_KEYS if t != "turns"]
     assert {t: after[t] for t in ledgered} == {t: before[t] for t in ledgered}
     upgrade(pg_url, "head")  # backfills them: the same rows the writer wrote
     assert _snapshot(pg_url) == before
@@ -127,7 +127,7 @@ FAILING_REVISION = revision_source(
     upgrade="""\
 op.create_table("half_done", sa.Column("id", sa.Integer(), primary_key=True))
 op.execute("INSERT INTO half_done (id) VALUES (1)")
-op.execute("DROP TRIGGER ledger_append_only_delete ON ledger")
+op.execute("DROP TRIGGER tree_heads_append_only_delete ON tree_heads")
 raise RuntimeError("this revision fails after creating a table")""",
     doc="test: creates a table, drops a trigger, then fails",
 )

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from store_support import cli, gained_frame, raw_connect, spec_residual_id, write_jsonl
 
+from store.db.audit_store import AuditStore
+
 # Example A's third residual: changed_object_unbound over "gained" 4-10, sentence_index null.
 CHANGED_OBJECT_UNBOUND = spec_residual_id(
     "unary_delta_transition", "missing_role", "changed_object_unbound",
@@ -287,3 +289,29 @@ def test_a_dropped_column_fails_verify_naming_it(examples_store: Path) -> None:
     assert isinstance(result.exception, SystemExit), result.exception
     assert _first_problem(result.stderr) == (
         "contract_residuals: columns are missing: explanation")
+
+
+def test_an_empty_stores_checkpoint_still_holds_after_appends(
+        db_path: Path, examples_path: Path) -> None:
+    AuditStore.open(str(db_path)).close()  # a new store, no rows yet
+    empty = _checkpoint(db_path)
+    assert empty.read_text().splitlines()[1:3] == [
+        "0", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="]  # base64 of SHA-256("")
+    assert cli("ingest", "--db", db_path, examples_path).exit_code == 0
+    result = _verify(db_path, "--checkpoint", empty)
+    assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    ("core-audit/x\n18\n" + "ab" * 32 + "\n\n", "root"),  # 64 hex digits, not base64
+    ("core-audit/x\n" + "9" * 23 + "\nyb4KjRngMihPJkumtxYcSeKB02h7NUmjfRoFiyHFNF8=\n\n", "size"),
+    ("core-audit/x\n18\nyb4KjRngMihPJkumtxYcSeKB02h7NUmjfRoFiyHFNF8=\n", "blank line"),
+])
+def test_a_malformed_checkpoint_is_a_clean_error(examples_store: Path, tmp_path: Path,
+                                                 body: str, reason: str) -> None:
+    kept = tmp_path / "bad-checkpoint.txt"
+    kept.write_text(body, encoding="utf-8")
+    result = _verify(examples_store, "--checkpoint", kept)
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit), result.exception  # no traceback
+    assert str(kept) in result.stderr and reason in result.stderr
