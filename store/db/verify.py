@@ -1,33 +1,23 @@
-"""Ledger verification: recompute every row hash and the chain, check triggers and the file."""
+"""Ledger verification: recompute every row hash and the chain; check the schema, content
+ids and the file."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 
 from sqlalchemy import Connection, inspect, select, text
 
+from store.db.content_checks import content_id_problems
 from store.db.ledger import GENESIS, Checkpoint, chain_hash, row_hash
+from store.db.problems import Problem
 from store.db.rows import ledger_key
-from store.db.tables import APPEND_ONLY_TABLES, LEDGERED_KEYS, ledger, metadata
+from store.db.schema_checks import schema_problems
+from store.db.tables import LEDGERED_KEYS, ledger, metadata
 from store.db.tallies import recomputed_tallies, stored_tallies
 
-_SQLITE_TRIGGER_OPS = ("update", "delete", "insert")
-_PG_TRIGGER_OPS = ("update", "delete", "truncate")
 MAX_PROBLEMS = 20
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    seq: int | None
-    table: str
-    key: str
-    reason: str
-
-    def __str__(self) -> str:
-        where = f"seq {self.seq}: " if self.seq is not None else ""
-        name = f"{self.table} {self.key}" if self.key else self.table
-        return f"{where}{name}: {self.reason}"
 
 
 @dataclass
@@ -43,30 +33,6 @@ class VerifyReport:
     @property
     def first_problem(self) -> Problem | None:
         return self.problems[0] if self.problems else None
-
-
-def expected_triggers(dialect: str) -> set[str]:
-    ops = _PG_TRIGGER_OPS if dialect == "postgresql" else _SQLITE_TRIGGER_OPS
-    return {f"{table}_append_only_{op}" for table in APPEND_ONLY_TABLES for op in ops}
-
-
-def present_triggers(connection: Connection) -> set[str]:
-    if connection.dialect.name == "postgresql":
-        query = (
-            "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE NOT t.tgisinternal AND n.nspname = current_schema()"
-        )
-    else:
-        query = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
-    return {row[0] for row in connection.execute(text(query))}
-
-
-def _trigger_problems(connection: Connection) -> Iterator[Problem]:
-    missing = expected_triggers(connection.dialect.name) - present_triggers(connection)
-    for name in sorted(missing):
-        table = name.rsplit("_append_only_", 1)[0]
-        yield Problem(None, table, "", f"append-only trigger {name} is missing")
 
 
 def _file_problems(connection: Connection) -> Iterator[Problem]:
@@ -157,7 +123,7 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None) -
     report = VerifyReport()
     unreadable = _unreadable_tables(connection)
     problems: list[Problem] = list(unreadable.values())
-    problems.extend(_trigger_problems(connection))
+    problems.extend(schema_problems(connection))  # keys, duplicates, indexes, triggers
     problems.extend(_file_problems(connection))
     if "ledger" in unreadable:
         report.problems = problems[:MAX_PROBLEMS]
@@ -170,6 +136,9 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None) -
             problems.append(problem)
             if len(problems) >= MAX_PROBLEMS * 4:
                 break
+    content = content_id_problems(connection, skip=unreadable.keys())
+    problems.extend(islice(content, MAX_PROBLEMS * 4))
+    content.close()  # ends the streamed read when the cap is met
     unknown = {
         row[0] for row in connection.execute(select(ledger.c.table_name).distinct())
     } - set(LEDGERED_KEYS)
