@@ -7,6 +7,8 @@ import sys
 import click
 
 from store.cli.options import db_option, open_store
+from store.db.audit_store import AuditStore
+from store.db.errors import StoreError
 from store.db.ledger import Checkpoint
 
 
@@ -20,8 +22,12 @@ def verify(db: str | None, checkpoint_text: str | None) -> None:
         checkpoint = Checkpoint.parse(checkpoint_text) if checkpoint_text else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--checkpoint") from exc
-    with open_store(db, read_only=True) as store:
-        report = store.verify(checkpoint)
+    try:
+        with AuditStore.open(db, read_only=True) as store:
+            report = store.verify(checkpoint)
+    except StoreError as exc:  # unopenable or unreadable: not intact either, and no traceback
+        click.echo(f"NOT intact: {exc}", err=True)
+        sys.exit(1)
     if report.intact:
         click.echo(f"intact: {report.rows} ledger rows, head {report.tip}")
         return
