@@ -17,7 +17,8 @@ from store.db.ledger import Checkpoint
 @click.option("--checkpoint", "checkpoint_text", metavar="SEQ:HASH",
               help="Also check that the store still extends this checkpoint.")
 def verify(db: str | None, checkpoint_text: str | None) -> None:
-    """Recompute every row hash and the chain; check triggers and the file. Exit 1 if not."""
+    """Recompute row hashes, the chain and content ids; check keys, trigger definitions and
+    the file. Exit 1 if not intact."""
     try:
         checkpoint = Checkpoint.parse(checkpoint_text) if checkpoint_text else None
     except ValueError as exc:

@@ -255,3 +255,33 @@ def test_an_unknown_dialect() -> None:
     assert _verify("nosuchdb://host/store").stderr == (
         "NOT intact: nosuchdb://host/store: not a database this core-audit can open: "
         "Can't load plugin: sqlalchemy.dialects:nosuchdb\n")
+
+
+@pytest.mark.parametrize(("table", "key", "forgery"), [
+    ("contract_assessments", "assessment_id", "problem_text = 'Tom lost 3 apples.'"),
+    ("surface_records", "surface_id", "surface = 'light — reviewed by nobody'"),
+    ("surface_occurrences", "occurrence_id", "prompt = 'Why does dark exist?'"),
+    ("turns", "turn_key", "line = replace(line, 'Why does light exist?', 'Why not?')"),
+])
+def test_sqlite_forged_content_of_each_content_addressed_table(
+    tmp_path: Path, table: str, key: str, forgery: str
+) -> None:
+    path = tmp_path / "audit.db"
+    for name in ("adr_0225_frames.jsonl", "workbench_turn_journal.jsonl"):
+        assert cli("ingest", "--db", path, REPO / "examples" / name).exit_code == 0
+    connection = raw_connect(path)
+    (seq, stored_key) = connection.execute(
+        f"SELECT seq, {key} FROM {table} ORDER BY seq LIMIT 1").fetchone()
+    saved = connection.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    for name, _ in saved:
+        connection.execute(f"DROP TRIGGER {name}")
+    assert connection.execute(f"UPDATE {table} SET {forgery} WHERE seq = ?", (seq,)).rowcount == 1
+    for _, sql in saved:
+        connection.execute(sql)
+    connection.close()
+
+    result = _verify(path)
+
+    assert (f"seq {seq}: {table} {stored_key}: {key} is not the hash of its content"
+            in result.stderr)
