@@ -4,10 +4,10 @@ same-named no-op; comparing names alone would not see it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sqlalchemy import Connection, Table, UniqueConstraint, func, inspect, select, text
+from sqlalchemy import Connection, Row, Table, UniqueConstraint, func, inspect, select, text
 from sqlalchemy.engine import Inspector
 
 from store.db.guards import (
@@ -53,7 +53,9 @@ def schema_problems(connection: Connection) -> Iterator[Problem]:
         if name not in present:
             continue
         yield from _key_problems(inspector, table)
-        yield from _duplicate_problems(connection, table)
+        columns = {column["name"] for column in inspector.get_columns(name)}
+        if columns.issuperset(table.primary_key.columns.keys()):  # else reported as lost
+            yield from _duplicate_problems(connection, table)
         yield from _index_problems(inspector, table)
     if connection.dialect.name == "postgresql":
         yield from _pg_trigger_problems(connection, present)
@@ -61,7 +63,7 @@ def schema_problems(connection: Connection) -> Iterator[Problem]:
         yield from _sqlite_trigger_problems(connection, present)
 
 
-def _columns(columns: Any) -> str:
+def _columns(columns: Iterable[str]) -> str:
     return ", ".join(columns)
 
 
@@ -143,7 +145,7 @@ def _pg_trigger_problems(connection: Connection, present: set[str]) -> Iterator[
         yield Problem(None, row.table_name, "", f"trigger {name} is not one of the store's")
 
 
-def _pg_differences(found: Any, tgtype: int) -> Iterator[str]:
+def _pg_differences(found: Row[Any], tgtype: int) -> Iterator[str]:
     if found.enabled != "O":
         yield _PG_ENABLED.get(found.enabled, f"has tgenabled {found.enabled!r}, not 'O'")
     if found.tgtype != tgtype:

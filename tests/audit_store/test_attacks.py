@@ -285,3 +285,18 @@ def test_sqlite_forged_content_of_each_content_addressed_table(
 
     assert (f"seq {seq}: {table} {stored_key}: {key} is not the hash of its content"
             in result.stderr)
+
+
+@pytest.mark.postgres
+def test_postgres_residual_content_forged_in_a_replica_session(
+    pg_store: str, raw: psycopg.Connection
+) -> None:
+    """session_replication_role = replica skips the guards for one session, leaving them intact."""
+    raw.execute("SET session_replication_role = replica")
+    raw.execute("UPDATE contract_residuals SET residual_code = 'direction_unbound' "
+                "WHERE residual_id = %s", (CHANGED_OBJECT_UNBOUND,))
+
+    result = _verify(pg_store)
+
+    assert (f"seq 6: contract_residuals {CHANGED_OBJECT_UNBOUND}: residual_id is not the hash "
+            "of its content") in result.stderr
