@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from backends import libpq_url, pg_server_url, schema_url
+from backends import libpq_url
 from click.testing import Result
 from store_support import cli, raw_connect, spec_residual_id
 
@@ -217,44 +217,6 @@ def test_sqlite_residual_content_forged_under_its_real_id(examples_store: Path) 
 
     assert (f"seq 6: contract_residuals {CHANGED_OBJECT_UNBOUND}: residual_id is not the hash "
             "of its content") in result.stderr
-
-
-# --- (g) a database that cannot be opened or read ----------------------------------------------
-
-
-def test_a_file_that_is_not_a_database(tmp_path: Path) -> None:
-    path = tmp_path / "notes.db"
-    path.write_bytes(b"these are my notes, not a database\n" * 200)
-
-    assert _verify(path).stderr == f"NOT intact: {path}: cannot open: file is not a database\n"
-
-
-def test_a_malformed_sqlite_page(examples_store: Path) -> None:
-    connection = raw_connect(examples_store)
-    (page_size,) = connection.execute("PRAGMA page_size").fetchone()
-    (root,) = connection.execute(
-        "SELECT rootpage FROM sqlite_master WHERE name = 'contract_residuals'").fetchone()
-    connection.close()
-    with examples_store.open("r+b") as file:
-        file.seek((root - 1) * page_size)
-        file.write(b"\xff" * 64)  # the b-tree page header and its first cell pointers
-
-    assert _verify(examples_store).stderr == (
-        f"NOT intact: {examples_store}: cannot be read: database disk image is malformed\n")
-
-
-@pytest.mark.postgres
-def test_a_postgres_url_naming_a_missing_schema() -> None:
-    url = schema_url(pg_server_url(), "no_such_schema_for_core_audit")
-
-    assert _verify(url).stderr == (
-        f"NOT intact: {url}: its search_path names no schema that exists\n")
-
-
-def test_an_unknown_dialect() -> None:
-    assert _verify("nosuchdb://host/store").stderr == (
-        "NOT intact: nosuchdb://host/store: not a database this core-audit can open: "
-        "Can't load plugin: sqlalchemy.dialects:nosuchdb\n")
 
 
 @pytest.mark.parametrize(("table", "key", "forgery"), [
