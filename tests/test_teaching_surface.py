@@ -24,7 +24,7 @@ from teaching_data import (
 
 from store.model.corpora import TeachingIntent
 from store.model.predicates import CONNECTIVES, humanize_predicate
-from store.model.surface_ids import surface_id
+from store.model.surface_ids import surface_id, surface_identity
 from store.model.surface_records import SurfaceRecord, check_surface
 from store.model.teaching_registry import load_teaching_registry
 from store.model.teaching_surface import (
@@ -182,7 +182,8 @@ def test_surface_id_is_sha256_of_canonical_provenance_and_check() -> None:
         **verified_single("verification_memory_requires_recall"),
     }
     encoded = json.dumps(expected, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    assert surface_id(checked) == hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+    expected_id = hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+    assert surface_id(surface_identity(checked)) == expected_id
 
 
 def test_grounding_source_is_the_closed_set_of_eight() -> None:

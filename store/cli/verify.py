@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from store.cli.options import db_option, open_store
+from store.db.audit_store import AuditStore
 from store.db.errors import StoreError
 from store.model.checkpoint import (
     MAX_NOTE_BYTES,
@@ -68,13 +69,17 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
     if quick and checkpoint_file is None:
         raise click.UsageError("--quick needs --checkpoint")
     checkpoint = load_checkpoint(checkpoint_file, key) if checkpoint_file else None
-    with open_store(db, read_only=True) as store:
-        origin = store.origin()
-        if checkpoint is not None and origin is not None and checkpoint.origin != origin:
-            click.echo(f"NOT intact: the checkpoint is of log {checkpoint.origin!r}, this "
-                       f"store is {origin!r}", err=True)
-            sys.exit(1)
-        report = store.verify(checkpoint, quick=quick)
+    try:
+        with AuditStore.open(db, read_only=True) as store:
+            origin = store.origin()
+            if checkpoint is not None and origin is not None and checkpoint.origin != origin:
+                click.echo(f"NOT intact: the checkpoint is of log {checkpoint.origin!r}, this "
+                           f"store is {origin!r}", err=True)
+                sys.exit(1)
+            report = store.verify(checkpoint, quick=quick)
+    except StoreError as exc:  # unopenable or unreadable: not intact either, and no traceback
+        click.echo(f"NOT intact: {exc}", err=True)
+        sys.exit(1)
     if report.intact:
         tip = report.tip
         assert tip is not None

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import IO
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import ArgumentError, DatabaseError
 
 from store.db.engine import create_store_engine, resolve_url, sqlite_path
 from store.db.errors import StoreError
@@ -31,13 +31,18 @@ class AuditStore:
     def open(cls, db: str | None = None, *, read_only: bool = False) -> AuditStore:
         """Open the store at `db` (path or URL). A writable open creates a new store at head."""
         url = resolve_url(db)
-        path = sqlite_path(url)
+        try:
+            path = sqlite_path(url)
+            engine = create_store_engine(url, read_only=read_only)
+        except (ArgumentError, ImportError) as exc:
+            # An unknown dialect (NoSuchModuleError is an ArgumentError) or a missing driver.
+            raise StoreError(f"{url}: not a database this core-audit can open: {exc}") from exc
         if read_only and path is not None and not path.exists():
+            engine.dispose()
             raise StoreError(f"{path}: no such store (create one with `core-audit ingest`)")
-        engine = create_store_engine(url, read_only=read_only)
         try:
             ensure_at_head(url, engine, create=not read_only)
-        except OperationalError as exc:
+        except DatabaseError as exc:  # also "file is not a database", not only operational
             engine.dispose()
             raise StoreError(f"{path or url}: cannot open: {exc.orig}") from exc
         except BaseException:
@@ -70,8 +75,13 @@ class AuditStore:
 
     def verify(self, checkpoint: Checkpoint | None = None, *, quick: bool = False
                ) -> VerifyReport:
-        with self.engine.connect() as connection:
-            return verify_store(connection, checkpoint, quick=quick)
+        """StoreError when the database cannot be read through (a malformed page, say)."""
+        try:
+            with self.engine.connect() as connection:
+                return verify_store(connection, checkpoint, quick=quick)
+        except DatabaseError as exc:
+            where = sqlite_path(self.url) or self.url
+            raise StoreError(f"{where}: cannot be read: {exc.orig}") from exc
 
     def tree_head(self) -> TreeHead:
         with self.engine.connect() as connection:

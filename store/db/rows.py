@@ -6,14 +6,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from store.model.canonical import canonical, content_id
+from store.model.assessment_ids import assessment_id as assessment_content_id
+from store.model.canonical import canonical
 from store.model.corpora import TeachingRegistry
 from store.model.fields import RecordError
 from store.model.jsonl import JsonLine
 from store.model.parsing import AssessmentFrame, parse_frame
 from store.model.projection import project_assessment
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
-from store.model.surface_ids import check_identity, sighting_id, surface_id, surface_provenance
+from store.model.surface_ids import sighting_id, surface_id, surface_identity
 from store.model.surface_records import (
     CheckedSurface,
     SurfaceVerification,
@@ -55,14 +56,7 @@ def _spans_text(spans: tuple[SourceSpan, ...]) -> str:
 
 
 def assessment_id(frame: AssessmentFrame, assessment: ContractAssessment) -> str:
-    """Names an assessment in its context: the same assessment of another problem differs."""
-    return content_id(
-        {
-            "problem_text": frame.problem_text,
-            "source_ref": frame.source_ref,
-            "assessment": assessment.as_dict(),
-        }
-    )
+    return assessment_content_id(frame.problem_text, frame.source_ref, assessment.as_dict())
 
 
 def residual_row(residual: ContractResidual, spans_text: str) -> Row:
@@ -123,29 +117,29 @@ def _json_or_none(values: list[Any] | None) -> str | None:
 def surface_rows(checked: CheckedSurface, turn_key: str | None = None) -> list[PendingRow]:
     """The surface's content row and this sighting of it (one per turn)."""
     check, derived = checked.check, checked.check.derived
-    found = check_identity(checked)
-    key = surface_id(checked)
+    identity = surface_identity(checked)
+    key = surface_id(identity)
     mismatch = check.verification is SurfaceVerification.MISMATCH
     row: Row = {
         "surface_id": key,
-        **surface_provenance(checked),
+        **identity.provenance(),
         "chain_provenance": derived.chain_provenance if derived else None,
         "pack_version": derived.pack_version if derived else None,
         "connective": derived.connective if derived else None,
         "object": derived.object if derived else None,
-        "subject_domains": json_text(list(derived.subject_domains)) if derived else None,
-        "object_domains": json_text(list(derived.object_domains)) if derived else None,
-        "verification": check.verification.value,
+        "subject_domains": _json_or_none(identity.subject_domains),
+        "object_domains": _json_or_none(identity.object_domains),
+        "verification": identity.verification,
         "expected_surface": check.expected_surface if mismatch else None,
-        "surface_form": found.get("surface_form"),
-        "hops": found.get("hops"),
-        "hop_chain_ids": _json_or_none(found.get("hop_chain_ids")),
-        "candidate_chain_ids": _json_or_none(found.get("candidate_chain_ids")),
-        "surface_prefix": found.get("surface_prefix"),
-        "checked_against": _json_or_none(found.get("checked_against")),
+        "surface_form": identity.surface_form,
+        "hops": identity.hops,
+        "hop_chain_ids": _json_or_none(identity.hop_chain_ids),
+        "candidate_chain_ids": _json_or_none(identity.candidate_chain_ids),
+        "surface_prefix": identity.surface_prefix,
+        "checked_against": _json_or_none(identity.checked_against),
     }
     record = checked.record
-    occurrence = sighting_id(key, checked, turn_key)
+    occurrence = sighting_id(key, record.session_id, record.turn_id, record.prompt, turn_key)
     return [
         PendingRow("surface_records", (key,), row),
         PendingRow("surface_occurrences", (occurrence,), {

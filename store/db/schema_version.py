@@ -10,7 +10,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, inspect
+from sqlalchemy import Engine, inspect, text
 
 from store.bundled import bundled_dir
 from store.db.engine import create_store_engine, sqlite_path
@@ -68,6 +68,7 @@ def ensure_at_head(url: str, engine: Engine, *, create: bool) -> None:
     if revision == head:
         return
     if revision is None:
+        _refuse_missing_schema(url, engine)
         if not create:
             if inspect(engine).get_table_names():
                 raise StoreError(f"{_shown(url)} has tables but no core-audit schema revision")
@@ -86,6 +87,15 @@ def ensure_at_head(url: str, engine: Engine, *, create: bool) -> None:
         f"{_shown(url)} is at revision {revision}, behind head {head}; "
         f"an audit store is not migrated silently: run `core-audit db upgrade --db {_shown(url)}`"
     )
+
+
+def _refuse_missing_schema(url: str, engine: Engine) -> None:
+    """PostgreSQL: a search_path naming no existing schema reads as an empty store; say so."""
+    if engine.dialect.name != "postgresql":
+        return
+    with engine.connect() as connection:
+        if connection.execute(text("SELECT current_schema()")).scalar() is None:
+            raise StoreError(f"{_shown(url)}: its search_path names no schema that exists")
 
 
 def _create_at_head(url: str) -> None:

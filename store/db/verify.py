@@ -1,16 +1,20 @@
-"""Ledger verification: recompute every row hash and the chain, check triggers and the file."""
+"""Verification: recompute every leaf, the tree and its heads from the rows; check the schema
+(keys, indexes, trigger definitions), content ids and the file."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 
 from sqlalchemy import Connection, inspect, select, text
 
+from store.db.content_checks import content_id_problems
 from store.db.log import LogError, StoredLog, TreeHead, latest_head, leaf_rows, log_entry
+from store.db.problems import Problem
 from store.db.rows import ledger_key
+from store.db.schema_checks import schema_problems
 from store.db.tables import (
-    APPEND_ONLY_TABLES,
     LEDGERED_KEYS,
     SUBTREE_LEVEL,
     log_subtrees,
@@ -21,22 +25,7 @@ from store.db.tallies import recomputed_tallies, stored_tallies
 from store.model.checkpoint import Checkpoint
 from store.model.merkle import CompactRange, leaf_hash, verify_consistency
 
-_SQLITE_TRIGGER_OPS = ("update", "delete", "insert")
-_PG_TRIGGER_OPS = ("update", "delete", "truncate")
 MAX_PROBLEMS = 20
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    seq: int | None
-    table: str
-    key: str
-    reason: str
-
-    def __str__(self) -> str:
-        where = f"seq {self.seq}: " if self.seq is not None else ""
-        name = f"{self.table} {self.key}" if self.key else self.table
-        return f"{where}{name}: {self.reason}"
 
 
 @dataclass
@@ -52,30 +41,6 @@ class VerifyReport:
     @property
     def first_problem(self) -> Problem | None:
         return self.problems[0] if self.problems else None
-
-
-def expected_triggers(dialect: str) -> set[str]:
-    ops = _PG_TRIGGER_OPS if dialect == "postgresql" else _SQLITE_TRIGGER_OPS
-    return {f"{table}_append_only_{op}" for table in APPEND_ONLY_TABLES for op in ops}
-
-
-def present_triggers(connection: Connection) -> set[str]:
-    if connection.dialect.name == "postgresql":
-        query = (
-            "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE NOT t.tgisinternal AND n.nspname = current_schema()"
-        )
-    else:
-        query = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
-    return {row[0] for row in connection.execute(text(query))}
-
-
-def _trigger_problems(connection: Connection) -> Iterator[Problem]:
-    missing = expected_triggers(connection.dialect.name) - present_triggers(connection)
-    for name in sorted(missing):
-        table = name.rsplit("_append_only_", 1)[0]
-        yield Problem(None, table, "", f"append-only trigger {name} is missing")
 
 
 def _file_problems(connection: Connection) -> Iterator[Problem]:
@@ -187,7 +152,7 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     report = VerifyReport()
     unreadable = _unreadable_tables(connection)
     problems: list[Problem] = list(unreadable.values())
-    problems.extend(_trigger_problems(connection))
+    problems.extend(schema_problems(connection))  # keys, duplicates, indexes, triggers
     log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
     if log_tables & unreadable.keys():
         report.problems = problems[:MAX_PROBLEMS]
@@ -205,6 +170,9 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         problems.append(problem)
         if len(problems) >= MAX_PROBLEMS * 4:
             break
+    content = content_id_problems(connection, skip=unreadable.keys())
+    problems.extend(islice(content, MAX_PROBLEMS * 4))
+    content.close()  # ends the streamed read when the cap is met
     # Structural problems (no seq) first, then rows in leaf order, then the derived
     # tallies (a changed row also upsets its batch's tallies: name the row first).
     problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))

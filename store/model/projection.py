@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from store.model.canonical import content_id
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
@@ -16,12 +17,23 @@ def residual_id(
     evidence_spans: Iterable[SourceSpan],
 ) -> str:
     """sha256 over organ, kind value, code and the spans in their own order."""
+    return stored_residual_id(candidate_organ, residual_kind.value, residual_code,
+                              [span.as_dict() for span in evidence_spans])
+
+
+def stored_residual_id(
+    candidate_organ: str,
+    residual_kind: str,
+    residual_code: str,
+    evidence_spans: Iterable[Mapping[str, Any]],
+) -> str:
+    """The same recipe over the values a row stores (kind as its value, spans as dicts)."""
     return content_id(
         {
             "candidate_organ": candidate_organ,
-            "residual_kind": residual_kind.value,
+            "residual_kind": residual_kind,
             "residual_code": residual_code,
-            "evidence_spans": [span.as_dict() for span in evidence_spans],
+            "evidence_spans": [dict(span) for span in evidence_spans],
         }
     )
 

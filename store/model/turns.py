@@ -33,6 +33,7 @@ __all__ = [
     "TurnRecord",
     "journal_digest",
     "parse_turn_line",
+    "stored_turn_key",
     "turn_key",
     "turn_line_kind",
 ]
@@ -331,7 +332,13 @@ class JournalSequence:
 def turn_key(kind: TurnKind, text: str, line_number: int) -> str:
     """The stored turn's id: its verbatim line; outside a journal (no turn id to tell two
     identical outputs apart) also its line number in the input."""
-    identity: dict[str, Any] = {"kind": kind.value, "line": text}
-    if kind is not TurnKind.WORKBENCH_JOURNAL:
+    journal = kind is TurnKind.WORKBENCH_JOURNAL
+    return stored_turn_key(kind.value, text, None if journal else line_number)
+
+
+def stored_turn_key(kind: str, line: str, line_number: int | None) -> str:
+    """The same recipe over a stored turn: its line number counts when it has one."""
+    identity: dict[str, Any] = {"kind": kind, "line": line}
+    if line_number is not None:
         identity["line_number"] = line_number
     return content_id(identity)

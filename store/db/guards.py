@@ -1,0 +1,96 @@
+"""The append-only triggers the head schema must carry, definition by definition.
+
+Mirrors exactly what the revisions emit (migrations/append_only.py, revision 0004), so
+`verify` compares definitions, not names: a same-named no-op or a moved trigger differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from store.db.tables import APPEND_ONLY_TABLES, metadata
+
+PG_FUNCTION = "core_audit_reject_change"
+# pg_proc.prosrc of the function revision 0001 creates: the text between its $$ quotes.
+PG_FUNCTION_BODY = (" BEGIN RAISE EXCEPTION '% is append-only: % rejected', TG_TABLE_NAME, "
+                    "TG_OP USING ERRCODE = 'restrict_violation'; END ")
+PG_FUNCTION_LANGUAGE = "plpgsql"
+
+# Tables whose SQLite insert guard is still version 1 (keys only): revisions 0001-0003 made
+# them and 0004 left them alone, their INTEGER keys being the rowid. Any other table: v2.
+SQLITE_V1_GUARDED: frozenset[str] = frozenset({"ingest_batches"})
+
+SQLITE_OPERATIONS: tuple[str, ...] = ("update", "delete", "insert")
+PG_OPERATIONS: tuple[str, ...] = ("update", "delete", "truncate")
+
+# pg_trigger.tgtype bits (PostgreSQL's trigger.h).
+_ROW, _BEFORE, _DELETE, _UPDATE, _TRUNCATE = 1, 2, 8, 16, 32
+PG_TGTYPE: dict[str, int] = {
+    "update": _ROW | _BEFORE | _UPDATE,
+    "delete": _ROW | _BEFORE | _DELETE,
+    "truncate": _BEFORE | _TRUNCATE,  # statement level: TRUNCATE fires no row triggers
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SqliteGuard:
+    name: str
+    table: str
+    sql: str  # exactly as sqlite_master holds it
+
+
+@dataclass(frozen=True, slots=True)
+class PgGuard:
+    name: str
+    table: str
+    tgtype: int
+
+
+def guard_name(table: str, operation: str) -> str:
+    return f"{table}_append_only_{operation}"
+
+
+def guard_key(table: str) -> tuple[str, ...]:
+    """The columns an insert guard matches: the table's primary key, in column order."""
+    return tuple(column.name for column in metadata.tables[table].primary_key.columns)
+
+
+def guard_version(table: str) -> int:
+    return 1 if table in SQLITE_V1_GUARDED else 2
+
+
+def _sqlite_insert_condition(table: str) -> str:
+    match = " AND ".join(f"{column} = NEW.{column}" for column in guard_key(table))
+    condition = f"EXISTS (SELECT 1 FROM {table} WHERE {match})"
+    if guard_version(table) == 2:
+        condition += f" OR EXISTS (SELECT 1 FROM {table} WHERE rowid = NEW.rowid)"
+    return condition
+
+
+def sqlite_guards(table: str) -> list[SqliteGuard]:
+    update, delete, insert = (guard_name(table, op) for op in SQLITE_OPERATIONS)
+    return [
+        SqliteGuard(update, table,
+                    f"CREATE TRIGGER {update} BEFORE UPDATE ON {table} "
+                    f"BEGIN SELECT RAISE(ABORT, '{table} is append-only: UPDATE rejected'); END"),
+        SqliteGuard(delete, table,
+                    f"CREATE TRIGGER {delete} BEFORE DELETE ON {table} "
+                    f"BEGIN SELECT RAISE(ABORT, '{table} is append-only: DELETE rejected'); END"),
+        SqliteGuard(insert, table,
+                    f"CREATE TRIGGER {insert} BEFORE INSERT ON {table} "
+                    f"WHEN {_sqlite_insert_condition(table)} "
+                    f"BEGIN SELECT RAISE(ABORT, '{table} is append-only: "
+                    "a row with this key exists'); END"),
+    ]
+
+
+def pg_guards(table: str) -> list[PgGuard]:
+    return [PgGuard(guard_name(table, op), table, PG_TGTYPE[op]) for op in PG_OPERATIONS]
+
+
+def expected_sqlite_guards() -> dict[str, SqliteGuard]:
+    return {g.name: g for table in APPEND_ONLY_TABLES for g in sqlite_guards(table)}
+
+
+def expected_pg_guards() -> dict[str, PgGuard]:
+    return {g.name: g for table in APPEND_ONLY_TABLES for g in pg_guards(table)}
