@@ -30,7 +30,7 @@ def test_guard_keys_and_versions_follow_the_schema() -> None:
     assert guard_key("residual_occurrences") == ("assessment_id", "ordinal")
     assert guard_key("residual_tallies") == ("batch_id", "ordinal")
     assert {t: guard_version(t) for t in APPEND_ONLY_TABLES if guard_version(t) == 1} == {
-        "ingest_batches": 1, "ledger": 1}
+        "ingest_batches": 1}
 
 
 def test_the_expected_sqlite_definitions_read_as_the_revisions_wrote_them() -> None:
