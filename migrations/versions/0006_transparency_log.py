@@ -65,8 +65,9 @@ def _entry(table: str, row: dict[str, Any]) -> bytes:
 
 def _rows(bind: sa.Connection, table: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
     booleans = _BOOLEANS.get(table, set())
-    result = bind.execution_options(yield_per=5000).execute(
-        sa.text(f"SELECT * FROM {table} ORDER BY seq"))
+    # per statement: Connection.execution_options() would stream every later DDL too
+    result = bind.execute(sa.text(f"SELECT * FROM {table} ORDER BY seq"),
+                          execution_options={"yield_per": 5000})
     for mapping in result.mappings():
         row = {k: (bool(v) if k in booleans and v is not None else v)
                for k, v in mapping.items()}
@@ -108,9 +109,9 @@ def _create_tables() -> None:
 
 def upgrade() -> None:
     bind = op.get_bind()
-    ledger = bind.execution_options(yield_per=5000).execute(sa.text(
+    ledger = bind.execute(sa.text(
         "SELECT seq, table_name, row_key, row_hash, prev_hash, chain_hash FROM ledger "
-        "ORDER BY seq"))
+        "ORDER BY seq"), execution_options={"yield_per": 5000})
     chain = iter(ledger)
     tree = CompactRange()
     head = GENESIS

@@ -71,8 +71,9 @@ def leaf_rows(connection: Connection, start: int = 0, end: int | None = None
     def rows(table: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
         t = metadata.tables[table]
         condition = t.c.seq > start if end is None else and_(t.c.seq > start, t.c.seq <= end)
-        result = connection.execution_options(yield_per=5000).execute(
-            select(t).where(condition).order_by(t.c.seq))
+        # per statement: Connection.execution_options() would set it on the connection for good
+        result = connection.execute(select(t).where(condition).order_by(t.c.seq),
+                                    execution_options={"yield_per": 5000})
         for mapping in result.mappings():
             yield mapping["seq"], table, dict(mapping)
 
