@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 import orjson
 
@@ -18,7 +20,7 @@ from store.db import queries
 def log(db: str | None, start: int, end: int | None) -> None:
     """Print leaves START..END-1 as JSONL {"index": i, "entry": "<entry>"}: leaf i's hash is
     SHA-256(0x00 ‖ entry as UTF-8). Streamed: memory stays flat however long the log."""
-    out = click.get_binary_stream("stdout")
+    out = sys.stdout.buffer  # bytes: no text layer between the entries and the output
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
         try:
             entries = queries.log_entries(connection, start, end)
