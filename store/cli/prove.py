@@ -11,6 +11,7 @@ from sqlalchemy import Connection
 
 from store.cli.options import db_option, open_store
 from store.db import queries
+from store.db.log import LogError
 
 _HEX_ID = re.compile(r"[0-9a-f]{64}", re.ASCII)
 # option name -> (table, what a user calls its id)
@@ -66,4 +67,6 @@ def prove(db: str | None, residual: str | None, surface: str | None, turn: str |
             proof = _prove(connection, ids, index, consistency, tree_size)
         except queries.QueryError as exc:
             raise click.ClickException(str(exc)) from exc
+        except LogError as exc:  # a damaged store: say what is missing, point at verify
+            raise click.ClickException(f"{exc}; run `core-audit verify`") from exc
     click.echo(json.dumps(dataclasses.asdict(proof), ensure_ascii=False, indent=2))
