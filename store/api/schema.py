@@ -23,6 +23,7 @@ from strawberry.printer import print_schema
 from strawberry.types import ExecutionContext, Info
 
 from store.api.context import RequestContext
+from store.api.log_types import Ledger
 from store.api.registry_types import TeachingRegistryView
 from store.api.surface_types import (
     GroundingSourceEnum,
@@ -36,7 +37,6 @@ from store.api.types import (
     Assessment,
     Batch,
     Connection,
-    Ledger,
     Residual,
     ResidualFacets,
     ResidualKindEnum,

@@ -6,6 +6,7 @@ import strawberry
 from strawberry.types import Info
 
 from store.api.context import RequestContext
+from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
 from store.api.types import Batch, Connection, FacetCount, connection, known_count
 from store.db import queries
 from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
@@ -116,6 +117,11 @@ class Surface:
         surface_id = str(self.surface_id)
         page = await info.context.run(queries.list_surface_occurrences, surface_id, first, after)
         return connection(page, SurfaceOccurrence.of, known_count(self.occurrence_count))
+
+    @strawberry.field(description=INCLUSION_HELP)
+    async def inclusion_proof(self, info: Info[RequestContext, None],
+                              tree_size: int | None = None) -> InclusionProof | None:
+        return await record_inclusion(info, "surface_records", str(self.surface_id), tree_size)
 
     @classmethod
     def of(cls, stored: queries.StoredSurface) -> Surface:

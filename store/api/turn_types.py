@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import strawberry
+from strawberry.types import Info
 
+from store.api.context import RequestContext
+from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
 from store.api.surface_types import GroundingSourceEnum, Surface
 from store.api.types import FacetCount
 from store.db import queries
@@ -52,6 +55,11 @@ class Turn:
     line: str = strawberry.field(
         description="The input line, byte for byte as read (UTF-8, no line ending).")
     surface: Surface
+
+    @strawberry.field(description=INCLUSION_HELP)
+    async def inclusion_proof(self, info: Info[RequestContext, None],
+                              tree_size: int | None = None) -> InclusionProof | None:
+        return await record_inclusion(info, "turns", str(self.turn_key), tree_size)
 
     @classmethod
     def of(cls, stored: queries.StoredTurn) -> Turn:

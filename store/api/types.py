@@ -9,6 +9,7 @@ import strawberry
 from strawberry.types import Info
 
 from store.api.context import RequestContext
+from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
 from store.db import queries
 from store.model import taxonomy as taxonomy_model
 from store.model.records import SourceSpan
@@ -127,6 +128,12 @@ class Assessment:
         stored = await info.context.assessment_residuals.load(str(self.assessment_id))
         return [Residual.of(r) for r in stored]
 
+    @strawberry.field(description=INCLUSION_HELP)
+    async def inclusion_proof(self, info: Info[RequestContext, None],
+                              tree_size: int | None = None) -> InclusionProof | None:
+        return await record_inclusion(info, "contract_assessments", str(self.assessment_id),
+                                      tree_size)
+
     @classmethod
     def of(cls, stored: queries.StoredAssessment) -> Assessment:
         a = stored.assessment
@@ -192,6 +199,12 @@ class Residual:
         page = await info.context.run(queries.list_occurrences, residual_id, first, after)
         return connection(page, Occurrence.of, known_count(self.occurrence_count))
 
+    @strawberry.field(description=INCLUSION_HELP)
+    async def inclusion_proof(self, info: Info[RequestContext, None],
+                              tree_size: int | None = None) -> InclusionProof | None:
+        return await record_inclusion(info, "contract_residuals", str(self.residual_id),
+                                      tree_size)
+
     @classmethod
     def of(cls, stored: queries.StoredResidual) -> Residual:
         r = stored.residual
@@ -248,14 +261,6 @@ class ResidualFacets:
             by_family=FacetCount.list_of(facets.by_family),
             by_code=FacetCount.list_of(facets.by_code),
         )
-
-
-@strawberry.type(description="The transparency log (RFC 9162): every stored row is a leaf.")
-class Ledger:
-    tree_size: int = strawberry.field(description="Leaves: the stored rows, in append order.")
-    root_hash: str = strawberry.field(description="The tree's root, 64 hex digits.")
-    origin: str | None = strawberry.field(
-        description="The origin line of this store's checkpoints (fixed by the first one).")
 
 
 @strawberry.type

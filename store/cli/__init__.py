@@ -9,12 +9,16 @@ from store.cli.copy import copy
 from store.cli.db import db
 from store.cli.demo import demo
 from store.cli.ingest import ingest
+from store.cli.keygen import keygen
+from store.cli.log import log
 from store.cli.project import project
+from store.cli.prove import prove
 from store.cli.query import query
 from store.cli.schema import schema
 from store.cli.serve import serve
 from store.cli.teaching import corpus, surface
 from store.cli.verify import checkpoint, verify
+from store.cli.verify_proof import verify_proof
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,6 +27,6 @@ def main() -> None:
     """Append-only audit store for CORE's residuals and teaching-grounded surfaces."""
 
 
-for command in (project, ingest, verify, checkpoint, db, copy, corpus, surface,
-                serve, query, schema, demo):
+for command in (project, ingest, verify, checkpoint, keygen, prove, verify_proof, log, db,
+                copy, corpus, surface, serve, query, schema, demo):
     main.add_command(command)

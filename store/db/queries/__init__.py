@@ -14,7 +14,13 @@ from store.db.queries.assessments import (
 from store.db.queries.batches import count_batches, list_batches
 from store.db.queries.errors import CursorError, PageSizeError, QueryError, QueryTimeout
 from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
-from store.db.queries.ledger import consistency_proof, inclusion_proof, ledger_status
+from store.db.queries.ledger import (
+    consistency_proof,
+    inclusion_proof,
+    inclusion_proof_at,
+    ledger_status,
+    log_entries,
+)
 from store.db.queries.occurrences import assessment_residuals, list_occurrences
 from store.db.queries.pages import (
     DEFAULT_PAGE_SIZE,
@@ -94,6 +100,7 @@ __all__ = [
     "decode_cursor",
     "encode_cursor",
     "inclusion_proof",
+    "inclusion_proof_at",
     "ledger_status",
     "list_assessments",
     "list_batches",
@@ -102,6 +109,7 @@ __all__ = [
     "list_surface_occurrences",
     "list_surfaces",
     "list_turns",
+    "log_entries",
     "page_size",
     "residual_by_id",
     "residual_facets",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from typing import Any
+
 from sqlalchemy import Connection, select
 
-from store.db.log import StoredLog, latest_head, log_entry, stored_origin
+from store.db.log import StoredLog, latest_head, leaf_rows, log_entry, stored_origin
 from store.db.queries.errors import QueryError
 from store.db.queries.records import ConsistencyProof, InclusionProof, LedgerStatus
 from store.db.tables import LEDGERED_KEYS, metadata
@@ -29,16 +32,8 @@ def _size(connection: Connection, tree_size: int | None, at_least: int) -> int:
     return tree_size
 
 
-def inclusion_proof(connection: Connection, table: str, key: tuple[object, ...],
-                    tree_size: int | None = None) -> InclusionProof | None:
-    """RFC 9162 section 2.1.3 proof that a stored row is a leaf of the tree of `tree_size`
-    leaves (default: the newest tree head); None when there is no such row."""
-    t = metadata.tables[table]
-    columns = [t.c[name] for name in LEDGERED_KEYS[table]]
-    row = connection.execute(select(t).where(*(c == v for c, v in zip(
-        columns, key, strict=True)))).mappings().first()
-    if row is None:
-        return None
+def _proof(connection: Connection, table: str, row: Mapping[str, Any],
+           tree_size: int | None) -> InclusionProof:
     index = row["seq"] - 1
     size = _size(connection, tree_size, index + 1)
     log = StoredLog(connection)
@@ -47,6 +42,44 @@ def inclusion_proof(connection: Connection, table: str, key: tuple[object, ...],
                           leaf_hash=leaf_hash(entry).hex(),
                           inclusion_path=[h.hex() for h in log.inclusion(index, size)],
                           root_hash=log.root(size).hex())
+
+
+def inclusion_proof(connection: Connection, table: str, key: tuple[object, ...],
+                    tree_size: int | None = None) -> InclusionProof | None:
+    """RFC 9162 section 2.1.3 proof that a stored row is a leaf of the tree of `tree_size`
+    leaves (default: the newest tree head); None when there is no such row."""
+    t = metadata.tables[table]
+    columns = [t.c[name] for name in LEDGERED_KEYS[table]]
+    row = connection.execute(select(t).where(*(c == v for c, v in zip(
+        columns, key, strict=True)))).mappings().first()
+    return None if row is None else _proof(connection, table, row, tree_size)
+
+
+def inclusion_proof_at(connection: Connection, index: int, tree_size: int | None = None
+                       ) -> InclusionProof:
+    """The inclusion proof of leaf `index`: the row with seq = index + 1, whichever table."""
+    size = latest_head(connection).size
+    if not 0 <= index < size:  # checked before any SQL: an index may not fit a column
+        raise QueryError(f"leaf index: must be between 0 and {size - 1}, got {index}"
+                         if size else f"leaf index {index}: the log is empty")
+    for table in LEDGERED_KEYS:
+        t = metadata.tables[table]
+        row = connection.execute(select(t).where(t.c.seq == index + 1)).mappings().first()
+        if row is not None:
+            return _proof(connection, table, row, tree_size)
+    raise QueryError(f"leaf index {index}: no row has seq {index + 1}")
+
+
+def log_entries(connection: Connection, start: int = 0, end: int | None = None
+                ) -> Iterator[tuple[int, bytes]]:
+    """(leaf index, entry) for start <= index < end (default: the newest tree head), streamed."""
+    size = latest_head(connection).size
+    stop = size if end is None else end
+    if not 0 <= start <= stop <= size:
+        raise QueryError(f"leaf range: needs 0 <= start <= end <= the tree size {size}, "
+                         f"got start {start}, end {stop}")
+    return ((seq - 1, log_entry(table, row)) for seq, table, row in
+            leaf_rows(connection, start, stop))
 
 
 def consistency_proof(connection: Connection, first: int, second: int | None = None

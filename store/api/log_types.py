@@ -1,0 +1,76 @@
+"""GraphQL types for the transparency log (RFC 9162): the tree head, checkpoint and proofs."""
+
+from __future__ import annotations
+
+import strawberry
+from strawberry.types import Info
+
+from store.api.context import RequestContext
+from store.db import queries
+from store.model.checkpoint import Checkpoint
+
+INCLUSION_HELP = ("RFC 9162 proof that this record is a leaf of the tree of treeSize leaves "
+                  "(default: the newest tree head). Computed only when asked; null with an "
+                  "error for a treeSize out of range.")
+
+
+@strawberry.type(description="RFC 9162 section 2.1.3: a leaf, its entry and the path to a root.")
+class InclusionProof:
+    leaf_index: int
+    tree_size: int
+    entry: str = strawberry.field(
+        description="The leaf's canonical JSON; leafHash = SHA-256(0x00 ‖ its UTF-8 bytes).")
+    leaf_hash: str
+    inclusion_path: list[str] = strawberry.field(description="Hex hashes, leaf side first.")
+    root_hash: str
+
+    @classmethod
+    def of(cls, proof: queries.InclusionProof) -> InclusionProof:
+        return cls(**{name: getattr(proof, name) for name in queries.InclusionProof.__slots__})
+
+
+@strawberry.type(description="RFC 9162 section 2.1.4: the tree of `second` leaves extends the "
+                             "tree of `first`.")
+class ConsistencyProof:
+    first: int
+    second: int
+    first_root: str
+    second_root: str
+    consistency_path: list[str] = strawberry.field(description="Hex hashes, deepest first.")
+
+    @classmethod
+    def of(cls, proof: queries.ConsistencyProof) -> ConsistencyProof:
+        return cls(**{name: getattr(proof, name) for name in queries.ConsistencyProof.__slots__})
+
+
+async def record_inclusion(info: Info[RequestContext, None], table: str, key: str,
+                           tree_size: int | None) -> InclusionProof:
+    """The inclusion proof of the `table` row keyed `key`, which a resolver has just read."""
+    proof = await info.context.run(queries.inclusion_proof, table, (key,), tree_size)
+    if proof is None:  # the row was read a moment ago; rows are never deleted
+        raise queries.QueryError(f"no {table} row {key}")
+    return InclusionProof.of(proof)
+
+
+@strawberry.type(description="The transparency log (RFC 9162): every stored row is a leaf.")
+class Ledger:
+    tree_size: int = strawberry.field(description="Leaves: the stored rows, in append order.")
+    root_hash: str = strawberry.field(description="The tree's root, 64 hex digits.")
+    origin: str | None = strawberry.field(
+        description="The origin line of this store's checkpoints (fixed by the first one).")
+
+    @strawberry.field(description="The newest tree head as an unsigned C2SP checkpoint; null "
+                                  "until `core-audit checkpoint` has fixed the origin.")
+    def checkpoint(self) -> str | None:
+        if self.origin is None:  # the server is read-only: it never chooses an origin
+            return None
+        return Checkpoint(self.origin, self.tree_size, bytes.fromhex(self.root_hash)
+                          ).unsigned_note()
+
+    @strawberry.field(description="Proof that this tree head extends the tree of fromSize "
+                                  "leaves.")
+    async def consistency_proof(self, info: Info[RequestContext, None], from_size: int
+                                ) -> ConsistencyProof | None:  # nullable: an error stays here
+        # to this head's size, not the newest: a batch may have landed since it was read
+        proof = await info.context.run(queries.consistency_proof, from_size, self.tree_size)
+        return ConsistencyProof.of(proof)

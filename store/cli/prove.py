@@ -1,0 +1,72 @@
+"""`core-audit prove`: RFC 9162 inclusion and consistency proofs, as JSON `verify-proof` checks."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+
+import click
+from sqlalchemy import Connection
+
+from store.cli.options import db_option, open_store
+from store.db import queries
+from store.db.log import LogError
+
+_HEX_ID = re.compile(r"[0-9a-f]{64}", re.ASCII)
+# option name -> (table, what a user calls its id)
+_RECORDS: dict[str, tuple[str, str]] = {
+    "residual": ("contract_residuals", "residual_id"),
+    "surface": ("surface_records", "surface_id"),
+    "turn": ("turns", "turn_key"),
+    "assessment": ("contract_assessments", "assessment_id"),
+}
+
+
+def _prove(connection: Connection, ids: dict[str, str | None], index: int | None,
+           consistency: int | None, tree_size: int | None
+           ) -> queries.InclusionProof | queries.ConsistencyProof:
+    if consistency is not None:
+        return queries.consistency_proof(connection, consistency, tree_size)
+    if index is not None:
+        return queries.inclusion_proof_at(connection, index, tree_size)
+    kind, value = next((k, v) for k, v in ids.items() if v is not None)
+    table, id_name = _RECORDS[kind]
+    if not _HEX_ID.fullmatch(value):
+        raise queries.QueryError(f"--{kind}: a {id_name} is 64 lowercase hex digits, got "
+                                 f"{value[:80]!r}")
+    proof = queries.inclusion_proof(connection, table, (value,), tree_size)
+    if proof is None:
+        raise queries.QueryError(f"no {kind} with {id_name} {value} in this store")
+    return proof
+
+
+@click.command()
+@db_option
+@click.option("--residual", metavar="ID", help="Prove this residual_id is in the log.")
+@click.option("--surface", metavar="ID", help="Prove this surface_id is in the log.")
+@click.option("--turn", metavar="ID", help="Prove this turn_key is in the log.")
+@click.option("--assessment", metavar="ID", help="Prove this assessment_id is in the log.")
+@click.option("--index", type=int, metavar="N", help="Prove leaf N (any table) is in the log.")
+@click.option("--consistency", type=int, metavar="FIRST",
+              help="Prove the tree extends the tree of its first FIRST leaves.")
+@click.option("--tree-size", type=int, metavar="N",
+              help="Prove against the tree of N leaves (default: the newest tree head).")
+def prove(db: str | None, residual: str | None, surface: str | None, turn: str | None,
+          assessment: str | None, index: int | None, consistency: int | None,
+          tree_size: int | None) -> None:
+    """Print an RFC 9162 inclusion proof of one record (or leaf), or a consistency proof, as
+    JSON; check it offline against a checkpoint with `core-audit verify-proof`."""
+    ids = {"residual": residual, "surface": surface, "turn": turn, "assessment": assessment}
+    chosen = [v for v in (*ids.values(), index, consistency) if v is not None]
+    if len(chosen) != 1:
+        raise click.UsageError("give exactly one of --residual, --surface, --turn, "
+                               "--assessment, --index or --consistency")
+    with open_store(db, read_only=True) as store, store.engine.connect() as connection:
+        try:
+            proof = _prove(connection, ids, index, consistency, tree_size)
+        except queries.QueryError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except LogError as exc:  # a damaged store: say what is missing, point at verify
+            raise click.ClickException(f"{exc}; run `core-audit verify`") from exc
+    click.echo(json.dumps(dataclasses.asdict(proof), ensure_ascii=False, indent=2))

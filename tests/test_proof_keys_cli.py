@@ -1,0 +1,209 @@
+"""`keygen`, signed checkpoints and `verify-proof`: what an auditor does offline with a proof."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from surface_helpers import cli
+
+from store.model.checkpoint import SignerKey, VerifierKey, key_hash
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((REPO / "examples").glob("*.jsonl"))
+VERIFIER = re.compile(r"auditor\+([0-9a-f]{8})\+([A-Za-z0-9+/]{44})\n")
+SIGNER = re.compile(r"PRIVATE\+KEY\+auditor\+([0-9a-f]{8})\+([A-Za-z0-9+/]{44})\n")
+
+
+def ok(*args: str | Path) -> str:
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A store of the examples, a key pair, a checkpoint it signed and proofs against it."""
+    folder = tmp_path_factory.mktemp("signed")
+    db = folder / "audit.db"
+    for path in EXAMPLES:
+        ok("ingest", "--db", db, path)
+    ok("keygen", "auditor", "--out", folder / "auditor")
+    ok("keygen", "other", "--out", folder / "other")
+    files = {"db": db, "key": folder / "auditor.key", "pub": folder / "auditor.pub",
+             "other_pub": folder / "other.pub"}
+    for name, key in (("checkpoint", files["key"]), ("other_checkpoint", folder / "other.key")):
+        files[name] = folder / f"{name}.txt"
+        files[name].write_text(ok("checkpoint", "--db", db, "--key", key), encoding="utf-8")
+    residual = str(json.loads(ok("query", "--db", db, "{ residuals(first: 1) { nodes { "
+                                 "residualId } } }"))["data"]["residuals"]["nodes"][0]
+                   ["residualId"])
+    files["inclusion"] = folder / "inclusion.json"
+    files["inclusion"].write_text(ok("prove", "--db", db, "--residual", residual))
+    files["consistency"] = folder / "consistency.json"
+    files["consistency"].write_text(ok("prove", "--db", db, "--consistency", "5"))
+    return files
+
+
+# --- keygen -------------------------------------------------------------------------------
+
+def test_keygen_writes_the_signed_note_formats_with_their_modes(tmp_path: Path) -> None:
+    old = os.umask(0)  # even with no umask the signer key is never readable by others
+    try:
+        ok("keygen", "auditor", "--out", tmp_path / "k")
+    finally:
+        os.umask(old)
+    key, pub = tmp_path / "k.key", tmp_path / "k.pub"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert stat.S_IMODE(pub.stat().st_mode) == 0o644
+    signer_match = SIGNER.fullmatch(key.read_text())
+    verifier_match = VERIFIER.fullmatch(pub.read_text())
+    assert signer_match and verifier_match
+    assert signer_match.group(1) == verifier_match.group(1)
+    public = base64.b64decode(verifier_match.group(2))
+    assert public[0] == 0x01 and len(public) == 33
+    assert key_hash("auditor", public[1:]).hex() == verifier_match.group(1)
+    assert str(SignerKey.parse(key.read_text()).verifier) == str(VerifierKey.parse(
+        pub.read_text()))
+
+
+@pytest.mark.parametrize("existing", ["k.key", "k.pub"])
+def test_keygen_refuses_to_overwrite(tmp_path: Path, existing: str) -> None:
+    (tmp_path / existing).write_text("keep me\n")
+    result = cli("keygen", "auditor", "--out", tmp_path / "k")
+    assert result.exit_code == 1 and "not overwriting" in result.output
+    assert (tmp_path / existing).read_text() == "keep me\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [existing]
+
+
+def test_keygen_refuses_a_bad_name(tmp_path: Path) -> None:
+    result = cli("keygen", "a+b", "--out", tmp_path / "k")
+    assert result.exit_code == 1 and "'+'" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- signed checkpoints -------------------------------------------------------------------
+
+def verify_proof(proof: Path, checkpoint: Path, key: Path | None) -> tuple[int, str]:
+    result = cli("verify-proof", proof, "--checkpoint", checkpoint,
+                 *(["--key", key] if key else []))
+    assert "Traceback" not in result.output and isinstance(result.exception, SystemExit | None)
+    return result.exit_code, result.output
+
+
+def test_a_signed_checkpoint_verifies_with_verify_and_verify_proof(signed: dict[str, Path]
+                                                                   ) -> None:
+    assert ok("verify", "--db", signed["db"], "--checkpoint", signed["checkpoint"], "--key",
+              signed["pub"]).startswith("intact:")
+    for proof in ("inclusion", "consistency"):
+        code, output = verify_proof(signed[proof], signed["checkpoint"], signed["pub"])
+        assert (code, output[:7]) == (0, "valid: "), output
+        code, output = verify_proof(signed[proof], signed["checkpoint"], None)  # unsigned use
+        assert code == 0, output
+
+
+def edit(text: str, line: int, value: str) -> str:
+    lines = text.split("\n")
+    lines[line] = value
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("change", ["size", "root", "origin"])
+def test_a_checkpoint_edited_after_signing_is_refused(signed: dict[str, Path], tmp_path: Path,
+                                                     change: str) -> None:
+    text = signed["checkpoint"].read_text()
+    origin, size, _root = text.split("\n")[:3]
+    edited = {"size": edit(text, 1, str(int(size) - 1)),
+              "root": edit(text, 2, base64.b64encode(b"\x01" * 32).decode()),
+              "origin": edit(text, 0, origin + "x")}[change]
+    forged = tmp_path / "forged.txt"
+    forged.write_text(edited)
+    result = cli("verify", "--db", signed["db"], "--checkpoint", forged, "--key", signed["pub"])
+    assert result.exit_code == 1 and "does not verify" in result.output
+    code, output = verify_proof(signed["inclusion"], forged, signed["pub"])
+    assert code == 1 and output.startswith("invalid: ") and "does not verify" in output
+
+
+def test_a_checkpoint_signed_by_another_key_is_refused(signed: dict[str, Path]) -> None:
+    result = cli("verify", "--db", signed["db"], "--checkpoint", signed["other_checkpoint"],
+                 "--key", signed["pub"])
+    assert result.exit_code == 1 and "not signed by" in result.output
+    code, output = verify_proof(signed["inclusion"], signed["other_checkpoint"], signed["pub"])
+    assert code == 1 and "not signed by" in output
+
+
+# --- tampered and malformed proofs --------------------------------------------------------
+
+def tampered(proof: dict[str, Any], change: str) -> dict[str, Any]:
+    proof = dict(proof)
+    if change == "path element":
+        path = list(proof["inclusion_path"])
+        path[0] = ("0" if path[0][0] != "0" else "1") + path[0][1:]
+        proof["inclusion_path"] = path
+    elif change == "index":
+        proof["leaf_index"] += 1
+    elif change == "entry":
+        proof["entry"] = proof["entry"].replace("unbound", "bound", 1)
+    elif change == "entry and leaf hash":
+        proof["entry"] = proof["entry"].replace("unbound", "bound", 1)
+        proof["leaf_hash"] = hashlib.sha256(b"\x00" + proof["entry"].encode()).hexdigest()
+    elif change == "tree size":
+        proof["tree_size"] -= 1
+    elif change == "dropped node":
+        proof["inclusion_path"] = proof["inclusion_path"][:-1]
+    return proof
+
+
+@pytest.mark.parametrize("change", ["path element", "index", "entry", "entry and leaf hash",
+                                    "tree size", "dropped node"])
+def test_a_tampered_inclusion_proof_is_invalid(signed: dict[str, Path], tmp_path: Path,
+                                               change: str) -> None:
+    proof = tampered(json.loads(signed["inclusion"].read_text()), change)
+    (tmp_path / "p.json").write_text(json.dumps(proof))
+    code, output = verify_proof(tmp_path / "p.json", signed["checkpoint"], signed["pub"])
+    assert code == 1 and output.startswith("invalid: "), output
+
+
+def test_a_tampered_consistency_proof_is_invalid(signed: dict[str, Path], tmp_path: Path) -> None:
+    original = json.loads(signed["consistency"].read_text())
+    for change in ({"first": original["first"] + 1}, {"first_root": "ab" * 32},
+                   {"second": original["second"] - 1},
+                   {"consistency_path": original["consistency_path"][1:]}):
+        (tmp_path / "c.json").write_text(json.dumps({**original, **change}))
+        code, output = verify_proof(tmp_path / "c.json", signed["checkpoint"], signed["pub"])
+        assert code == 1 and output.startswith("invalid: "), change
+
+
+def consistency_json(**fields: Any) -> str:
+    return json.dumps({"first": 1, "second": 1, "first_root": "ab" * 32,
+                       "second_root": "ab" * 32, "consistency_path": [], **fields})
+
+
+@pytest.mark.parametrize("text", [
+    "", "not json", "[]", '{"leaf_index": 0}', "[" * 100_000, "\xff",
+    consistency_json(first_root="AB" * 32), consistency_json(first=True),
+    consistency_json(first=-1), consistency_json(consistency_path={}),
+    consistency_json(consistency_path=["ab" * 32] * 200), consistency_json(second=1 << 63),
+    consistency_json().replace('"first": 1', '"first": 1' + "0" * 5000),
+    consistency_json(extra=1),
+])
+def test_a_malformed_proof_is_invalid_without_a_traceback(signed: dict[str, Path],
+                                                          tmp_path: Path, text: str) -> None:
+    (tmp_path / "p.json").write_text(text)
+    code, output = verify_proof(tmp_path / "p.json", signed["checkpoint"], None)
+    assert code == 1 and output.startswith("invalid: "), output
+
+
+def test_a_proof_of_another_tree_is_not_valid_for_this_checkpoint(signed: dict[str, Path],
+                                                                  tmp_path: Path) -> None:
+    proof = json.loads(ok("prove", "--db", signed["db"], "--index", "3", "--tree-size", "40"))
+    (tmp_path / "p.json").write_text(json.dumps(proof))
+    code, output = verify_proof(tmp_path / "p.json", signed["checkpoint"], signed["pub"])
+    assert code == 1 and "the checkpoint is size" in output
