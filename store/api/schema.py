@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import strawberry
@@ -53,7 +54,7 @@ MAX_ALIASES = 30
 MASKED_MESSAGE = "Internal error."
 
 
-def _fields_of(filter_input: object) -> dict[str, Any]:
+def _fields_of(filter_input: Any) -> dict[str, Any]:
     """A filter input's fields by name: the query layer's filter has the same ones."""
     return {f.name: getattr(filter_input, f.name) for f in dataclasses.fields(filter_input)}
 
@@ -253,7 +254,7 @@ def build_schema(*, introspection: bool = True) -> strawberry.Schema:
     # Factories, not instances: strawberry builds fresh extensions for every request.
     # ParserCache and ValidationCache (bounded LRUs, 128 documents) skip re-parsing and
     # re-validating a document already seen, e.g. the Workbench's operations.
-    extensions: list[type[SchemaExtension] | functools.partial[SchemaExtension]] = [
+    extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         functools.partial(AddValidationRules, _LIMIT_RULES),
         functools.partial(MaxTokensLimiter, max_token_count=MAX_TOKENS),
         functools.partial(MaskErrors, should_mask_error=is_masked, error_message=MASKED_MESSAGE),

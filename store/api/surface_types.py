@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import strawberry
 from strawberry.types import Info
 
@@ -13,19 +15,22 @@ from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerific
 from store.model.teaching_surface import GroundingSource
 
 # The domain enums themselves: GraphQL names (TEACHING), stored values (teaching).
-GroundingSourceEnum = strawberry.enum(
+strawberry.enum(
     GroundingSource, name="GroundingSource",
     description="Where a turn's surface was grounded: CORE's closed grounding_source set.",
 )
-SurfaceVerificationEnum = strawberry.enum(
+GroundingSourceEnum: TypeAlias = GroundingSource
+strawberry.enum(
     SurfaceVerification, name="SurfaceVerification",
     description="How a teaching surface compared with its re-derivation from corpora and packs.",
 )
-SurfaceFormEnum = strawberry.enum(
+SurfaceVerificationEnum: TypeAlias = SurfaceVerification
+strawberry.enum(
     SurfaceForm, name="SurfaceForm",
     description="Which chain template a teaching surface has: single (ADR-0052), composed "
     "(ADR-0062, one hop), transitive (ADR-0083, two or more hops) or cross-pack (ADR-0067).",
 )
+SurfaceFormEnum: TypeAlias = SurfaceForm
 
 
 @strawberry.type(description="A file a verification was checked against: a corpus file or a "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import strawberry
 from strawberry.types import Info
 
@@ -12,15 +14,17 @@ from store.api.types import FacetCount
 from store.db import queries
 from store.model.turns import NormativeClearance, TurnKind
 
-NormativeClearanceEnum = strawberry.enum(
+strawberry.enum(
     NormativeClearance, name="NormativeClearance",
     description="CORE's normative_clearance: suppressed, violated, unassessable or cleared.",
 )
-TurnKindEnum = strawberry.enum(
+NormativeClearanceEnum: TypeAlias = NormativeClearance
+strawberry.enum(
     TurnKind, name="TurnKind",
     description="Where a turn record came from: a Workbench journal line, a ChatRuntime "
     "output or a TurnEvent.",
 )
+TurnKindEnum: TypeAlias = TurnKind
 
 
 @strawberry.type(description="The identity, safety and ethics verdict outcomes of a turn.")

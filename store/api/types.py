@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from typing import Generic, TypeAlias, TypeVar
 
 import strawberry
 from strawberry.types import Info
@@ -16,13 +16,15 @@ from store.model.records import SourceSpan
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 
 # The domain enums themselves: GraphQL names (MISSING_ROLE), stored values (missing_role).
-ResidualKindEnum = strawberry.enum(
+strawberry.enum(
     ResidualKind, name="ResidualKind", description="ADR-0225's closed residual kinds."
 )
-ResidualSourceAxisEnum = strawberry.enum(
+ResidualKindEnum: TypeAlias = ResidualKind
+strawberry.enum(
     ResidualSourceAxis, name="ResidualSourceAxis",
     description="The structural layer a residual comes from.",
 )
+ResidualSourceAxisEnum: TypeAlias = ResidualSourceAxis
 
 NodeT = TypeVar("NodeT")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 import orjson
-from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TimeRemainingColumn
 from sqlalchemy.exc import DBAPIError
 
 from store.cli.inputs import display_name, open_input
@@ -51,7 +51,8 @@ def ingest(paths: tuple[str, ...], db: str | None, as_json: bool,
                     progress = stack.enter_context(_progress())
                     size = os.fstat(stream.fileno()).st_size if path != "-" else None
                     task = progress.add_task(name, total=size or None)
-                    def on_bytes(n: int, task=task, progress=progress) -> None:
+                    def on_bytes(n: int, task: TaskID = task,
+                                 progress: Progress = progress) -> None:
                         progress.advance(task, n)
                 try:
                     summaries.append(store.ingest(stream, source=name, on_bytes=on_bytes,

@@ -8,8 +8,9 @@ import click
 import orjson
 
 from store.cli.inputs import display_name, open_input
+from store.model.fields import RecordError
 from store.model.jsonl import iter_json_lines
-from store.model.parsing import RecordError, parse_frame
+from store.model.parsing import parse_frame
 from store.model.projection import project_residuals
 
 

@@ -4,7 +4,7 @@ forged or edited, whatever the log or the triggers say."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,7 +104,7 @@ CONTENT_KEYS: tuple[ContentKey, ...] = (
 
 
 def content_id_problems(connection: Connection, *,
-                        skip: Collection[str] = ()) -> Iterator[Problem]:
+                        skip: Collection[str] = ()) -> Generator[Problem, None, None]:
     """Every row of every content-addressed table whose key is not its content's hash.
 
     `skip`: tables that cannot be read as the schema says (missing, or columns lost)."""

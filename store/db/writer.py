@@ -16,8 +16,8 @@ from store.db.log import LogAppender
 from store.db.rows import PendingRow, RecordReader, RegistryProvider, ledger_key
 from store.db.tables import LEDGERED_KEYS, ingest_batches, metadata
 from store.db.tallies import BatchTally, Combo, combo_of
+from store.model.fields import RecordError
 from store.model.jsonl import MAX_LINE_BYTES, iter_json_lines
-from store.model.parsing import RecordError
 from store.model.teaching_surface import default_registry
 
 CHUNK_ROWS = 5000
@@ -148,15 +148,15 @@ def lock_log_tip(connection: Connection) -> None:
 
 def last_batch_id(connection: Connection) -> int:
     """The newest batch's id; 0 in an empty store."""
-    return connection.execute(
-        select(func.coalesce(func.max(ingest_batches.c.batch_id), 0))).scalar_one()
+    return int(connection.execute(
+        select(func.coalesce(func.max(ingest_batches.c.batch_id), 0))).scalar_one())
 
 
 def _holds_nul(rows: list[PendingRow]) -> bool:
     return any(isinstance(v, str) and "\x00" in v for p in rows for v in p.row.values())
 
 
-def _content(row: Mapping[str, Any]) -> dict[str, Any]:
+def _content(row: Mapping[Any, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("seq", "batch_id")}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -22,7 +22,7 @@ class JsonLine:
     text: str = ""  # the line as read, without its line ending (journal digests hash it)
 
 
-def _skip_rest_of_line(stream: IO[bytes]) -> int:
+def _skip_rest_of_line(stream: LineSource) -> int:
     skipped = 0
     while True:
         chunk = stream.readline(_CHUNK)
@@ -31,8 +31,14 @@ def _skip_rest_of_line(stream: IO[bytes]) -> int:
             return skipped
 
 
+class LineSource(Protocol):
+    """What the reader needs of a stream: bounded readline of bytes."""
+
+    def readline(self, limit: int = -1, /) -> bytes: ...
+
+
 def iter_json_lines(
-    stream: IO[bytes],
+    stream: LineSource,
     max_line_bytes: int = MAX_LINE_BYTES,
     on_bytes: Callable[[int], None] | None = None,
 ) -> Iterator[JsonLine]:

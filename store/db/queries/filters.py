@@ -106,7 +106,9 @@ def storable(value: str) -> bool:
 
 
 def any_of(column: Any, values: Sequence[Any]) -> ColumnElement[bool]:
-    return column.in_([v for v in values if not isinstance(v, str) or storable(v)])
+    condition: ColumnElement[bool] = column.in_(
+        [v for v in values if not isinstance(v, str) or storable(v)])
+    return condition
 
 
 def equals(column: Any, value: str) -> ColumnElement[bool]:

@@ -52,7 +52,7 @@ def inclusion_proof(connection: Connection, table: str, key: tuple[object, ...],
     columns = [t.c[name] for name in LEDGERED_KEYS[table]]
     row = connection.execute(select(t).where(*(c == v for c, v in zip(
         columns, key, strict=True)))).mappings().first()
-    return None if row is None else _proof(connection, table, row, tree_size)
+    return None if row is None else _proof(connection, table, dict(row), tree_size)
 
 
 def inclusion_proof_at(connection: Connection, index: int, tree_size: int | None = None
@@ -66,7 +66,7 @@ def inclusion_proof_at(connection: Connection, index: int, tree_size: int | None
         t = metadata.tables[table]
         row = connection.execute(select(t).where(t.c.seq == index + 1)).mappings().first()
         if row is not None:
-            return _proof(connection, table, row, tree_size)
+            return _proof(connection, table, dict(row), tree_size)
     raise QueryError(f"leaf index {index}: no row has seq {index + 1}")
 
 
