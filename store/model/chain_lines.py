@@ -200,3 +200,29 @@ def connective_note(line: NormalisedLine) -> DroppedLine | None:
     shown = line.connective.replace("_", " ")
     return line.note(f"chain.connective: {line.connective!r} is not one of humanize_predicate's"
                      f" 26: loaded, shown as {shown!r}", Severity.WARNING)
+
+
+def chain_of_line(line: NormalisedLine, intent: TeachingIntent, chain_id: str,
+                  retired: dict[str, int], notes: list[DroppedLine], *, corpus_id: str,
+                  packs: tuple[str, str]) -> TeachingChain | None:
+    """The rules every corpus file shares after its own lemma checks (spec section 2):
+    retirement, k, the connective warning; None (and a note) for a dropped line."""
+    found = retired_note(line, chain_id, retired)
+    if found is not None:
+        notes.append(found)
+        return None
+    ks_ko = k_pair(line)
+    if isinstance(ks_ko, DroppedLine):
+        notes.append(ks_ko)
+        return None
+    connective = connective_note(line)
+    if connective is not None:
+        notes.append(connective)
+    superseded_by = line.obj.get("superseded_by")
+    return TeachingChain(
+        corpus_id=corpus_id, chain_id=chain_id, subject=line.subject, intent=intent,
+        connective=line.connective, object=line.object, domains_subject_k=ks_ko[0],
+        domains_object_k=ks_ko[1], provenance=provenance_of(line),
+        superseded_by=superseded_by.strip() if isinstance(superseded_by, str) else None,
+        source=line.source, line=line.line, subject_pack_id=packs[0], object_pack_id=packs[1],
+    )

@@ -15,15 +15,12 @@ from store.model.chain_lines import (
     TeachingChain,
     TeachingIntent,
     chain_id_of,
-    connective_note,
+    chain_of_line,
     intent_of,
-    k_pair,
     lemma_key,
     missing_fields,
     parse_intent,
-    provenance_of,
     read_corpus_file,
-    retired_note,
 )
 from store.model.dropped import DroppedLine, Severity
 from store.model.packs import Pack
@@ -100,28 +97,11 @@ def load_corpus(registration: CorpusRegistration, pack: Pack) -> TeachingCorpus:
             notes.append(line.note(f"chain.{role}: {lemma!r} is not a lemma with"
                                    f" semantic_domains in pack {pack.pack_id!r}"))
             continue
-        chain_id = chain_id_of(line, f"{line.subject}_{intent.value}")
-        retired = retired_note(line, chain_id, read.retired)
-        if retired is not None:
-            notes.append(retired)
+        chain = chain_of_line(line, intent, chain_id_of(line, f"{line.subject}_{intent.value}"),
+                              read.retired, notes, corpus_id=registration.corpus_id,
+                              packs=(pack.pack_id, pack.pack_id))
+        if chain is None:
             continue
-        ks_ko = k_pair(line)
-        if isinstance(ks_ko, DroppedLine):
-            notes.append(ks_ko)
-            continue
-        ks, ko = ks_ko
-        connective = connective_note(line)
-        if connective is not None:
-            notes.append(connective)
-        superseded_by = line.obj.get("superseded_by")
-        chain = TeachingChain(
-            corpus_id=registration.corpus_id, chain_id=chain_id, subject=line.subject,
-            intent=intent, connective=line.connective, object=line.object,
-            domains_subject_k=ks, domains_object_k=ko, provenance=provenance_of(line),
-            superseded_by=superseded_by.strip() if isinstance(superseded_by, str) else None,
-            source=source, line=line.line,
-            subject_pack_id=pack.pack_id, object_pack_id=pack.pack_id,
-        )
         earlier = latest.get(chain.key)
         if earlier is not None:
             inactive.append(InactiveChain(earlier, f"overridden by line {chain.line}"))

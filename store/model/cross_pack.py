@@ -14,13 +14,10 @@ from store.model.chain_lines import (
     NormalisedLine,
     TeachingChain,
     chain_id_of,
-    connective_note,
+    chain_of_line,
     intent_of,
-    k_pair,
     missing_fields,
-    provenance_of,
     read_corpus_file,
-    retired_note,
 )
 from store.model.corpora import CorpusRegistration, PackSource, TeachingCorpus
 from store.model.dropped import DroppedLine, Severity
@@ -82,26 +79,10 @@ def load_cross_pack_corpus(path: Path, pack_source: PackSource,
             notes.append(unknown)
             continue
         chain_id = chain_id_of(line, f"{line.subject}_{intent.value}_{line.object}")
-        retired = retired_note(line, chain_id, read.retired)
-        if retired is not None:
-            notes.append(retired)
+        chain = chain_of_line(line, intent, chain_id, read.retired, notes,
+                              corpus_id=corpus_id, packs=ids)
+        if chain is None:
             continue
-        ks_ko = k_pair(line)
-        if isinstance(ks_ko, DroppedLine):
-            notes.append(ks_ko)
-            continue
-        ks, ko = ks_ko
-        connective = connective_note(line)
-        if connective is not None:
-            notes.append(connective)
-        superseded_by = line.obj.get("superseded_by")
-        chain = TeachingChain(
-            corpus_id=corpus_id, chain_id=chain_id, subject=line.subject, intent=intent,
-            connective=line.connective, object=line.object, domains_subject_k=ks,
-            domains_object_k=ko, provenance=provenance_of(line),
-            superseded_by=superseded_by.strip() if isinstance(superseded_by, str) else None,
-            source=path, line=line.line, subject_pack_id=ids[0], object_pack_id=ids[1],
-        )
         earlier = first.get(chain.key)
         if earlier is not None:
             inactive.append(InactiveChain(chain, f"line {earlier.line} has this key first"))
