@@ -52,10 +52,21 @@ def current_command(db: str | None) -> None:
 
 
 @db.command("history")
-def history_command() -> None:
-    """List the schema revisions, newest first."""
+@db_option
+def history_command(db: str | None) -> None:
+    """List the schema revisions, newest first; with --db, mark the store's own."""
+    current = None
+    if db is not None:
+        engine = create_store_engine(resolve_url(db), read_only=True)
+        try:
+            current = current_revision(engine)
+        except SQLAlchemyError as exc:
+            raise click.ClickException(f"cannot read {db}: {exc}") from exc
+        finally:
+            engine.dispose()
     for line in history():
-        click.echo(line)
+        mark = " (this store)" if current is not None and line.startswith(f"{current}:") else ""
+        click.echo(line + mark)
 
 
 def _run(action, db: str | None) -> None:  # type: ignore[no-untyped-def]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from store.bundled import bundled_dir
@@ -28,11 +26,12 @@ DEMO_QUERY = """query Overview {
 
 
 @click.command()
-@click.option("--db", "path", default="core-audit.db", show_default=True, metavar="PATH",
-              help="Store file; created if absent.")
+@click.option("--db", "path", default=None, metavar="PATH",
+              help="Store file, created if absent (default: $CORE_AUDIT_DB, else "
+                   "./core-audit.db).")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
-def demo(path: str, host: str, port: int) -> None:
+def demo(path: str | None, host: str, port: int) -> None:
     """Ingest the bundled examples into PATH (again is a counted no-op) and serve them."""
     examples = sorted(bundled_dir("examples").glob("*.jsonl"))
     with open_store(path) as store:
@@ -45,4 +44,4 @@ def demo(path: str, host: str, port: int) -> None:
             click.echo(f"{example.name}: {summary.new_rows} new, {summary.present_rows} already"
                        " present", err=True)
     banner = f"Paste into GraphiQL:\n\n{DEMO_QUERY}\n"
-    run_server(str(Path(path)), host=host, port=port, banner=banner)
+    run_server(path, host=host, port=port, banner=banner)

@@ -42,6 +42,13 @@ def ingest(paths: tuple[str, ...], db: str | None, as_json: bool,
         except (CorpusError, PackError) as exc:
             raise click.ClickException(f"cannot check teaching surfaces: {exc}") from exc
 
+    # Inputs and a named checkout are checked first: a mistake creates no store.
+    for path in paths:
+        if path != "-" and not os.access(path, os.R_OK):
+            reason = "No such file or directory" if not os.path.exists(path) else "not readable"
+            raise click.ClickException(f"{path}: cannot open: {reason}")
+    if core is not None:
+        registry()
     with open_store(db) as store:
         for path in paths:
             name = display_name(path)

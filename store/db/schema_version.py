@@ -56,8 +56,9 @@ def downgrade(url: str, revision: str, script_location: Path | None = None) -> N
 
 def history(script_location: Path | None = None) -> list[str]:
     script = ScriptDirectory.from_config(alembic_config("sqlite://", script_location))
-    return [
-        f"{rev.revision}: {rev.doc}" for rev in script.walk_revisions(base="base", head="heads")
+    return [  # one line each: a revision's doc may wrap
+        f"{rev.revision}: {' '.join(rev.doc.split())}"
+        for rev in script.walk_revisions(base="base", head="heads")
     ]
 
 

@@ -269,13 +269,23 @@ def test_demo_ingests_examples_and_is_rerunnable(tmp_path: Path,
     # The module, not the `demo` command that store.cli re-exports under the same name.
     monkeypatch.setattr(importlib.import_module("store.cli.demo"), "run_server", fake_server)
     monkeypatch.chdir(tmp_path)
-    runner = CliRunner()
+    runner = CliRunner(env={"CORE_AUDIT_DB": None})
     first = runner.invoke(main, ["demo", "--port", "0"])
     assert first.exit_code == 0, first.output
     assert (tmp_path / "core-audit.db").exists()
     again = runner.invoke(main, ["demo", "--port", "0"])
     assert again.exit_code == 0, again.output
     assert "0 new" in again.output
-    assert served == ["core-audit.db", "core-audit.db"]
+    assert served == [None, None]  # the server resolves the default store the same way
     data = run_operation(str(tmp_path / "core-audit.db"), "FacetOverview")
     assert data["residualFacets"]["total"] == 12  # the second run added no residuals
+
+
+def test_demo_honours_core_audit_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importlib.import_module("store.cli.demo"), "run_server",
+                        lambda db, **options: None)
+    monkeypatch.chdir(tmp_path)
+    elsewhere = tmp_path / "elsewhere.db"
+    result = CliRunner(env={"CORE_AUDIT_DB": str(elsewhere)}).invoke(main, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert elsewhere.exists() and not (tmp_path / "core-audit.db").exists()

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from store_support import cli, raw_connect, row_counts
 
+from store.db.schema_version import head_revision
+
 EXAMPLES_COUNTS = {"ingest_batches": 1, "contract_assessments": 5, "contract_residuals": 6,
                    "residual_occurrences": 6, "tree_heads": 1}
 
@@ -121,3 +123,13 @@ def test_a_missing_input_file_is_an_error(db_path: Path, tmp_path: Path) -> None
     result = cli("ingest", "--db", db_path, tmp_path / "nope.jsonl")
     assert result.exit_code == 1
     assert "nope.jsonl: cannot open" in result.stderr
+    assert not db_path.exists()  # a mistake in the command creates no store
+
+
+def test_db_history_marks_the_stores_revision(db_path: Path, examples_path: Path) -> None:
+    assert cli("ingest", "--db", db_path, examples_path).exit_code == 0
+    lines = cli("db", "history", "--db", db_path).stdout.splitlines()
+    marked = [line for line in lines if line.endswith(" (this store)")]
+    assert len(marked) == 1 and marked[0].startswith(f"{head_revision()}: ")
+    assert cli("db", "history").stdout.splitlines() == [
+        line.removesuffix(" (this store)") for line in lines]
