@@ -111,7 +111,7 @@ def load_teaching_registry(teaching_dir: Path, packs_dir: Path) -> TeachingRegis
     return load_registry(registrations, packs_dir, cross_pack)
 
 
-def load_core_registry(core: Path) -> TeachingRegistry:
+def load_core_registry(core: Path | str) -> TeachingRegistry:
     """CORE-checkout mode: CORE's own registry, packs at `core/packs/data/<pack_id>/`."""
-    root = require_core_checkout(core)
+    root = require_core_checkout(Path(core))
     return load_registry(core_registrations(root), core_packs_dir(root), core_cross_pack(root))
