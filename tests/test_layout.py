@@ -77,3 +77,18 @@ def test_no_test_folder_is_named_graphql():
     )
     assert offenders == []
     assert not (TESTS / "graphql.py").exists()
+
+
+# The layers of store/ (DESIGN.md), mirrored by the tests; cross-cutting checks stay at the top.
+LAYER_FOLDERS = {"model", "db", "api", "cli"}
+TOP_LEVEL_TESTS = {"test_layout.py", "test_readme.py", "test_public_api.py"}
+
+
+def test_tests_mirror_the_package_layers() -> None:
+    assert {p.name for p in (REPO / "store").iterdir() if p.is_dir()} >= LAYER_FOLDERS
+    misplaced = [
+        str(path.relative_to(TESTS)) for path in TESTS.rglob("test_*.py")
+        if not (path.parent.name in LAYER_FOLDERS and path.parent.parent == TESTS)
+        and not (path.parent == TESTS and path.name in TOP_LEVEL_TESTS)
+    ]
+    assert misplaced == []

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from backends import raw_query
+from rfc9162_reference import consistency_ok, inclusion_ok, leaf
 from starlette.testclient import TestClient
 from surface_helpers import cli
-from test_log_cli import consistency_ok, inclusion_ok, leaf
 
 from store.api.app import create_app
 from store.api.schema import MASKED_MESSAGE

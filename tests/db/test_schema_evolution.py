@@ -28,7 +28,7 @@ from teaching_data import LIGHT_SURFACE, MEMORY_SURFACE
 from store.db.audit_store import AuditStore
 from store.db.errors import StoreError
 
-DATA = Path(__file__).resolve().parent / "data" / "store-rev0001.db"
+DATA = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
 
 # tests/data/README.md: the head checkpoint of the revision-0001 store.
 REV0001_HEAD = "133 6f7afdc54f2cfb5f3f815f3bc21d55a3ffa989b606a181cc8da2e3d9fe038161"
@@ -259,7 +259,7 @@ def test_an_unknown_revision_is_a_clean_cli_error(old_store: Path) -> None:
 
 
 # tests/data/README.md: the store written at revision 0004, with 12 surface records.
-REV0004_DATA = Path(__file__).resolve().parent / "data" / "store-rev0004.db"
+REV0004_DATA = Path(__file__).resolve().parents[1] / "data" / "store-rev0004.db"
 REV0004_HEAD = "66 341f7bedf45e59ddccc762674162296aaed4b6b328e1dbb9aa1b738c8ab458dc"
 
 

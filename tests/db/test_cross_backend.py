@@ -25,7 +25,7 @@ from store.model.checkpoint import Checkpoint
 
 pytestmark = pytest.mark.postgres
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 WORKBENCH = REPO / "graphql" / "workbench"
 BATCH_TIME_FIELDS = ("ingested_at",)
 

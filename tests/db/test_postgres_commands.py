@@ -21,7 +21,7 @@ from store.db.tables import LEDGERED_KEYS
 
 pytestmark = pytest.mark.postgres
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = [REPO / "examples" / name for name in (
     "adr_0225_frames.jsonl", "core_frames_families.jsonl", "adr_0052_surfaces.jsonl")]
 

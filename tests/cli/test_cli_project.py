@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from spec_adr0225 import spec_residual_id
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "adr_0225_frames.jsonl"
 CORE_AUDIT = Path(sys.executable).with_name("core-audit")
 

@@ -25,7 +25,7 @@ from store.model.packs import PackError, load_pack
 from store.model.teaching_registry import load_teaching_registry
 from store.model.teaching_surface import teaching_grounded_surface
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FORGED = "0" * 64
 
 

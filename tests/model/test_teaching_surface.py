@@ -38,7 +38,7 @@ from store.model.teaching_surface import (
     teaching_grounded_surface,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ADR_CASES = [
     ("light", "cause", LIGHT_SURFACE),
     ("knowledge", "cause", KNOWLEDGE_SURFACE),

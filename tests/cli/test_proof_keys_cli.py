@@ -16,7 +16,7 @@ from surface_helpers import cli
 
 from store.model.checkpoint import SignerKey, VerifierKey, key_hash
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.jsonl"))
 VERIFIER = re.compile(r"auditor\+([0-9a-f]{8})\+([A-Za-z0-9+/]{44})\n")
 SIGNER = re.compile(r"PRIVATE\+KEY\+auditor\+([0-9a-f]{8})\+([A-Za-z0-9+/]{44})\n")

@@ -9,7 +9,7 @@ import pytest
 from store import bundled
 from store.model.locations import packs_dir, teaching_dir
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,7 @@ from store.db.tables import APPEND_ONLY_TABLES, metadata
 
 pytestmark = pytest.mark.postgres
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = [REPO / "examples" / name for name in (
     "adr_0225_frames.jsonl", "core_frames_families.jsonl", "adr_0052_surfaces.jsonl",
     "workbench_turn_journal.jsonl")]
