@@ -153,7 +153,7 @@ def operations(database: Database) -> list[Operation]:
 
 def capture(database: Database, operation: Operation) -> None:
     """Run the operation in-process once; keep every SQL statement (and parameters) it sent."""
-    from store.cli.query import execute_operation
+    from store.api.execution import execute_operation
 
     sent: list[tuple[str, Any]] = []
 

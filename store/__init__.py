@@ -7,7 +7,7 @@ __version__ = "0.1.0"  # before the imports below: store.db.writer reads it
 
 from store.db.audit_store import AuditStore
 from store.db.database import Database
-from store.db.errors import IntegrityConflict, StoreError
+from store.db.errors import StoreError
 from store.db.verify import VerifyReport
 from store.db.writer import BatchRejected, BatchSummary
 from store.model.checkpoint import Checkpoint
@@ -26,7 +26,6 @@ __all__ = [
     "BatchSummary",
     "Checkpoint",
     "Database",
-    "IntegrityConflict",
     "StoreError",
     "VerifyReport",
     "__version__",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 import orjson
@@ -35,6 +34,8 @@ def query(document: str | None, db: str | None, file: Path | None, variables: st
         raise click.BadParameter(f"not JSON: {exc}", param_hint="--variables") from exc
     if values is not None and not isinstance(values, dict):
         raise click.BadParameter("must be a JSON object", param_hint="--variables")
+    from store.api.execution import execute_operation  # strawberry loads only when asked
+
     database = open_database(db)
     try:
         result = asyncio.run(execute_operation(database, source, values, operation))
@@ -43,19 +44,3 @@ def query(document: str | None, db: str | None, file: Path | None, variables: st
     click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
     if result.get("errors"):
         sys.exit(1)
-
-
-async def execute_operation(database: Any, source: str, variables: dict[str, Any] | None,
-                            operation: str | None) -> dict[str, Any]:
-    """The same schema, limits and masking as the server, without HTTP."""
-    from store.api.context import RequestContext
-    from store.api.schema import build_schema
-
-    result = await build_schema().execute(
-        source, variable_values=variables, operation_name=operation,
-        context_value=RequestContext(database),
-    )
-    output: dict[str, Any] = {"data": result.data}
-    if result.errors:
-        output["errors"] = [error.formatted for error in result.errors]
-    return output

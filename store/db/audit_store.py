@@ -8,6 +8,7 @@ from typing import IO
 from sqlalchemy import Engine
 from sqlalchemy.exc import ArgumentError, DatabaseError
 
+from store.db.appends import insert_rows, lock_log_tip
 from store.db.engine import create_store_engine, resolve_url, sqlite_path
 from store.db.errors import StoreError
 from store.db.log import TreeHead, latest_head, stored_origin
@@ -15,7 +16,7 @@ from store.db.queries.ledger import DEFAULT_ORIGIN_PREFIX
 from store.db.rows import RegistryProvider
 from store.db.schema_version import ensure_at_head
 from store.db.verify import VerifyReport, verify_store
-from store.db.writer import BatchSummary, append_batch, insert_rows, lock_log_tip
+from store.db.writer import BatchSummary, append_batch
 from store.model.checkpoint import Checkpoint
 from store.model.teaching_surface import default_registry
 

@@ -8,12 +8,12 @@ from typing import Any
 from sqlalchemy import Connection, select
 from sqlalchemy.exc import DBAPIError
 
+from store.db.appends import insert_rows, last_batch_id, lock_log_tip
 from store.db.audit_store import AuditStore
 from store.db.errors import StoreError
 from store.db.log import StoredLog, latest_head, stored_origin
 from store.db.tables import LEDGERED_KEYS, log_subtrees, metadata, residual_tallies, tree_heads
 from store.db.verify import VerifyReport, verify_store
-from store.db.writer import insert_rows, last_batch_id, lock_log_tip
 
 COPY_CHUNK = 5000
 

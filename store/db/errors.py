@@ -6,6 +6,3 @@ from __future__ import annotations
 class StoreError(Exception):
     """A problem with the store itself (missing, behind head, unreachable)."""
 
-
-class IntegrityConflict(StoreError):
-    """The same key arrived with different content."""

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from sqlalchemy import Connection, Engine, func, select, text, tuple_
+from sqlalchemy import Connection, Engine, select, tuple_
 
 from store import __version__
+from store.db.appends import insert_rows, last_batch_id, lock_log_tip
 from store.db.log import LogAppender
 from store.db.rows import PendingRow, RecordReader, RegistryProvider, ledger_key
-from store.db.tables import LEDGERED_KEYS, ingest_batches, metadata
+from store.db.tables import LEDGERED_KEYS, metadata
 from store.db.tallies import BatchTally, Combo, combo_of
 from store.model.fields import RecordError
 from store.model.jsonl import MAX_LINE_BYTES, iter_json_lines
@@ -23,7 +24,6 @@ from store.model.teaching_surface import default_registry
 CHUNK_ROWS = 5000
 RESIDUAL_CACHE = 20_000
 MAX_REPORTED_ERRORS = 20
-LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes log appends
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,29 +127,6 @@ class _LineStream:
 
 def as_stream(source: IO[bytes] | Iterable[bytes | str]) -> Any:
     return source if hasattr(source, "readline") else _LineStream(source)
-
-
-def insert_rows(connection: Connection, table: str, rows: list[dict[str, Any]]) -> None:
-    """executemany straight to the driver: SQLAlchemy's per-row parameter work dominated."""
-    if not rows:
-        return
-    columns = [c.name for c in metadata.tables[table].columns]
-    marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-    sql = (f"INSERT INTO {table} ({', '.join(columns)}) "
-           f"VALUES ({', '.join([marker] * len(columns))})")
-    connection.exec_driver_sql(sql, [tuple(r[c] for c in columns) for r in rows])
-
-
-def lock_log_tip(connection: Connection) -> None:
-    """One writer at a time extends the chain; SQLite's BEGIN IMMEDIATE already ensures it."""
-    if connection.dialect.name == "postgresql":
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})
-
-
-def last_batch_id(connection: Connection) -> int:
-    """The newest batch's id; 0 in an empty store."""
-    return int(connection.execute(
-        select(func.coalesce(func.max(ingest_batches.c.batch_id), 0))).scalar_one())
 
 
 def _holds_nul(rows: list[PendingRow]) -> bool:

@@ -17,7 +17,7 @@ from backends import EXAMPLE_FILES, pg_schema
 from sqlalchemy import select
 from surface_helpers import write_jsonl
 
-from store.cli.query import execute_operation
+from store.api.execution import execute_operation
 from store.db.audit_store import AuditStore
 from store.db.database import Database
 from store.db.tables import LEDGERED_KEYS, metadata

@@ -1,0 +1,23 @@
+"""Running one GraphQL operation in-process: what `core-audit query` and the benches use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.api.context import RequestContext
+from store.api.schema import build_schema
+from store.db.database import Database
+
+
+async def execute_operation(database: Database, source: str,
+                            variables: dict[str, Any] | None,
+                            operation: str | None) -> dict[str, Any]:
+    """The same schema, limits and masking as the server, without HTTP."""
+    result = await build_schema().execute(
+        source, variable_values=variables, operation_name=operation,
+        context_value=RequestContext(database),
+    )
+    output: dict[str, Any] = {"data": result.data}
+    if result.errors:
+        output["errors"] = [error.formatted for error in result.errors]
+    return output
