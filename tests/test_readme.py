@@ -37,3 +37,10 @@ def test_the_readme_shows_graphql_examples() -> None:
 def test_each_graphql_example_is_valid_against_the_reviewed_schema(block: str) -> None:
     schema = build_schema((REPO / "graphql" / "schema.graphql").read_text(encoding="utf-8"))
     assert validate(schema, parse(block)) == []
+
+
+def test_every_file_the_checklist_names_exists() -> None:
+    section = README.split("### Changing what is stored: a checklist", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`((?:store|migrations|graphql|tests)/[\w/.-]*)`", section))
+    assert len(named) >= 10
+    assert [path for path in sorted(named) if not (REPO / path).exists()] == []
