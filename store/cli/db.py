@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+import orjson
 from alembic.util import CommandError
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -36,7 +37,9 @@ def downgrade_command(revision: str, db: str | None) -> None:
 
 @db.command("current")
 @db_option
-def current_command(db: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"revision", "head", "at_head"}.')
+def current_command(db: str | None, as_json: bool) -> None:
     """Print the store's revision and the head revision."""
     url = resolve_url(db)
     engine = create_store_engine(url, read_only=True)
@@ -47,6 +50,10 @@ def current_command(db: str | None) -> None:
     finally:
         engine.dispose()
     head = head_revision()
+    if as_json:
+        click.echo(orjson.dumps({"revision": revision, "head": head,
+                                 "at_head": revision == head}).decode())
+        return
     state = "at head" if revision == head else f"head is {head}"
     click.echo(f"{revision or 'none'} ({state})")
 

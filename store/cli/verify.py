@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
+import orjson
 
 from store.cli.options import db_option, open_store
 from store.db.audit_store import AuditStore
@@ -52,6 +54,16 @@ def load_checkpoint(path: Path, key: Path | None) -> Checkpoint:
         raise click.ClickException(f"{path}: {exc}") from exc
 
 
+def _not_intact(problems: list[str], as_json: bool) -> NoReturn:
+    if as_json:
+        click.echo(orjson.dumps({"intact": False, "problems": problems}).decode())
+    else:
+        click.echo(f"NOT intact: {problems[0]}", err=True)
+        for problem in problems[1:]:
+            click.echo(f"  also {problem}", err=True)
+    sys.exit(1)
+
+
 @click.command()
 @db_option
 @click.option("--checkpoint", "checkpoint_file", type=_FILE, metavar="FILE",
@@ -60,8 +72,11 @@ def load_checkpoint(path: Path, key: Path | None) -> Checkpoint:
               help="Verifier key: the checkpoint must carry its valid signature.")
 @click.option("--quick", is_flag=True,
               help="Only the checkpoint's consistency proof (O(log n)), no full recompute.")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print one JSON object: {"intact", "tree_size", "root_hash", ...} or '
+                   '{"intact": false, "problems"}.')
 def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
-           quick: bool) -> None:
+           quick: bool, as_json: bool) -> None:
     """Recompute every leaf, the tree and its heads from the rows; check keys, triggers and
     the file; with --checkpoint, prove the store extends it. Exit 1 if anything is wrong."""
     if key is not None and checkpoint_file is None:
@@ -73,24 +88,26 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
         with AuditStore.open(db, read_only=True) as store:
             origin = store.origin()
             if checkpoint is not None and origin is not None and checkpoint.origin != origin:
-                click.echo(f"NOT intact: the checkpoint is of log {checkpoint.origin!r}, this "
-                           f"store is {origin!r}", err=True)
-                sys.exit(1)
+                _not_intact([f"the checkpoint is of log {checkpoint.origin!r}, this store is "
+                             f"{origin!r}"], as_json)
             report = store.verify(checkpoint, quick=quick)
     except StoreError as exc:  # unopenable or unreadable: not intact either, and no traceback
-        click.echo(f"NOT intact: {exc}", err=True)
-        sys.exit(1)
-    if report.intact:
-        tip = report.tip
-        assert tip is not None
-        extends = f"; extends the checkpoint of size {checkpoint.size}" if checkpoint else ""
-        what = "tree head" if quick else "leaves"
-        click.echo(f"intact: {tip.size} {what}, root {tip.root_hex}{extends}")
+        _not_intact([str(exc)], as_json)
+    if not report.intact:
+        problems = [str(p) for p in report.problems]
+        _not_intact(problems if as_json else [f"first problem at {problems[0]}",
+                                              *problems[1:]], as_json)
+    tip = report.tip
+    assert tip is not None
+    if as_json:
+        click.echo(orjson.dumps({
+            "intact": True, "tree_size": tip.size, "root_hash": tip.root_hex,
+            "recomputed": not quick,
+            "extends_checkpoint": checkpoint.size if checkpoint else None}).decode())
         return
-    click.echo(f"NOT intact: first problem at {report.first_problem}", err=True)
-    for problem in report.problems[1:]:
-        click.echo(f"  also {problem}", err=True)
-    sys.exit(1)
+    extends = f"; extends the checkpoint of size {checkpoint.size}" if checkpoint else ""
+    what = "tree head" if quick else "leaves"
+    click.echo(f"intact: {tip.size} {what}, root {tip.root_hex}{extends}")
 
 
 @click.command()
@@ -98,7 +115,9 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
 @click.option("--key", type=_FILE, metavar="PREFIX.key", help="Sign it with this signer key.")
 @click.option("--origin", default=None, metavar="O",
               help="The log's origin line; the store keeps its first one and refuses another.")
-def checkpoint(db: str | None, key: Path | None, origin: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"origin", "tree_size", "root_hash", "note"} (note: the checkpoint).')
+def checkpoint(db: str | None, key: Path | None, origin: str | None, as_json: bool) -> None:
     """Print the newest tree head as a C2SP tlog-checkpoint (signed with --key): keep it
     elsewhere, and later `verify --checkpoint` that the store still extends it."""
     signer = None
@@ -112,4 +131,9 @@ def checkpoint(db: str | None, key: Path | None, origin: str | None) -> None:
             head = store.checkpoint(origin)
         except (StoreError, CheckpointError) as exc:
             raise click.ClickException(str(exc)) from exc
-    click.echo(head.unsigned_note() if signer is None else sign(head, signer), nl=False)
+    note = head.unsigned_note() if signer is None else sign(head, signer)
+    if as_json:
+        click.echo(orjson.dumps({"origin": head.origin, "tree_size": head.size,
+                                 "root_hash": head.root.hex(), "note": note}).decode())
+        return
+    click.echo(note, nl=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,5 @@ def test_db_current_names_the_revision_and_head(db_path: Path) -> None:
     result = cli("db", "current", "--db", db_path)
     assert result.exit_code == 0
     assert result.stdout.strip() == "0006 (at head)"
+    as_json = cli("db", "current", "--db", db_path, "--json")
+    assert json.loads(as_json.stdout) == {"revision": "0006", "head": "0006", "at_head": True}

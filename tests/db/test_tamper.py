@@ -9,6 +9,7 @@ B (8, 9, 10), C (11, 12, 13), D (14, 15, 16), the runnable assessment (17), the 
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -315,3 +316,24 @@ def test_a_malformed_checkpoint_is_a_clean_error(examples_store: Path, tmp_path:
     assert result.exit_code == 1
     assert isinstance(result.exception, SystemExit), result.exception  # no traceback
     assert str(kept) in result.stderr and reason in result.stderr
+
+
+def test_verify_and_checkpoint_speak_json_when_asked(examples_store: Path) -> None:
+    kept = cli("checkpoint", "--db", examples_store, "--json")
+    assert kept.exit_code == 0, kept.stderr
+    head = json.loads(kept.stdout)
+    assert head["tree_size"] == 18
+    assert head["note"].splitlines()[:2] == [head["origin"], "18"]
+    intact = cli("verify", "--db", examples_store, "--json")
+    assert intact.exit_code == 0, intact.stderr
+    assert json.loads(intact.stdout) == {
+        "intact": True, "tree_size": 18, "root_hash": head["root_hash"], "recomputed": True,
+        "extends_checkpoint": None}
+    connection = raw_connect(examples_store)
+    connection.execute("DROP TRIGGER contract_residuals_append_only_update")
+    connection.close()
+    broken = cli("verify", "--db", examples_store, "--json")
+    assert broken.exit_code == 1
+    assert json.loads(broken.stdout) == {"intact": False, "problems": [
+        "contract_residuals: append-only trigger contract_residuals_append_only_update is "
+        "missing"]}
