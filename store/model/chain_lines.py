@@ -4,6 +4,7 @@ collects retirements, pass 2 normalises each line; the pack rules are the caller
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from pathlib import Path
@@ -226,3 +227,19 @@ def chain_of_line(line: NormalisedLine, intent: TeachingIntent, chain_id: str,
         superseded_by=superseded_by.strip() if isinstance(superseded_by, str) else None,
         source=line.source, line=line.line, subject_pack_id=packs[0], object_pack_id=packs[1],
     )
+
+
+def lines_with_intent(lines: Iterable[NormalisedLine], notes: list[DroppedLine]
+                      ) -> Iterator[tuple[NormalisedLine, TeachingIntent]]:
+    """The lines that have the four fields and a cause/verification intent (pass 2's first
+    rules, shared by every corpus file); each other line leaves a note."""
+    for line in lines:
+        problem = missing_fields(line)
+        if problem is not None:
+            notes.append(problem)
+            continue
+        intent = intent_of(line)
+        if isinstance(intent, DroppedLine):
+            notes.append(intent)
+            continue
+        yield line, intent

@@ -16,9 +16,8 @@ from store.model.chain_lines import (
     TeachingIntent,
     chain_id_of,
     chain_of_line,
-    intent_of,
     lemma_key,
-    missing_fields,
+    lines_with_intent,
     parse_intent,
     read_corpus_file,
 )
@@ -80,15 +79,7 @@ def load_corpus(registration: CorpusRegistration, pack: Pack) -> TeachingCorpus:
                                  Severity.WARNING))
     latest: dict[ChainKey, TeachingChain] = {}
     inactive: list[InactiveChain] = []
-    for line in read.lines:
-        problem = missing_fields(line)
-        if problem is not None:
-            notes.append(problem)
-            continue
-        intent = intent_of(line)
-        if isinstance(intent, DroppedLine):
-            notes.append(intent)
-            continue
+    for line, intent in lines_with_intent(read.lines, notes):
         unknown = [(role, lemma) for role, lemma in (("subject", line.subject),
                                                       ("object", line.object))
                    if pack.entry(lemma) is None]

@@ -15,8 +15,7 @@ from store.model.chain_lines import (
     TeachingChain,
     chain_id_of,
     chain_of_line,
-    intent_of,
-    missing_fields,
+    lines_with_intent,
     read_corpus_file,
 )
 from store.model.corpora import CorpusRegistration, PackSource, TeachingCorpus
@@ -61,15 +60,7 @@ def load_cross_pack_corpus(path: Path, pack_source: PackSource,
                                           " cross-pack chains", Severity.WARNING))
     first: dict[ChainKey, TeachingChain] = {}
     inactive: list[InactiveChain] = []
-    for line in read.lines:
-        problem = missing_fields(line)
-        if problem is not None:
-            notes.append(problem)
-            continue
-        intent = intent_of(line)
-        if isinstance(intent, DroppedLine):
-            notes.append(intent)
-            continue
+    for line, intent in lines_with_intent(read.lines, notes):
         ids = _pack_ids(line)
         if isinstance(ids, DroppedLine):
             notes.append(ids)
