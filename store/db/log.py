@@ -146,7 +146,10 @@ class LogAppender:
 
     def append(self, table: str, row: dict[str, Any]) -> None:
         """Sets row["seq"]: the row becomes the next leaf."""
-        leaf = leaf_hash(log_entry(table, row))
+        self.append_leaf(row, leaf_hash(log_entry(table, row)))
+
+    def append_leaf(self, row: dict[str, Any], leaf: bytes) -> None:
+        """`append`, with the row's leaf hash already computed (by the input's reader)."""
         row["seq"] = self.tree.size + 1
         self.subtrees.extend(s for s in self.tree.append(leaf) if s.level >= SUBTREE_LEVEL)
 

@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
-import functools
-import hashlib
+import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from sqlalchemy import Connection, Engine, select, tuple_
+from sqlalchemy import Connection, Engine, select
 
 from store import __version__
 from store.db.appends import insert_rows, last_batch_id, lock_log_tip
+from store.db.key_filter import KeyFilter, stored_key_filter
 from store.db.log import LogAppender
-from store.db.rows import PendingRow, RecordReader, RegistryProvider, ledger_key
+from store.db.row_stream import (
+    CHUNK_ROWS,
+    RowChunk,
+    RowToAppend,
+    chunks_in_process,
+    row_chunks,
+    worth_a_process,
+)
+from store.db.rows import RegistryProvider, ledger_key
 from store.db.tables import LEDGERED_KEYS, metadata
 from store.db.tallies import BatchTally, Combo, combo_of
-from store.model.fields import RecordError
-from store.model.jsonl import MAX_LINE_BYTES, iter_json_lines
+from store.model.jsonl import MAX_LINE_BYTES
 from store.model.teaching_surface import default_registry
 
-CHUNK_ROWS = 5000
 RESIDUAL_CACHE = 20_000
 MAX_REPORTED_ERRORS = 20
+# Build key filters once a batch has looked up this fraction of the stored rows' count: the
+# scan that fills them then costs no more than the lookups it saves.
+FILTER_AFTER_FRACTION = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,45 +104,6 @@ class BatchRejected(Exception):
         self.summary = summary
 
 
-class _HashingReader:
-    """Hashes the input bytes as they are read, so the batch records what it came from."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
-        self.digest = hashlib.sha256()
-
-    def readline(self, limit: int = -1) -> bytes:
-        data = self._stream.readline(limit)
-        self.digest.update(data)
-        return data
-
-
-class _LineStream:
-    """Adapts an iterable of lines (bytes or str) to readline()."""
-
-    def __init__(self, lines: Iterable[bytes | str]) -> None:
-        self._lines: Iterator[bytes | str] = iter(lines)
-        self._rest = b""
-
-    def readline(self, limit: int = -1) -> bytes:
-        if not self._rest:
-            item = next(self._lines, b"")
-            self._rest = item.encode("utf-8") if isinstance(item, str) else item
-            if self._rest and not self._rest.endswith(b"\n"):
-                self._rest += b"\n"
-        cut = len(self._rest) if limit < 0 else min(limit, len(self._rest))
-        data, self._rest = self._rest[:cut], self._rest[cut:]
-        return data
-
-
-def as_stream(source: IO[bytes] | Iterable[bytes | str]) -> Any:
-    return source if hasattr(source, "readline") else _LineStream(source)
-
-
-def _holds_nul(rows: list[PendingRow]) -> bool:
-    return any(isinstance(v, str) and "\x00" in v for p in rows for v in p.row.values())
-
-
 def _content(row: Mapping[Any, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("seq", "batch_id")}
 
@@ -143,33 +114,55 @@ class _BatchWriter:
         self.summary = summary
         self.batch_id = batch_id
         self.appender = LogAppender(connection)
-        self.pending: list[tuple[int, PendingRow]] = []
+        self.pending: list[RowToAppend] = []
         # Residual ids repeat across frames: remember their stored content, boundedly.
         self.residuals: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.tally = BatchTally()
+        self.stored_rows = self.appender.size  # at most this many rows in any one table
+        self.looked_up = 0
+        self.filters: dict[str, KeyFilter] = {}
 
-    def add(self, line: int, rows: list[PendingRow]) -> None:
-        self.pending.extend((line, row) for row in rows)
+    def add(self, chunk: RowChunk) -> None:
+        summary = self.summary
+        for line, reason in chunk.failures:
+            summary.fail(line, reason)
+        summary.lines = chunk.lines
+        summary.records += chunk.records
+        summary.record_types |= chunk.record_types
+        if not summary.rejected:
+            self.pending.extend(chunk.rows)
         if len(self.pending) >= CHUNK_ROWS:
             self.flush()
 
     def _stored(self, table: str, keys: set[tuple[Any, ...]]) -> dict[tuple[Any, ...], Any]:
+        key_filter = self.filters.get(table)
+        if key_filter is not None:
+            keys = {k for k in keys if key_filter.may_hold(k[0])}
         if not keys:
             return {}
         t = metadata.tables[table]
         names = LEDGERED_KEYS[table]
-        key_columns = [t.c[name] for name in names]
-        if len(key_columns) == 1:
-            condition = key_columns[0].in_([k[0] for k in keys])
-        else:
-            condition = tuple_(*key_columns).in_(list(keys))
-        result = self.connection.execute(select(t).where(condition))
-        return {tuple(r[n] for n in names): _content(r) for r in result.mappings()}
+        # On the key's first column only: SQLite does not use an index for a row-value IN
+        # list (3,500 occurrence keys took a second), so the rest is matched here.
+        firsts = {k[0] for k in keys}
+        result = self.connection.execute(select(t).where(t.c[names[0]].in_(firsts)))
+        found = ((tuple(r[n] for n in names), r) for r in result.mappings())
+        return {key: _content(r) for key, r in found if key in keys}
+
+    def _filter_keys(self) -> None:
+        self.filters = {
+            table: stored_key_filter(self.connection, table, names[0], self.stored_rows)
+            for table, names in LEDGERED_KEYS.items()
+            if len(names) == 1 and table in self.summary.tables
+        }
 
     def _lookup(self) -> dict[str, dict[tuple[Any, ...], Any]]:
         keys: dict[str, set[tuple[Any, ...]]] = {t: set() for t in self.summary.tables}
-        for _, p in self.pending:
-            keys[p.table].add(p.key)
+        for _, table, key, _, _ in self.pending:
+            keys[table].add(key)
+        self.looked_up += len(self.pending)
+        if not self.filters and self.looked_up * FILTER_AFTER_FRACTION >= self.stored_rows:
+            self._filter_keys()
         stored = {
             table: self._stored(table, keys[table])
             for table in ("contract_assessments", "surface_records", "surface_occurrences",
@@ -195,30 +188,33 @@ class _BatchWriter:
         inserts: dict[str, list[dict[str, Any]]] = {table: [] for table in stored}
         # A frame's occurrences and their residuals arrive together, so within one chunk.
         combos: dict[str, Combo] = {
-            p.row["residual_id"]: combo_of(p.row)
-            for _, p in self.pending if p.table == "contract_residuals"
+            row["residual_id"]: combo_of(row)
+            for _, table, _, row, _ in self.pending if table == "contract_residuals"
         }
-        for line, p in self.pending:
-            counts = self.summary.tables[p.table]
-            existing = stored[p.table].get(p.key)
+        for line, table, key, content, leaf in self.pending:
+            counts = self.summary.tables[table]
+            existing = stored[table].get(key)
             if existing is not None:
-                if existing != p.row:
+                if existing != content:
                     self.summary.fail(
                         line,
-                        f"{p.table} {ledger_key(p.key)} is already stored with different content",
+                        f"{table} {ledger_key(key)} is already stored with different content",
                     )
                     break
                 counts.present += 1
                 continue
-            row = {**p.row, "batch_id": self.batch_id}
-            self.appender.append(p.table, row)
-            inserts[p.table].append(row)
-            stored[p.table][p.key] = p.row  # later sightings in this batch are "present"
+            row = {**content, "batch_id": self.batch_id}
+            self.appender.append_leaf(row, leaf)
+            inserts[table].append(row)
+            stored[table][key] = content  # later sightings in this batch are "present"
+            key_filter = self.filters.get(table)
+            if key_filter is not None:
+                key_filter.add(key[0])
             counts.new += 1
-            if p.table == "contract_residuals":
-                self.tally.add(combos[p.row["residual_id"]], residuals=1)
-            elif p.table == "residual_occurrences":
-                self.tally.add(combos[p.row["residual_id"]], occurrences=1)
+            if table == "contract_residuals":
+                self.tally.add(combos[content["residual_id"]], residuals=1)
+            elif table == "residual_occurrences":
+                self.tally.add(combos[content["residual_id"]], occurrences=1)
         self.pending.clear()
         if self.summary.rejected:
             return
@@ -247,6 +243,18 @@ class _BatchWriter:
         insert_rows(self.connection, "residual_tallies", self.tally.rows(self.batch_id))
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """A batch allocates millions of acyclic objects: cycle collection was a sixth of it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def append_batch(
     engine: Engine,
     source_lines: IO[bytes] | Iterable[bytes | str],
@@ -255,45 +263,35 @@ def append_batch(
     max_line_bytes: int = MAX_LINE_BYTES,
     on_bytes: Callable[[int], None] | None = None,
     registry: RegistryProvider = default_registry,
+    parallel: bool | None = None,
 ) -> BatchSummary:
     """Append one input as one batch. Raises BatchRejected, writing nothing, on any bad line.
 
     `registry` gives the teaching corpora and packs that teaching surfaces are checked against.
+    `parallel`: read and hash the input in a second process (None: for a large file only).
     """
     summary = BatchSummary(source=source)
-    hashing = _HashingReader(as_stream(source_lines))
-    registry = functools.cache(registry)  # looked up once per batch, and only if needed
-    with engine.begin() as connection:
+    if parallel is None:
+        parallel = worth_a_process(source_lines)
+    with engine.begin() as connection, _collector_paused():
         lock_log_tip(connection)
         batch_id = last_batch_id(connection) + 1
         writer = _BatchWriter(connection, summary, batch_id)
-        reader = RecordReader(registry)
-        for line in iter_json_lines(hashing, max_line_bytes, on_bytes):
-            summary.lines = line.number
-            if line.error is not None:
-                summary.fail(line.number, line.error)
-                continue
-            try:
-                record_type, rows = reader.rows(line)
-            except RecordError as exc:
-                summary.fail(line.number, str(exc))
-                continue
-            if _holds_nul(rows):
-                # Refused on both backends: PostgreSQL text cannot hold it, and a SQLite store
-                # holding it could never be copied there.
-                summary.fail(line.number, "a text value holds U+0000 (NUL), which the store "
-                                          "refuses (PostgreSQL cannot store it)")
-                continue
-            summary.records += 1
-            summary.record_types.add(record_type)
-            if not summary.rejected:
-                writer.add(line.number, rows)
+
+        def chunks() -> Iterator[RowChunk]:
+            return row_chunks(source_lines, batch_id, registry, max_line_bytes)
+
+        for chunk in (chunks_in_process(chunks) if parallel else chunks()):
+            if on_bytes and chunk.bytes_read:
+                on_bytes(chunk.bytes_read)
+            writer.add(chunk)
+            if chunk.input_sha256 is not None:
+                summary.input_sha256 = chunk.input_sha256
         writer.flush()
         if summary.records == 0 and not summary.rejected:
             summary.fail(0, "no records: the input is empty")
         if summary.rejected:
             raise BatchRejected(summary)  # leaves the transaction rolled back
-        summary.input_sha256 = hashing.digest.hexdigest()
         writer.close(summary.input_sha256)
         summary.batch_id = batch_id
     return summary
