@@ -15,6 +15,7 @@ from store import __version__
 from store.db.appends import insert_rows, last_batch_id, lock_log_tip
 from store.db.key_filter import KeyFilter, stored_key_filter
 from store.db.log import LogAppender
+from store.db.record_kinds import KINDS_BY_TABLE, RECORD_KINDS, RecordKind
 from store.db.row_stream import (
     CHUNK_ROWS,
     RowChunk,
@@ -24,16 +25,22 @@ from store.db.row_stream import (
     worth_a_process,
 )
 from store.db.rows import RegistryProvider, ledger_key
-from store.db.tables import LEDGERED_KEYS, metadata
+from store.db.tables import ingest_batches
 from store.db.tallies import BatchTally, Combo, combo_of
 from store.model.jsonl import MAX_LINE_BYTES
 from store.model.teaching_surface import default_registry
 
-RESIDUAL_CACHE = 20_000
+REPEAT_CACHE = 20_000  # stored rows remembered per kind whose records repeat
 MAX_REPORTED_ERRORS = 20
 # Build key filters once a batch has looked up this fraction of the stored rows' count: the
 # scan that fills them then costs no more than the lookups it saves.
 FILTER_AFTER_FRACTION = 8
+
+
+# What input lines become (the batch's own row is written by the batch).
+INPUT_KINDS: tuple[RecordKind, ...] = tuple(
+    k for k in RECORD_KINDS if k.ledgered and k.table is not ingest_batches)
+_LOOKUP_ORDER = sorted(INPUT_KINDS, key=lambda k: k.part_of is not None)  # parents first
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +64,7 @@ class BatchSummary:
     batch_id: int | None = None
     record_types: set[str] = field(default_factory=set)
     tables: dict[str, TableCounts] = field(
-        default_factory=lambda: {t: TableCounts() for t in LEDGERED_KEYS if t != "ingest_batches"}
+        default_factory=lambda: {kind.name: TableCounts() for kind in INPUT_KINDS}
     )
     failures: list[LineFailure] = field(default_factory=list)
     failure_count: int = 0
@@ -116,7 +123,7 @@ class _BatchWriter:
         self.appender = LogAppender(connection)
         self.pending: list[RowToAppend] = []
         # Residual ids repeat across frames: remember their stored content, boundedly.
-        self.residuals: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.repeated: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
         self.tally = BatchTally()
         self.stored_rows = self.appender.size  # at most this many rows in any one table
         self.looked_up = 0
@@ -134,14 +141,14 @@ class _BatchWriter:
         if len(self.pending) >= CHUNK_ROWS:
             self.flush()
 
-    def _stored(self, table: str, keys: set[tuple[Any, ...]]) -> dict[tuple[Any, ...], Any]:
-        key_filter = self.filters.get(table)
+    def _stored(self, kind: RecordKind, keys: set[tuple[Any, ...]]
+                ) -> dict[tuple[Any, ...], Any]:
+        key_filter = self.filters.get(kind.name)
         if key_filter is not None:
             keys = {k for k in keys if key_filter.may_hold(k[0])}
         if not keys:
             return {}
-        t = metadata.tables[table]
-        names = LEDGERED_KEYS[table]
+        t, names = kind.table, kind.key
         # On the key's first column only: SQLite does not use an index for a row-value IN
         # list (3,500 occurrence keys took a second), so the rest is matched here.
         firsts = {k[0] for k in keys}
@@ -151,33 +158,34 @@ class _BatchWriter:
 
     def _filter_keys(self) -> None:
         self.filters = {
-            table: stored_key_filter(self.connection, table, names[0], self.stored_rows)
-            for table, names in LEDGERED_KEYS.items()
-            if len(names) == 1 and table in self.summary.tables
+            kind.name: stored_key_filter(self.connection, kind.name, kind.key[0],
+                                         self.stored_rows)
+            for kind in INPUT_KINDS if len(kind.key) == 1
         }
 
     def _lookup(self) -> dict[str, dict[tuple[Any, ...], Any]]:
-        keys: dict[str, set[tuple[Any, ...]]] = {t: set() for t in self.summary.tables}
+        keys: dict[str, set[tuple[Any, ...]]] = {kind.name: set() for kind in INPUT_KINDS}
         for _, table, key, _, _ in self.pending:
             keys[table].add(key)
         self.looked_up += len(self.pending)
         if not self.filters and self.looked_up * FILTER_AFTER_FRACTION >= self.stored_rows:
             self._filter_keys()
-        stored = {
-            table: self._stored(table, keys[table])
-            for table in ("contract_assessments", "surface_records", "surface_occurrences",
-                          "turns")
-        }
-        # An occurrence's key starts with its assessment's id: a new assessment has none stored.
-        stored["residual_occurrences"] = self._stored(
-            "residual_occurrences",
-            {k for k in keys["residual_occurrences"] if (k[0],) in stored["contract_assessments"]},
-        )
-        if len(self.residuals) > RESIDUAL_CACHE:
-            self.residuals.clear()
-        self.residuals.update(self._stored(
-            "contract_residuals", keys["contract_residuals"] - self.residuals.keys()))
-        stored["contract_residuals"] = self.residuals
+        stored: dict[str, dict[tuple[Any, ...], Any]] = {}
+        for kind in _LOOKUP_ORDER:
+            wanted = keys[kind.name]
+            if kind.part_of is not None:
+                # A part of a record not stored yet (a new assessment's occurrence) is new.
+                parents = stored[kind.part_of]
+                wanted = {k for k in wanted if k[:len(KINDS_BY_TABLE[kind.part_of].key)]
+                          in parents}
+            if kind.repeats:
+                cache = self.repeated.setdefault(kind.name, {})
+                if len(cache) > REPEAT_CACHE:
+                    cache.clear()
+                cache.update(self._stored(kind, wanted - cache.keys()))
+                stored[kind.name] = cache
+            else:
+                stored[kind.name] = self._stored(kind, wanted)
         return stored
 
     def flush(self) -> None:
