@@ -7,7 +7,8 @@ Uses the store `--db` names if it holds residuals (the 1M store of bench/query.p
 shared: build it once); otherwise generates frames (bench/frames.py) and ingests them.
 
 For each kind and format it runs `core-audit export KIND --format F --out FILE` in a child
-process and reads the child's own peak RSS from wait4(2). The floor, in the same run and
+process, which reports its own peak RSS (VmHWM, read at exit: wait4's ru_maxrss would
+include the memory this parent had when it forked). The floor, in the same run and
 also in a child: the same rows read with a plain `sqlite3` cursor (`mode=ro`) and written
 with the standard `csv` module or `orjson`, with nothing else imported. A selective
 `--filter` export (a few hundred rows) gives the command's RSS with (almost) no rows:
@@ -34,7 +35,17 @@ from store.db.engine import resolve_url, sqlite_path
 from store.db.queries.exports import EXPORT_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE_AUDIT = [sys.executable, "-c", "from store.cli import main; main()"]
+# Run first in each child: at exit, write its own peak RSS (kB) where the bench reads it.
+_REPORT_PEAK = """
+import atexit, os
+def _report_peak():
+    with open("/proc/self/status") as status:
+        peak = next(line for line in status if line.startswith("VmHWM:")).split()[1]
+    with open(os.environ["BENCH_PEAK_FILE"], "w") as out:
+        out.write(peak)
+atexit.register(_report_peak)
+"""
+CORE_AUDIT = [sys.executable, "-c", _REPORT_PEAK + "from store.cli import main; main()"]
 
 # The floor: stdlib only, one cursor, rows written as they come.
 _FLOOR = """
@@ -63,18 +74,17 @@ class Run:
 
 
 def timed_child(argv: list[str], out: Path) -> Run:
-    """Wall time and the child's own peak RSS (wait4), and the lines it wrote to `out`."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    """Wall time and the child's own peak RSS, and the lines it wrote to `out`."""
+    peak_file = out.with_name("peak")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BENCH_PEAK_FILE": str(peak_file)}
     started = time.perf_counter()
-    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
+    child = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     seconds = time.perf_counter() - started
-    child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
-        raise SystemExit(f"{argv}: exit {child.returncode}")
+        raise SystemExit(f"{argv}: exit {child.returncode}: {child.stderr.decode()}")
     with out.open("rb") as f:
         lines = sum(1 for _ in f)
-    return Run(seconds, usage.ru_maxrss / 1024, lines)  # Linux: KiB
+    return Run(seconds, int(peak_file.read_text()) / 1024, lines)
 
 
 def main() -> None:
@@ -106,7 +116,7 @@ def main() -> None:
             spec = EXPORT_KINDS[kind]
             for fmt in ("csv", "jsonl"):
                 header = 1 if fmt == "csv" else 0
-                floor = timed_child([sys.executable, "-c", _FLOOR, str(path), spec.table.name,
+                floor = timed_child([sys.executable, "-c", _REPORT_PEAK + _FLOOR, str(path), spec.table.name,
                                      ",".join(spec.columns), fmt, str(out)], out)
                 run = timed_child([*CORE_AUDIT, "export", kind, "--db", str(path), "--format",
                                    fmt, "--out", str(out)], out)

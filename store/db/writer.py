@@ -12,7 +12,7 @@ from typing import IO, Any
 from sqlalchemy import Connection, Engine, select, tuple_
 
 from store import __version__
-from store.db.appends import insert_rows, last_batch_id, lock_log_tip
+from store.db.appends import batch_of_input, insert_rows, last_batch_id, lock_log_tip
 from store.db.log import LogAppender
 from store.db.rows import PendingRow, RecordReader, RegistryProvider, ledger_key
 from store.db.tables import LEDGERED_KEYS, metadata
@@ -51,6 +51,10 @@ class BatchSummary:
     )
     failures: list[LineFailure] = field(default_factory=list)
     failure_count: int = 0
+    # Every row was stored already, so no batch was written: the earlier batch of the same
+    # input (same_input), else the batches that hold its rows.
+    already_in: list[int] = field(default_factory=list)
+    same_input: bool = False
 
     @property
     def new_rows(self) -> int:
@@ -59,6 +63,10 @@ class BatchSummary:
     @property
     def present_rows(self) -> int:
         return sum(c.present for c in self.tables.values())
+
+    @property
+    def record_type(self) -> str:
+        return "+".join(sorted(self.record_types))
 
     @property
     def rejected(self) -> bool:
@@ -83,6 +91,8 @@ class BatchSummary:
             "records": self.records,
             "rejected": self.rejected,
             "rejected_lines": self.failure_count,
+            "already_in": self.already_in,
+            "same_input": self.same_input,
             "tables": {t: {"new": c.new, "present": c.present} for t, c in self.tables.items()},
             "errors": [self.describe(f) for f in self.failures],
         }
@@ -147,6 +157,7 @@ class _BatchWriter:
         # Residual ids repeat across frames: remember their stored content, boundedly.
         self.residuals: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.tally = BatchTally()
+        self.holding: set[int] = set()  # the batches of the rows found already stored
 
     def add(self, line: int, rows: list[PendingRow]) -> None:
         self.pending.extend((line, row) for row in rows)
@@ -163,8 +174,9 @@ class _BatchWriter:
             condition = key_columns[0].in_([k[0] for k in keys])
         else:
             condition = tuple_(*key_columns).in_(list(keys))
-        result = self.connection.execute(select(t).where(condition))
-        return {tuple(r[n] for n in names): _content(r) for r in result.mappings()}
+        rows = self.connection.execute(select(t).where(condition)).mappings().all()
+        self.holding.update(r["batch_id"] for r in rows)
+        return {tuple(r[n] for n in names): _content(r) for r in rows}
 
     def _lookup(self) -> dict[str, dict[tuple[Any, ...], Any]]:
         keys: dict[str, set[tuple[Any, ...]]] = {t: set() for t in self.summary.tables}
@@ -232,7 +244,7 @@ class _BatchWriter:
             "batch_id": self.batch_id,
             "source": summary.source,
             "input_sha256": input_sha256,
-            "record_type": "+".join(sorted(summary.record_types)),
+            "record_type": summary.record_type,
             "lines": summary.lines,
             "new_rows": summary.new_rows,
             "present_rows": summary.present_rows,
@@ -294,6 +306,12 @@ def append_batch(
         if summary.rejected:
             raise BatchRejected(summary)  # leaves the transaction rolled back
         summary.input_sha256 = hashing.digest.hexdigest()
+        if summary.new_rows == 0:  # all stored already: no batch row, no tree head, nothing
+            earlier = batch_of_input(connection, summary.input_sha256, summary.record_type)
+            summary.same_input = earlier is not None
+            summary.already_in = [earlier] if earlier is not None else sorted(writer.holding)
+            connection.rollback()
+            return summary
         writer.close(summary.input_sha256)
         summary.batch_id = batch_id
     return summary
