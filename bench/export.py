@@ -10,10 +10,10 @@ For each kind and format it runs `core-audit export KIND --format F --out FILE` 
 process, which reports its own peak RSS (VmHWM, read at exit: wait4's ru_maxrss would
 include the memory this parent had when it forked). The floor, in the same run and
 also in a child: the same rows read with a plain `sqlite3` cursor (`mode=ro`) and written
-with the standard `csv` module or `orjson`, with nothing else imported. A selective
-`--filter` export (a few hundred rows) gives the command's RSS with (almost) no rows:
-memory is flat when the full export's peak is about the same. Prints figures only; it
-asserts nothing about time.
+with the standard `csv` module or `orjson`, with nothing else imported. The same command on
+an empty store gives its RSS with no rows (a `--filter` adds strawberry's, hence the
+selective filter's line): memory is flat when the full exports peak about the same. Prints
+figures only; it asserts nothing about time.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from query import build_store, stored_residuals
 
+from store.db.audit_store import AuditStore
 from store.db.engine import resolve_url, sqlite_path
 from store.db.queries.exports import EXPORT_KINDS
 
@@ -107,17 +108,23 @@ def main() -> None:
         print(f"{'kind':<12} {'format':<6} {'what':<28} {'rows':>9} {'s':>7} {'rows/s':>9}"
               f" {'peak RSS MiB':>12} {'x floor':>8}")
         out = directory / "out"
-        small = timed_child([*CORE_AUDIT, "export", "residuals", "--db", str(path), "--format",
-                             "csv", "--filter", '{"organ": ["temporal_tariff"], "code":'
-                             ' ["tariff_period_unbound"]}', "--out", str(out)], out)
-        print(f"{'residuals':<12} {'csv':<6} {'selective --filter':<28} {small.lines - 1:>9,}"
-              f" {small.seconds:>7.2f} {'':>9} {small.peak_rss_mib:>12.0f}")
+        empty = directory / "empty.db"
+        AuditStore.open(str(empty)).close()
+        selective = ("--filter", '{"organ": ["temporal_tariff"], '
+                                 '"code": ["tariff_period_unbound"]}')
+        for label, store, options in (("empty store", empty, ()),
+                                      ("selective --filter", path, selective)):
+            small = timed_child([*CORE_AUDIT, "export", "residuals", "--db", str(store),
+                                 "--format", "csv", *options, "--out", str(out)], out)
+            print(f"{'residuals':<12} {'csv':<6} {label:<28} {small.lines - 1:>9,}"
+                  f" {small.seconds:>7.2f} {'':>9} {small.peak_rss_mib:>12.0f}")
         for kind in args.kinds.split(","):
             spec = EXPORT_KINDS[kind]
             for fmt in ("csv", "jsonl"):
                 header = 1 if fmt == "csv" else 0
-                floor = timed_child([sys.executable, "-c", _REPORT_PEAK + _FLOOR, str(path), spec.table.name,
-                                     ",".join(spec.columns), fmt, str(out)], out)
+                floor = timed_child([sys.executable, "-c", _REPORT_PEAK + _FLOOR, str(path),
+                                     spec.table.name, ",".join(spec.columns), fmt, str(out)],
+                                    out)
                 run = timed_child([*CORE_AUDIT, "export", kind, "--db", str(path), "--format",
                                    fmt, "--out", str(out)], out)
                 rows = run.lines - header

@@ -7,7 +7,7 @@ import orjson
 from alembic.util import CommandError
 from sqlalchemy.exc import SQLAlchemyError
 
-from store.cli.options import db_option
+from store.cli.options import db_option, say_if_immutable
 from store.db.engine import create_store_engine, resolve_url
 from store.db.errors import StoreError
 from store.db.schema_version import current_revision, downgrade, head_revision, history, upgrade
@@ -69,6 +69,7 @@ def _stored_revision(url: str) -> str | None:
         engine = create_store_engine(url, read_only=True)
     except StoreError as exc:  # a -wal a read-only open cannot read
         raise click.ClickException(str(exc)) from exc
+    say_if_immutable(engine)
     try:
         return current_revision(engine)
     except SQLAlchemyError as exc:

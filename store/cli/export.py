@@ -34,12 +34,11 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
     turns) matching --filter, in append order, one row per record and one column per stored
     column (seq and batch_id included). Streamed: memory stays flat however many rows."""
     where = _filter(kind, filter_json)
-    columns = EXPORT_KINDS[kind].columns
     write = _write_csv if output_format == "csv" else _write_jsonl
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
         rows = export_rows(connection, kind, where)
         with _output(out) as stream:
-            count = write(columns, rows, stream)
+            count = write(kind, rows, stream)
     if out is not None:
         click.echo(f"{count} {kind} written to {out}", err=True)
 
@@ -78,27 +77,37 @@ def _output(out: Path | None) -> Iterator[IO[bytes]]:
         raise
 
 
-def _cell(value: Any) -> Any:
-    # As JSON spells them: true/false, not Python's True/False; null is an empty cell.
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value
+_JSON_BOOLEAN = {True: "true", False: "false", None: None}
 
 
-def _write_csv(columns: list[str], rows: Iterable[Sequence[Any]], stream: IO[bytes]) -> int:
+def _json_booleans(rows: Iterable[Sequence[Any]], positions: list[int]
+                   ) -> Iterator[Sequence[Any]]:
+    """true/false as JSON spells them, not Python's True/False (null stays an empty cell)."""
+    for row in rows:
+        cells = list(row)
+        for i in positions:
+            cells[i] = _JSON_BOOLEAN[cells[i]]
+        yield cells
+
+
+def _write_csv(kind: str, rows: Iterable[Sequence[Any]], stream: IO[bytes]) -> int:
+    booleans = EXPORT_KINDS[kind].boolean_columns
+    if booleans:
+        rows = _json_booleans(rows, booleans)
     text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
     writer = csv.writer(text)  # RFC 4180: CRLF line ends, quotes doubled inside quoted cells
-    writer.writerow(columns)
+    writer.writerow(EXPORT_KINDS[kind].columns)
     count = 0
     for row in rows:
-        writer.writerow([_cell(value) for value in row])
+        writer.writerow(row)
         count += 1
     text.flush()
     text.detach()  # the caller closes the byte stream
     return count
 
 
-def _write_jsonl(columns: list[str], rows: Iterable[Sequence[Any]], stream: IO[bytes]) -> int:
+def _write_jsonl(kind: str, rows: Iterable[Sequence[Any]], stream: IO[bytes]) -> int:
+    columns = EXPORT_KINDS[kind].columns
     count = 0
     for row in rows:
         stream.write(orjson.dumps(dict(zip(columns, row, strict=True))) + b"\n")

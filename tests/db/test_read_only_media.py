@@ -115,7 +115,7 @@ def test_a_wal_an_immutable_open_would_miss_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", [
     ("verify",), ("query", "{ ledger { treeSize } }"), ("export", "residuals", "--format", "csv"),
-    ("log",), ("prove", "--index", "0"),
+    ("log",), ("prove", "--index", "0"), ("db", "current"),
 ])
 def test_commands_read_an_immutable_store_and_leave_no_file_beside_it(
         store: Path, command: tuple[str, ...]) -> None:
@@ -210,7 +210,7 @@ def test_a_store_on_a_read_only_mount(store: Path, tmp_path: Path) -> None:
     assert (query.returncode, query.stderr) == (0, said)
     assert f'"treeSize": {TREE_SIZE}' in query.stdout
     assert (export.returncode, export.stderr, export.stdout) == (0, said, "")  # no turns
-    assert (current.returncode, current.stdout) == (0, "0006 (at head)\n")
+    assert (current.returncode, current.stdout, current.stderr) == (0, "0006 (at head)\n", said)
     assert sorted(p.name for p in store.parent.iterdir()) == ["audit.db"]
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, Table, select
+from sqlalchemy import Boolean, Connection, Select, Table, select
 
 from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
 from store.db.tables import contract_assessments as assessments_t
@@ -38,6 +38,12 @@ class ExportKind:
     @property
     def columns(self) -> list[str]:
         return [str(column.name) for column in self.table.columns]  # not quoted_name: orjson keys
+
+    @property
+    def boolean_columns(self) -> list[int]:
+        """Positions of the columns read as bool (CSV spells them as JSON does)."""
+        return [i for i, column in enumerate(self.table.columns)
+                if isinstance(column.type, Boolean)]
 
     def statement(self, where: ExportFilter | None = None) -> Select[Any]:
         # `seq` bounds (an as-of tree size) would go here, on self.table.c.seq.
