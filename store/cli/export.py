@@ -13,6 +13,7 @@ from typing import IO, Any
 
 import click
 import orjson
+from sqlalchemy.exc import DatabaseError
 
 from store.cli.options import db_option, open_store
 from store.db.queries.exports import EXPORT_KINDS, ExportFilter, export_rows
@@ -37,8 +38,11 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
     write = _write_csv if output_format == "csv" else _write_jsonl
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
         rows = export_rows(connection, kind, where)
-        with _output(out) as stream:
-            count = write(kind, rows, stream)
+        try:
+            with _output(out) as stream:
+                count = write(kind, rows, stream)
+        except DatabaseError as exc:  # a malformed page, say: --out is left as it was
+            raise click.ClickException(f"{store.url}: cannot be read: {exc.orig}") from exc
     if out is not None:
         click.echo(f"{count} {kind} written to {out}", err=True)
 

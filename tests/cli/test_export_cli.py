@@ -11,13 +11,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from backends import BACKENDS, EXAMPLE_FILES, pg_schema
-from spec_adr0225 import spec_residual_id
+from spec_values import CODES_IN_APPEND_ORDER, DELTA_QUANTITY_ID, MISSING_ROLE_CODES
 from surface_helpers import cli, write_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,27 +43,10 @@ COLUMNS = {
               "hedge_injected", "trace_hash", "trace_integrity", "journal_digest", "surface_id",
               "line", "line_number"],
 }
-# Residual codes in append order: adr_0225_frames.jsonl, then core_frames_families.jsonl.
-CODES_IN_APPEND_ORDER = [
-    "action_cue_unbound", "direction_unbound", "changed_object_unbound",  # "Tom gained 3."
-    "delta_quantity_unbound",  # "Tom gained apples." (and again "Sam gained pears.")
-    "passive_voice_unsupported", "unit_object_conflict",
-    "entity_unbound",  # "Mia has 5."
-    "base_quantity_unbound", "state_entity_unbound",  # "The price fell to a third."
-    "original_whole_unbound", "inverse_topology_unlicensed",  # "40% of the students walk."
-    "unbound_base_quantity",  # "The tariff doubles after 6 pm." (not in the ADR table)
-]
-MISSING_ROLE_CODES = [
-    "action_cue_unbound", "direction_unbound", "changed_object_unbound",
-    "delta_quantity_unbound", "entity_unbound", "base_quantity_unbound",
-    "state_entity_unbound", "original_whole_unbound",
-]
 # "Tom gained apples." (adr_0225_frames.jsonl, line 2), as stored: DESIGN.md's id recipe over
 # the ADR's mapping of delta_quantity_unbound (missing_role, role); spans as canonical JSON.
 DELTA_QUANTITY = {
-    "residual_id": spec_residual_id("unary_delta_transition", "missing_role",
-                                    "delta_quantity_unbound",
-                                    [{"text": "gained", "start": 4, "end": 10}]),
+    "residual_id": DELTA_QUANTITY_ID,
     "candidate_organ": "unary_delta_transition",
     "family_id": "state_change.unary_delta",
     "residual_kind": "missing_role",
@@ -249,3 +233,25 @@ def test_out_replaces_the_file_only_once_the_export_is_complete(tmp_path: Path, 
     assert "12 residuals written to" in result.stderr
     assert out.read_bytes() == export(store, "residuals", "jsonl")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["residuals.jsonl"]
+
+
+def test_a_store_that_cannot_be_read_through_is_an_error_not_a_traceback(tmp_path: Path
+                                                                         ) -> None:
+    db = tmp_path / "audit.db"
+    for path in EXAMPLE_FILES[:2]:
+        assert cli("ingest", "--db", db, path).exit_code == 0
+    with sqlite3.connect(db) as connection:
+        (page_size,) = connection.execute("PRAGMA page_size").fetchone()
+        (root,) = connection.execute("SELECT rootpage FROM sqlite_master "
+                                     "WHERE name = 'residual_occurrences'").fetchone()
+    connection.close()
+    with db.open("r+b") as file:  # the table's b-tree page header and first cell pointers
+        file.seek((root - 1) * page_size)
+        file.write(b"\xff" * 64)
+    out = tmp_path / "out.csv"
+
+    result = cli("export", "occurrences", "--db", db, "--format", "csv", "--out", out)
+
+    assert result.exit_code == 1
+    assert result.stderr.endswith("cannot be read: database disk image is malformed\n")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out")] == []

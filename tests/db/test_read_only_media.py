@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from backends import EXAMPLE_FILES
+from spec_values import LEDGER_LENGTH
 from starlette.testclient import TestClient
 from surface_helpers import cli
 
@@ -28,9 +29,7 @@ from store.db.errors import StoreError
 
 REPO = Path(__file__).resolve().parents[2]
 IMMUTABLE = {"CORE_AUDIT_IMMUTABLE": "1"}
-# The three example files: 10 assessments, 12 residuals, 13 occurrences, 12 surfaces, 16
-# surface sightings and 3 batch rows (tests/api/spec_values.py's LEDGER_LENGTH).
-TREE_SIZE = 66
+TREE_SIZE = LEDGER_LENGTH  # the three example files' rows
 CHECKPOINT_HINT = "PRAGMA wal_checkpoint(TRUNCATE)"
 
 
