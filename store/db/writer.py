@@ -12,7 +12,7 @@ from typing import IO, Any
 from sqlalchemy import Connection, Engine, select
 
 from store import __version__
-from store.db.appends import insert_rows, last_batch_id, lock_log_tip
+from store.db.appends import batch_of_input, insert_rows, last_batch_id, lock_log_tip
 from store.db.key_filter import KeyFilter, stored_key_filter
 from store.db.log import LogAppender
 from store.db.record_kinds import KINDS_BY_TABLE, RECORD_KINDS, RecordKind
@@ -68,6 +68,10 @@ class BatchSummary:
     )
     failures: list[LineFailure] = field(default_factory=list)
     failure_count: int = 0
+    # Every row was stored already, so no batch was written: the earlier batch of the same
+    # input (same_input), else the batches that hold its rows.
+    already_in: list[int] = field(default_factory=list)
+    same_input: bool = False
 
     @property
     def new_rows(self) -> int:
@@ -76,6 +80,10 @@ class BatchSummary:
     @property
     def present_rows(self) -> int:
         return sum(c.present for c in self.tables.values())
+
+    @property
+    def record_type(self) -> str:
+        return "+".join(sorted(self.record_types))
 
     @property
     def rejected(self) -> bool:
@@ -100,6 +108,8 @@ class BatchSummary:
             "records": self.records,
             "rejected": self.rejected,
             "rejected_lines": self.failure_count,
+            "already_in": self.already_in,
+            "same_input": self.same_input,
             "tables": {t: {"new": c.new, "present": c.present} for t, c in self.tables.items()},
             "errors": [self.describe(f) for f in self.failures],
         }
@@ -128,6 +138,7 @@ class _BatchWriter:
         self.stored_rows = self.appender.size  # at most this many rows in any one table
         self.looked_up = 0
         self.filters: dict[str, KeyFilter] = {}
+        self.holding: set[int] = set()  # the batches of the rows found already stored
 
     def add(self, chunk: RowChunk) -> None:
         summary = self.summary
@@ -153,8 +164,10 @@ class _BatchWriter:
         # list (3,500 occurrence keys took a second), so the rest is matched here.
         firsts = {k[0] for k in keys}
         result = self.connection.execute(select(t).where(t.c[names[0]].in_(firsts)))
-        found = ((tuple(r[n] for n in names), r) for r in result.mappings())
-        return {key: _content(r) for key, r in found if key in keys}
+        found = [(tuple(r[n] for n in names), r) for r in result.mappings()]
+        found = [(key, r) for key, r in found if key in keys]
+        self.holding.update(r["batch_id"] for _, r in found)
+        return {key: _content(r) for key, r in found}
 
     def _filter_keys(self) -> None:
         self.filters = {
@@ -236,7 +249,7 @@ class _BatchWriter:
             "batch_id": self.batch_id,
             "source": summary.source,
             "input_sha256": input_sha256,
-            "record_type": "+".join(sorted(summary.record_types)),
+            "record_type": summary.record_type,
             "lines": summary.lines,
             "new_rows": summary.new_rows,
             "present_rows": summary.present_rows,
@@ -300,6 +313,12 @@ def append_batch(
             summary.fail(0, "no records: the input is empty")
         if summary.rejected:
             raise BatchRejected(summary)  # leaves the transaction rolled back
+        if summary.new_rows == 0:  # all stored already: no batch row, no tree head, nothing
+            earlier = batch_of_input(connection, summary.input_sha256, summary.record_type)
+            summary.same_input = earlier is not None
+            summary.already_in = [earlier] if earlier is not None else sorted(writer.holding)
+            connection.rollback()
+            return summary
         writer.close(summary.input_sha256)
         summary.batch_id = batch_id
     return summary
