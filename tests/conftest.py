@@ -78,11 +78,10 @@ def example_db(example_store_url: str) -> Iterator[Database]:
 
 
 @pytest.fixture
-def demo_db(example_store_url: str) -> Iterator[Database]:
-    """The example store plus the bundled Workbench journal as batch 4: what `demo` serves.
-
-    Tree heads 18, 37, 66 and 83 (spec_values.HEADS); batch 4 adds six turns, sees the light
-    and memory surfaces again and stores four new surfaces.
+def journal_db(example_store_url: str) -> Iterator[Database]:
+    """The example store plus the bundled Workbench journal as batch 4 (the records `demo`
+    serves, in another batch order). Tree heads 18, 37, 66 and 83 (spec_values.HEADS); batch
+    4 adds six turns, sees the light and memory surfaces again and stores four new surfaces.
     """
     with AuditStore.open(example_store_url) as store:
         store.ingest(JOURNAL.read_bytes().splitlines(keepends=True), source=JOURNAL.name)

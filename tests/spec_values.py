@@ -97,7 +97,7 @@ FACETS_ALL = {
 }
 
 
-# The tree size after each batch of the example store, and of `demo_db` (batch 4, the
+# The tree size after each batch of the example store, and of `journal_db` (batch 4, the
 # Workbench journal: 6 turns, 6 surface sightings, 4 new surfaces, its batch row = 17 leaves).
 # Batch 1 = 5 assessments + 6 residuals + 6 occurrences + its batch row = 18 leaves;
 # batch 2 = 5 + 6 + 7 + 1 = 19; batch 3 = 12 surfaces + 16 sightings + 1 = 29.

@@ -59,8 +59,9 @@ class Ledger:
     origin: str | None = strawberry.field(
         description="The origin line of this store's checkpoints (fixed by the first one).")
 
-    @strawberry.field(description="The newest tree head as an unsigned C2SP checkpoint; null "
-                                  "until `core-audit checkpoint` has fixed the origin.")
+    @strawberry.field(description="This tree head (the newest, or the one asOf named) as an "
+                                  "unsigned C2SP checkpoint; null until `core-audit "
+                                  "checkpoint` has fixed the origin.")
     def checkpoint(self) -> str | None:
         if self.origin is None:  # the server is read-only: it never chooses an origin
             return None

@@ -19,8 +19,8 @@ def client(example_db: Database) -> Iterator[TestClient]:
 
 
 @pytest.fixture
-def demo_client(demo_db: Database) -> Iterator[TestClient]:
-    """A client of the demo store: the example store plus the Workbench journal."""
-    app = create_app(demo_db, close_db_on_shutdown=False)
+def journal_client(journal_db: Database) -> Iterator[TestClient]:
+    """A client of the example store plus the Workbench journal (`journal_db`)."""
+    app = create_app(journal_db, close_db_on_shutdown=False)
     with TestClient(app, base_url="http://127.0.0.1") as test_client:
         yield test_client

@@ -1,6 +1,6 @@
 """Ordering, backwards pages, ranges and as-of reads over GraphQL, on both backends.
 
-The demo store (tests/conftest.py): tree heads 18, 37, 66, 83 (spec_values.HEADS).
+The `journal_db` store (tests/conftest.py): tree heads 18, 37, 66, 83 (spec_values.HEADS).
 """
 
 from __future__ import annotations
@@ -56,30 +56,30 @@ def page(client: TestClient, **variables: Any) -> tuple[list[str], dict[str, Any
     return [edge["node"]["residualCode"] for edge in edges], info
 
 
-def test_most_seen_forwards_then_back(demo_client: TestClient) -> None:
-    first, info = page(demo_client, order="MOST_SEEN", first=2)
+def test_most_seen_forwards_then_back(journal_client: TestClient) -> None:
+    first, info = page(journal_client, order="MOST_SEEN", first=2)
     assert first == CODES_MOST_SEEN[:2] == ["delta_quantity_unbound", "action_cue_unbound"]
     assert (info["hasPreviousPage"], info["hasNextPage"]) == (False, True)
-    second, info2 = page(demo_client, order="MOST_SEEN", first=2, after=info["endCursor"])
+    second, info2 = page(journal_client, order="MOST_SEEN", first=2, after=info["endCursor"])
     assert second == CODES_MOST_SEEN[2:4]
     assert (info2["hasPreviousPage"], info2["hasNextPage"]) == (True, True)
-    back, info3 = page(demo_client, order="MOST_SEEN", last=2, before=info2["startCursor"])
+    back, info3 = page(journal_client, order="MOST_SEEN", last=2, before=info2["startCursor"])
     assert back == first
     assert (info3["hasPreviousPage"], info3["hasNextPage"]) == (False, True)
 
 
-def test_newest_first_and_the_last_rows(demo_client: TestClient) -> None:
-    newest, info = page(demo_client, order="NEWEST_FIRST", first=3)
+def test_newest_first_and_the_last_rows(journal_client: TestClient) -> None:
+    newest, info = page(journal_client, order="NEWEST_FIRST", first=3)
     assert newest == ["unbound_base_quantity", "inverse_topology_unlicensed",
                       "original_whole_unbound"]
     assert (info["hasPreviousPage"], info["hasNextPage"]) == (False, True)
-    last, info = page(demo_client, order="OLDEST_FIRST", last=3)
+    last, info = page(journal_client, order="OLDEST_FIRST", last=3)
     assert last == CODES_IN_APPEND_ORDER[-3:]
     assert (info["hasPreviousPage"], info["hasNextPage"]) == (True, False)
 
 
-def test_nested_sightings_in_either_order(demo_client: TestClient) -> None:
-    found = data(demo_client, """query($id: ID!) { residual(id: $id) {
+def test_nested_sightings_in_either_order(journal_client: TestClient) -> None:
+    found = data(journal_client, """query($id: ID!) { residual(id: $id) {
         newest: occurrences(order: NEWEST_FIRST) { totalCount nodes { problemText } }
         last: occurrences(last: 1) { nodes { problemText } pageInfo { hasPreviousPage } }
     } }""", id=DELTA_QUANTITY_ID)["residual"]
@@ -109,30 +109,30 @@ def test_nested_sightings_in_either_order(demo_client: TestClient) -> None:
     ("{ residualFacets(filter: {batchIdFrom: -1}) { total } }",
      "batchIdFrom: must be between 0 and 9223372036854775807, got -1"),
 ])
-def test_refusals_name_the_argument(demo_client: TestClient, query: str, message: str) -> None:
-    assert errors(demo_client, query) == [message]
+def test_refusals_name_the_argument(journal_client: TestClient, query: str, message: str) -> None:
+    assert errors(journal_client, query) == [message]
 
 
-def test_a_cursor_from_another_order_is_refused(demo_client: TestClient) -> None:
-    _, info = page(demo_client, order="NEWEST_FIRST", first=1)
-    assert errors(demo_client, PAGE, order="MOST_SEEN", first=1, after=info["endCursor"]) == [
+def test_a_cursor_from_another_order_is_refused(journal_client: TestClient) -> None:
+    _, info = page(journal_client, order="NEWEST_FIRST", first=1)
+    assert errors(journal_client, PAGE, order="MOST_SEEN", first=1, after=info["endCursor"]) == [
         "after: this cursor pages the NEWEST_FIRST order, not MOST_SEEN: use a cursor from a "
         "page in the same order"]
 
 
-def test_a_malformed_ingest_time_is_a_graphql_error(demo_client: TestClient) -> None:
-    [message] = errors(demo_client, "{ residuals(filter: {ingestedFrom: \"last tuesday\"}) "
+def test_a_malformed_ingest_time_is_a_graphql_error(journal_client: TestClient) -> None:
+    [message] = errors(journal_client, "{ residuals(filter: {ingestedFrom: \"last tuesday\"}) "
                                     "{ totalCount } }")
     assert "DateTime" in message and "last tuesday" in message
-    [message] = errors(demo_client, "query($t: DateTime) { surfaces(filter: {ingestedTo: $t}) "
+    [message] = errors(journal_client, "query($t: DateTime) { surfaces(filter: {ingestedTo: $t}) "
                                     "{ totalCount } }", t="2026-13-01")
     assert "DateTime" in message and "2026-13-01" in message
 
 
-def test_ranges_in_filters(demo_client: TestClient) -> None:
-    batches = data(demo_client, "{ batches { nodes { batchId ingestedAt } } }")["batches"]
+def test_ranges_in_filters(journal_client: TestClient) -> None:
+    batches = data(journal_client, "{ batches { nodes { batchId ingestedAt } } }")["batches"]
     at = {b["batchId"]: b["ingestedAt"] for b in batches["nodes"]}
-    found = data(demo_client, """query($at3: DateTime, $at4: DateTime) {
+    found = data(journal_client, """query($at3: DateTime, $at4: DateTime) {
         second: residuals(filter: {batchIdFrom: 2, batchIdTo: 2}) {
             totalCount nodes { residualCode } }
         secondFacets: residualFacets(filter: {batchIdFrom: 2, batchIdTo: 2}) {
@@ -175,8 +175,8 @@ query($asOf: Int, $delta: ID!, $light: ID!) {
 """
 
 
-def test_as_of_the_first_head_is_the_first_batch_world(demo_client: TestClient) -> None:
-    found = data(demo_client, AS_OF, asOf=HEADS[1], delta=DELTA_QUANTITY_ID, light=LIGHT_ID)
+def test_as_of_the_first_head_is_the_first_batch_world(journal_client: TestClient) -> None:
+    found = data(journal_client, AS_OF, asOf=HEADS[1], delta=DELTA_QUANTITY_ID, light=LIGHT_ID)
     residuals = found["residuals"]
     assert residuals["totalCount"] == 6
     assert [n["residualCode"] for n in residuals["nodes"]] == CODES_OF_BATCH_1
@@ -203,9 +203,9 @@ def test_as_of_the_first_head_is_the_first_batch_world(demo_client: TestClient) 
     assert found["ledger"] == {"treeSize": 18}
 
 
-def test_as_of_the_third_head_and_now(demo_client: TestClient) -> None:
-    then = data(demo_client, AS_OF, asOf=HEADS[3], delta=DELTA_QUANTITY_ID, light=LIGHT_ID)
-    now = data(demo_client, AS_OF, delta=DELTA_QUANTITY_ID, light=LIGHT_ID)
+def test_as_of_the_third_head_and_now(journal_client: TestClient) -> None:
+    then = data(journal_client, AS_OF, asOf=HEADS[3], delta=DELTA_QUANTITY_ID, light=LIGHT_ID)
+    now = data(journal_client, AS_OF, delta=DELTA_QUANTITY_ID, light=LIGHT_ID)
     assert then["delta"]["occurrenceCount"] == now["delta"]["occurrenceCount"] == 2
     assert then["delta"]["inclusionProof"]["treeSize"] == 66
     assert now["delta"]["inclusionProof"]["treeSize"] == 83
@@ -220,12 +220,12 @@ def test_as_of_the_third_head_and_now(demo_client: TestClient) -> None:
     assert now["ledger"] == {"treeSize": 83}
 
 
-def test_turns_as_of_their_batch(demo_client: TestClient) -> None:
-    key = data(demo_client, "{ turns(first: 1) { nodes { turnKey } } }")["turns"]["nodes"][0][
+def test_turns_as_of_their_batch(journal_client: TestClient) -> None:
+    key = data(journal_client, "{ turns(first: 1) { nodes { turnKey } } }")["turns"]["nodes"][0][
         "turnKey"]
     query = """query($key: ID!, $asOf: Int) { turn(id: $key, asOf: $asOf) {
         turnId surface { subject occurrenceCount } inclusionProof { treeSize } } }"""
-    assert data(demo_client, query, key=key, asOf=HEADS[3])["turn"] is None
-    assert data(demo_client, query, key=key, asOf=HEADS[4])["turn"] == {
+    assert data(journal_client, query, key=key, asOf=HEADS[3])["turn"] is None
+    assert data(journal_client, query, key=key, asOf=HEADS[4])["turn"] == {
         "turnId": 1, "surface": {"subject": "light", "occurrenceCount": 3},
         "inclusionProof": {"treeSize": 83}}

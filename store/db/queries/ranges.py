@@ -9,7 +9,7 @@ surface seen again later keeps its first batch). Ingest times compare with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, select
@@ -19,15 +19,16 @@ from store.db.queries.keys import MAX_KEY, key_value
 from store.db.tables import ingest_batches as batches_t
 
 
-def ingest_time(moment: datetime, argument: str) -> str:
+def ingest_time(moment: datetime) -> str:
     """`moment` as ingested_at is stored; a moment without a zone is taken as UTC."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
+        return moment.isoformat(timespec="microseconds") + "Z"
     try:
-        utc = moment.astimezone(UTC)
-    except OverflowError:
-        raise QueryError(f"{argument}: {moment.isoformat()} is out of range") from None
-    return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+        utc = moment.astimezone(UTC).replace(tzinfo=None)
+    except OverflowError:  # in UTC, before year 1 or after 9999: as far as a time goes
+        ahead = (moment.utcoffset() or timedelta(0)) > timedelta(0)
+        utc = datetime.min if ahead else datetime.max
+    return utc.isoformat(timespec="microseconds") + "Z"
 
 
 def parse_ingest_time(text: str, argument: str) -> datetime:
@@ -63,10 +64,9 @@ class BatchRange:
             found.append(batch_id <= _batch_bound(self.batch_id_to, "batchIdTo"))
         times: list[ColumnElement[bool]] = []
         if self.ingested_from is not None:
-            times.append(batches_t.c.ingested_at >= ingest_time(self.ingested_from,
-                                                                 "ingestedFrom"))
+            times.append(batches_t.c.ingested_at >= ingest_time(self.ingested_from))
         if self.ingested_to is not None:
-            times.append(batches_t.c.ingested_at <= ingest_time(self.ingested_to, "ingestedTo"))
+            times.append(batches_t.c.ingested_at <= ingest_time(self.ingested_to))
         if times:
             # Not a join: batch ids need not rise with the clock, and batches are few.
             found.append(batch_id.in_(select(batches_t.c.batch_id).where(*times)))
