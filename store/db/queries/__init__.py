@@ -5,7 +5,8 @@ callers (GraphQL resolvers through `Database.run`, the CLI, benchmarks) never wr
 Lists are keyset-paginated in an `Order` (append order by `seq`, the row's ledger position,
 by default), forwards (first/after) or backwards (last/before). Every read takes `as_of`, a
 recorded tree size: the store as it was then. One module per concept: errors, records,
-filters and ranges, orders, cursors, pages, as_of, facets, and one per record kind.
+filters and ranges, keys, orders, cursors, pages, sightings, as_of, facets, and one per
+record kind.
 """
 
 from store.db.queries.as_of import Snapshot, snapshot_at
