@@ -1,4 +1,7 @@
-"""The Starlette app: /graphql (GET and POST), /healthz, host check, body limit, opt-in CORS."""
+"""The Starlette app: /graphql (GET and POST), /healthz, host check, body limit, opt-in CORS.
+
+GraphiQL, when on, is our own page over vendored assets (store/api/graphiql_page.py).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from strawberry.asgi import GraphQL
 
 from store.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from store.api.context import RegistryProvider, RequestContext
+from store.api.graphiql_page import graphiql_assets, graphiql_page
 from store.api.schema import build_schema
 from store.db.database import Database
 from store.model.teaching_surface import default_registry
@@ -36,6 +40,9 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
         )
         self.db = db
         self.registry = registry
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        return graphiql_page()  # strawberry's own page loads its scripts from a CDN
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
@@ -82,6 +89,7 @@ def create_app(
         routes=[
             Route("/graphql", graphql_app, methods=["GET", "POST"]),
             Route("/healthz", healthz, methods=["GET"]),
+            *([graphiql_assets()] if graphiql else []),
         ],
         middleware=middleware,
         lifespan=lifespan,
