@@ -10,10 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from backends import BACKENDS, pg_schema
+from backends import BACKENDS, EXAMPLE_FILES, pg_schema
+
+from store.db.audit_store import AuditStore
+from store.db.database import Database
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples" / "adr_0225_frames.jsonl"
+JOURNAL = REPO / "examples" / "workbench_turn_journal.jsonl"
 
 
 @pytest.fixture
@@ -46,8 +50,43 @@ def store_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path | 
         yield url
 
 
-
-
 @pytest.fixture
 def examples_path() -> Path:
     return EXAMPLES
+
+
+@pytest.fixture
+def example_store_url(backend_url: str) -> str:
+    """12 residuals, 13 occurrences, 10 assessments; then 12 surfaces seen in 16 turns.
+
+    Three batches, one per example file (see spec_values.py for what each holds). Built on
+    SQLite and on PostgreSQL: every test reading it runs on both backends.
+    """
+    with AuditStore.open(backend_url) as store:
+        for path in EXAMPLE_FILES:
+            store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
+    return backend_url
+
+
+@pytest.fixture
+def example_db(example_store_url: str) -> Iterator[Database]:
+    db = Database.open(example_store_url)
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def journal_db(example_store_url: str) -> Iterator[Database]:
+    """The example store plus the bundled Workbench journal as batch 4 (the records `demo`
+    serves, in another batch order). Tree heads 18, 37, 66 and 83 (spec_values.HEADS); batch
+    4 adds six turns, sees the light and memory surfaces again and stores four new surfaces.
+    """
+    with AuditStore.open(example_store_url) as store:
+        store.ingest(JOURNAL.read_bytes().splitlines(keepends=True), source=JOURNAL.name)
+    db = Database.open(example_store_url)
+    try:
+        yield db
+    finally:
+        db.close()

@@ -95,3 +95,29 @@ FACETS_ALL = {
         facet("unit_object_conflict", 1, 1),
     ],
 }
+
+
+# The tree size after each batch of the example store, and of `journal_db` (batch 4, the
+# Workbench journal: 6 turns, 6 surface sightings, 4 new surfaces, its batch row = 17 leaves).
+# Batch 1 = 5 assessments + 6 residuals + 6 occurrences + its batch row = 18 leaves;
+# batch 2 = 5 + 6 + 7 + 1 = 19; batch 3 = 12 surfaces + 16 sightings + 1 = 29.
+HEADS = {1: 18, 2: 37, 3: 66, 4: 83}
+
+# The store as of batch 1 (adr_0225_frames.jsonl): "Tom gained apples." seen once only.
+CODES_OF_BATCH_1 = CODES_IN_APPEND_ORDER[:6]
+FACETS_BATCH_1 = {
+    "total": 6,
+    "occurrences": 6,
+    "byKind": [
+        facet("missing_role", 4, 4),
+        facet("unit_object_conflict", 1, 1),
+        facet("unsupported_topology", 1, 1),
+    ],
+    "byAxis": [facet("role", 4, 4), facet("topology", 1, 1), facet("unit_object", 1, 1)],
+    "byOrgan": [facet("unary_delta_transition", 6, 6)],
+    "byFamily": [facet("state_change.unary_delta", 6, 6)],
+    "byCode": [facet(code, 1, 1) for code in sorted(CODES_OF_BATCH_1)],
+}
+# Most sightings first, ties in append order: only "Tom gained apples." was seen twice.
+CODES_MOST_SEEN = ["delta_quantity_unbound", *(
+    code for code in CODES_IN_APPEND_ORDER if code != "delta_quantity_unbound")]

@@ -18,6 +18,7 @@ R = TypeVar("R")
 
 
 RegistryProvider = Callable[[], TeachingRegistry]
+AsOfKey = tuple[str, int | None]  # a record's id and the tree size it is read as of
 
 
 class RequestContext:
@@ -25,9 +26,10 @@ class RequestContext:
         self.db = db
         self.registry = registry  # the corpora and packs surfaces are checked against
         self.deadline = db.deadline()  # one time limit for all queries of the request
-        # A page of assessments asks for its residuals in one statement, not one per row.
-        self.assessment_residuals: DataLoader[str, list[queries.StoredResidual]] = DataLoader(
-            load_fn=self._load_assessment_residuals)
+        # A page of assessments asks for its residuals in one statement, not one per row;
+        # keyed by (assessment_id, asOf): the residuals' counts are as of the assessment's read.
+        self.assessment_residuals: DataLoader[AsOfKey, list[queries.StoredResidual]] = (
+            DataLoader(load_fn=self._load_assessment_residuals))
 
     async def run(
         self,
@@ -38,7 +40,11 @@ class RequestContext:
         return await self.db.run(self.deadline, query, *args, **kwargs)
 
     async def _load_assessment_residuals(
-        self, assessment_ids: list[str]
+        self, keys: list[AsOfKey]
     ) -> list[list[queries.StoredResidual]]:
-        produced = await self.run(queries.assessment_residuals, assessment_ids)
-        return [produced[assessment_id] for assessment_id in assessment_ids]
+        produced: dict[AsOfKey, list[queries.StoredResidual]] = {}
+        for as_of in dict.fromkeys(as_of for _, as_of in keys):  # one statement per asOf
+            ids = [assessment_id for assessment_id, key_as_of in keys if key_as_of == as_of]
+            found = await self.run(queries.assessment_residuals, ids, as_of=as_of)
+            produced.update(((assessment_id, as_of), found[assessment_id]) for assessment_id in ids)
+        return [produced[key] for key in keys]

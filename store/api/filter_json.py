@@ -17,13 +17,8 @@ from graphql import GraphQLError, GraphQLInputObjectType, Undefined, coerce_inpu
 from graphql.utilities import validate_input_value
 from strawberry.types.arguments import convert_argument
 
-from store.api.schema import (
-    AssessmentFilter,
-    ResidualFilter,
-    SurfaceFilter,
-    TurnFilter,
-    build_schema,
-)
+from store.api.filter_types import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
+from store.api.schema import build_schema
 from store.db import queries
 from store.db.queries.exports import ExportFilter
 

@@ -10,8 +10,8 @@ from store.db import queries
 from store.model.checkpoint import Checkpoint
 
 INCLUSION_HELP = ("RFC 9162 proof that this record is a leaf of the tree of treeSize leaves "
-                  "(default: the newest tree head). Computed only when asked; null with an "
-                  "error for a treeSize out of range.")
+                  "(default: the newest tree head, or the asOf the record was read at). "
+                  "Computed only when asked; null with an error for a treeSize out of range.")
 
 
 @strawberry.type(description="RFC 9162 section 2.1.3: a leaf, its entry and the path to a root.")
@@ -59,8 +59,9 @@ class Ledger:
     origin: str | None = strawberry.field(
         description="The origin line of this store's checkpoints (fixed by the first one).")
 
-    @strawberry.field(description="The newest tree head as an unsigned C2SP checkpoint; null "
-                                  "until `core-audit checkpoint` has fixed the origin.")
+    @strawberry.field(description="This tree head (the newest, or the one asOf named) as an "
+                                  "unsigned C2SP checkpoint; null until `core-audit "
+                                  "checkpoint` has fixed the origin.")
     def checkpoint(self) -> str | None:
         if self.origin is None:  # the server is read-only: it never chooses an origin
             return None

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import strawberry
 from graphql import GraphQLError
@@ -24,24 +23,20 @@ from strawberry.printer import print_schema
 from strawberry.types import ExecutionContext, Info
 
 from store.api.context import RequestContext
+from store.api.filter_types import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
 from store.api.log_types import Ledger
 from store.api.registry_types import TeachingRegistryView
-from store.api.surface_types import (
-    GroundingSourceEnum,
-    Surface,
-    SurfaceFacets,
-    SurfaceFormEnum,
-    SurfaceVerificationEnum,
-)
-from store.api.turn_types import NormativeClearanceEnum, Turn, TurnFacets
+from store.api.surface_types import Surface, SurfaceFacets
+from store.api.turn_types import Turn, TurnFacets
 from store.api.types import (
+    LAST_HELP,
+    AsOf,
     Assessment,
     Batch,
     Connection,
+    OrderEnum,
     Residual,
     ResidualFacets,
-    ResidualKindEnum,
-    ResidualSourceAxisEnum,
     Taxonomy,
     connection,
 )
@@ -54,161 +49,132 @@ MAX_ALIASES = 30
 MASKED_MESSAGE = "Internal error."
 
 
-def _fields_of(filter_input: Any) -> dict[str, Any]:
-    """A filter input's fields by name: the query layer's filter has the same ones."""
-    return {f.name: getattr(filter_input, f.name) for f in dataclasses.fields(filter_input)}
-
-
-@strawberry.input(description="Any-of lists, ANDed across fields; null or [] = no constraint.")
-class ResidualFilter:
-    organ: list[str] | None = None
-    family_id: list[str] | None = None
-    kind: list[ResidualKindEnum] | None = None
-    axis: list[ResidualSourceAxisEnum] | None = None
-    code: list[str] | None = None
-
-    def to_query(self) -> queries.ResidualFilter:
-        return queries.ResidualFilter(**_fields_of(self))
-
-
-@strawberry.input(description="Any-of lists, ANDed across fields; null or [] = no constraint.")
-class AssessmentFilter:
-    organ: list[str] | None = None
-    family_id: list[str] | None = None
-    runnable: bool | None = None
-    source_ref: list[str] | None = None
-    batch_id: list[int] | None = None
-
-    def to_query(self) -> queries.AssessmentFilter:
-        return queries.AssessmentFilter(**_fields_of(self))
-
-
-@strawberry.input(description="Any-of lists, ANDed across fields; null or [] = no constraint.")
-class SurfaceFilter:
-    grounding_source: list[GroundingSourceEnum] | None = None
-    corpus_id: list[str] | None = None
-    chain_id: list[str] | None = None
-    intent: list[str] | None = None
-    subject: list[str] | None = None
-    verification: list[SurfaceVerificationEnum] | None = None
-
-    def to_query(self) -> queries.SurfaceFilter:
-        return queries.SurfaceFilter(**_fields_of(self))
-
-
-@strawberry.input(description="Any-of lists, ANDed across fields; null or [] = no constraint. "
-                              "Verification, corpus, chain and form are the emitted surface's.")
-class TurnFilter:
-    grounding_source: list[GroundingSourceEnum] | None = None
-    verification: list[SurfaceVerificationEnum] | None = None
-    epistemic_state: list[str] | None = None
-    normative_clearance: list[NormativeClearanceEnum] | None = None
-    corpus_id: list[str] | None = None
-    chain_id: list[str] | None = None
-    surface_form: list[SurfaceFormEnum] | None = None
-
-    def to_query(self) -> queries.TurnFilter:
-        return queries.TurnFilter(**_fields_of(self))
-
-
 Ctx = Info[RequestContext, None]
 PAGE_HELP = f"Page size, default {queries.DEFAULT_PAGE_SIZE}, at most {queries.MAX_PAGE_SIZE}."
+
+
+def _kwargs(first: int | None, after: str | None, last: int | None, before: str | None,
+            order: queries.Order, as_of: int | None) -> dict[str, Any]:
+    """A list field's arguments as the query layer's list functions take them."""
+    return {"first": first, "after": after, "last": last, "before": before, "order": order,
+            "as_of": as_of}
+
+
+Last = Annotated[int | None, strawberry.argument(description=LAST_HELP)]
+OLDEST_FIRST = queries.Order.OLDEST_FIRST
 
 
 @strawberry.type(description="Read-only views of the audit store.")
 class Query:
     @strawberry.field(description="One residual by its residual_id (64 hex digits).")
-    async def residual(self, info: Ctx, id: strawberry.ID) -> Residual | None:
-        stored = await info.context.run(queries.residual_by_id, str(id))
-        return None if stored is None else Residual.of(stored)
+    async def residual(self, info: Ctx, id: strawberry.ID, as_of: AsOf = None
+                       ) -> Residual | None:
+        stored = await info.context.run(queries.residual_by_id, str(id), as_of=as_of)
+        return None if stored is None else Residual.of(stored, as_of)
 
-    @strawberry.field(description=f"Residuals in append order. {PAGE_HELP}")
+    @strawberry.field(description=f"Residuals, in `order`. {PAGE_HELP}")
     async def residuals(
         self, info: Ctx, filter: ResidualFilter | None = None, first: int | None = None,
-        after: str | None = None,
+        after: str | None = None, last: Last = None, before: str | None = None,
+        order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None,
     ) -> Connection[Residual]:
         where = filter.to_query() if filter else None
-        page = await info.context.run(queries.list_residuals, where, first, after)
-        count = functools.partial(info.context.run, queries.count_residuals, where)
-        return connection(page, Residual.of, count)
+        page = await info.context.run(queries.list_residuals, where,
+                                      **_kwargs(first, after, last, before, order, as_of))
+        count = functools.partial(info.context.run, queries.count_residuals, where, as_of=as_of)
+        return connection(page, lambda r: Residual.of(r, as_of), count)
 
     @strawberry.field(description="Counts by kind, axis, organ, family and code, filtered.")
     async def residual_facets(
-        self, info: Ctx, filter: ResidualFilter | None = None
+        self, info: Ctx, filter: ResidualFilter | None = None, as_of: AsOf = None
     ) -> ResidualFacets:
         where = filter.to_query() if filter else None
-        return ResidualFacets.of(await info.context.run(queries.residual_facets, where))
+        return ResidualFacets.of(await info.context.run(queries.residual_facets, where, as_of))
 
     @strawberry.field(description="One surface by its surface_id (64 hex digits).")
-    async def surface(self, info: Ctx, id: strawberry.ID) -> Surface | None:
-        stored = await info.context.run(queries.surface_by_id, str(id))
-        return None if stored is None else Surface.of(stored)
+    async def surface(self, info: Ctx, id: strawberry.ID, as_of: AsOf = None) -> Surface | None:
+        stored = await info.context.run(queries.surface_by_id, str(id), as_of=as_of)
+        return None if stored is None else Surface.of(stored, as_of)
 
-    @strawberry.field(description=f"Surfaces with their provenance, in append order. {PAGE_HELP}")
+    @strawberry.field(description=f"Surfaces with their provenance, in `order`. {PAGE_HELP}")
     async def surfaces(
         self, info: Ctx, filter: SurfaceFilter | None = None, first: int | None = None,
-        after: str | None = None,
+        after: str | None = None, last: Last = None, before: str | None = None,
+        order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None,
     ) -> Connection[Surface]:
         where = filter.to_query() if filter else None
-        page = await info.context.run(queries.list_surfaces, where, first, after)
-        count = functools.partial(info.context.run, queries.count_surfaces, where)
-        return connection(page, Surface.of, count)
+        page = await info.context.run(queries.list_surfaces, where,
+                                      **_kwargs(first, after, last, before, order, as_of))
+        count = functools.partial(info.context.run, queries.count_surfaces, where, as_of=as_of)
+        return connection(page, lambda s: Surface.of(s, as_of), count)
 
     @strawberry.field(description="Counts by grounding source, corpus, intent and verification.")
     async def surface_facets(
-        self, info: Ctx, filter: SurfaceFilter | None = None
+        self, info: Ctx, filter: SurfaceFilter | None = None, as_of: AsOf = None
     ) -> SurfaceFacets:
         where = filter.to_query() if filter else None
-        return SurfaceFacets.of(await info.context.run(queries.surface_facets, where))
+        return SurfaceFacets.of(await info.context.run(queries.surface_facets, where, as_of))
 
     @strawberry.field(description="One turn by its turn_key (64 hex digits).")
-    async def turn(self, info: Ctx, id: strawberry.ID) -> Turn | None:
-        stored = await info.context.run(queries.turn_by_key, str(id))
-        return None if stored is None else Turn.of(stored)
+    async def turn(self, info: Ctx, id: strawberry.ID, as_of: AsOf = None) -> Turn | None:
+        stored = await info.context.run(queries.turn_by_key, str(id), as_of=as_of)
+        return None if stored is None else Turn.of(stored, as_of)
 
-    @strawberry.field(description="CORE turns in append order, with the surface each emitted: "
-                                  f"which turns were grounded by what. {PAGE_HELP}")
+    @strawberry.field(description="CORE turns in `order` (not MOST_SEEN), with the surface each "
+                                  f"emitted: which turns were grounded by what. {PAGE_HELP}")
     async def turns(
         self, info: Ctx, filter: TurnFilter | None = None, first: int | None = None,
-        after: str | None = None,
+        after: str | None = None, last: Last = None, before: str | None = None,
+        order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None,
     ) -> Connection[Turn]:
         where = filter.to_query() if filter else None
-        page = await info.context.run(queries.list_turns, where, first, after)
-        count = functools.partial(info.context.run, queries.count_turns, where)
-        return connection(page, Turn.of, count)
+        page = await info.context.run(queries.list_turns, where,
+                                      **_kwargs(first, after, last, before, order, as_of))
+        count = functools.partial(info.context.run, queries.count_turns, where, as_of=as_of)
+        return connection(page, lambda t: Turn.of(t, as_of), count)
 
     @strawberry.field(description="Turns counted by grounding source, verification, epistemic "
                                   "state, normative clearance and corpus.")
-    async def turn_facets(self, info: Ctx, filter: TurnFilter | None = None) -> TurnFacets:
+    async def turn_facets(self, info: Ctx, filter: TurnFilter | None = None,
+                          as_of: AsOf = None) -> TurnFacets:
         where = filter.to_query() if filter else None
-        return TurnFacets.of(await info.context.run(queries.turn_facets, where))
+        return TurnFacets.of(await info.context.run(queries.turn_facets, where, as_of))
 
     @strawberry.field(description="One assessment by its assessment_id.")
-    async def assessment(self, info: Ctx, id: strawberry.ID) -> Assessment | None:
-        stored = await info.context.run(queries.assessment_by_id, str(id))
-        return None if stored is None else Assessment.of(stored)
+    async def assessment(self, info: Ctx, id: strawberry.ID, as_of: AsOf = None
+                         ) -> Assessment | None:
+        stored = await info.context.run(queries.assessment_by_id, str(id), as_of=as_of)
+        return None if stored is None else Assessment.of(stored, as_of)
 
-    @strawberry.field(description=f"Assessments in append order. {PAGE_HELP}")
+    @strawberry.field(description=f"Assessments in `order` (not MOST_SEEN). {PAGE_HELP}")
     async def assessments(
         self, info: Ctx, filter: AssessmentFilter | None = None, first: int | None = None,
-        after: str | None = None,
+        after: str | None = None, last: Last = None, before: str | None = None,
+        order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None,
     ) -> Connection[Assessment]:
         where = filter.to_query() if filter else None
-        page = await info.context.run(queries.list_assessments, where, first, after)
-        count = functools.partial(info.context.run, queries.count_assessments, where)
-        return connection(page, Assessment.of, count)
+        page = await info.context.run(queries.list_assessments, where,
+                                      **_kwargs(first, after, last, before, order, as_of))
+        count = functools.partial(info.context.run, queries.count_assessments, where,
+                                  as_of=as_of)
+        return connection(page, lambda a: Assessment.of(a, as_of), count)
 
-    @strawberry.field(description=f"Ingest batches in append order. {PAGE_HELP}")
+    @strawberry.field(description=f"Ingest batches in `order` (not MOST_SEEN). {PAGE_HELP}")
     async def batches(
-        self, info: Ctx, first: int | None = None, after: str | None = None
+        self, info: Ctx, first: int | None = None, after: str | None = None,
+        last: Last = None, before: str | None = None, order: OrderEnum = OLDEST_FIRST,
+        as_of: AsOf = None,
     ) -> Connection[Batch]:
-        page = await info.context.run(queries.list_batches, first, after)
-        count = functools.partial(info.context.run, queries.count_batches)
+        page = await info.context.run(queries.list_batches,
+                                      **_kwargs(first, after, last, before, order, as_of))
+        count = functools.partial(info.context.run, queries.count_batches, as_of=as_of)
         return connection(page, Batch.of, count)
 
-    @strawberry.field(description="The transparency log's newest tree head.")
-    async def ledger(self, info: Ctx) -> Ledger:
-        status = await info.context.run(queries.ledger_status)
+    @strawberry.field(description="The transparency log's newest tree head, or the head of "
+                                  "tree size asOf.")
+    async def ledger(self, info: Ctx, as_of: AsOf = None) -> Ledger:
+        at = () if as_of is None else (as_of,)  # without asOf, the call it always was
+        status = await info.context.run(queries.ledger_status, *at)
         return Ledger(tree_size=status.tree_size, root_hash=status.root_hash,
                       origin=status.origin)
 

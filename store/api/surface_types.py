@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Annotated, TypeAlias
 
 import strawberry
 from strawberry.types import Info
 
 from store.api.context import RequestContext
 from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
-from store.api.types import Batch, Connection, FacetCount, connection, known_count
+from store.api.types import (
+    LAST_HELP,
+    Batch,
+    Connection,
+    FacetCount,
+    OrderEnum,
+    connection,
+    known_count,
+)
 from store.db import queries
 from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.teaching_surface import GroundingSource
@@ -112,24 +120,31 @@ class Surface:
     checked_against: list[CheckedAgainst] = strawberry.field(
         description="The corpus file and packs this verification was checked against.")
 
-    occurrence_count: int = strawberry.field(description="How many turns emitted this surface.")
+    occurrence_count: int = strawberry.field(
+        description="How many turns emitted this surface (by asOf, if read as of it).")
+    as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
 
-    @strawberry.field(description="The turns that emitted it, in append order.")
+    @strawberry.field(description="The turns that emitted it, in append order unless `order` "
+                                  "says NEWEST_FIRST (by asOf, if read as of it).")
     async def occurrences(
         self, info: Info[RequestContext, None], first: int | None = None,
         after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
+        before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
     ) -> Connection[SurfaceOccurrence]:
-        surface_id = str(self.surface_id)
-        page = await info.context.run(queries.list_surface_occurrences, surface_id, first, after)
+        page = await info.context.run(
+            queries.list_surface_occurrences, str(self.surface_id), first, after, last=last,
+            before=before, order=order, as_of=self.as_of)
         return connection(page, SurfaceOccurrence.of, known_count(self.occurrence_count))
 
     @strawberry.field(description=INCLUSION_HELP)
     async def inclusion_proof(self, info: Info[RequestContext, None],
                               tree_size: int | None = None) -> InclusionProof | None:
-        return await record_inclusion(info, "surface_records", str(self.surface_id), tree_size)
+        return await record_inclusion(info, "surface_records", str(self.surface_id),
+                                      self.as_of if tree_size is None else tree_size)
 
     @classmethod
-    def of(cls, stored: queries.StoredSurface) -> Surface:
+    def of(cls, stored: queries.StoredSurface, as_of: int | None) -> Surface:
         def domains(values: tuple[str, ...] | None) -> list[str] | None:
             return None if values is None else list(values)
 
@@ -158,6 +173,7 @@ class Surface:
             candidate_chain_ids=list(stored.candidate_chain_ids),
             surface_prefix=stored.surface_prefix,
             checked_against=[CheckedAgainst.of(f) for f in stored.checked_against],
+            as_of=as_of,
         )
 
 

@@ -59,14 +59,16 @@ class Turn:
     line: str = strawberry.field(
         description="The input line, byte for byte as read (UTF-8, no line ending).")
     surface: Surface
+    as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
 
     @strawberry.field(description=INCLUSION_HELP)
     async def inclusion_proof(self, info: Info[RequestContext, None],
                               tree_size: int | None = None) -> InclusionProof | None:
-        return await record_inclusion(info, "turns", str(self.turn_key), tree_size)
+        return await record_inclusion(info, "turns", str(self.turn_key),
+                                      self.as_of if tree_size is None else tree_size)
 
     @classmethod
-    def of(cls, stored: queries.StoredTurn) -> Turn:
+    def of(cls, stored: queries.StoredTurn, as_of: int | None) -> Turn:
         return cls(
             turn_key=strawberry.ID(stored.turn_key),
             seq=stored.seq,
@@ -88,7 +90,8 @@ class Turn:
             trace_integrity=stored.trace_integrity,
             journal_digest=stored.journal_digest,
             line=stored.line,
-            surface=Surface.of(stored.surface),
+            surface=Surface.of(stored.surface, as_of),
+            as_of=as_of,
         )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeAlias, TypeVar
+from typing import Annotated, Generic, TypeAlias, TypeVar
 
 import strawberry
 from strawberry.types import Info
@@ -25,13 +25,28 @@ strawberry.enum(
     description="The structural layer a residual comes from.",
 )
 ResidualSourceAxisEnum: TypeAlias = ResidualSourceAxis
+strawberry.enum(
+    queries.Order, name="Order",
+    description="The order of a list: OLDEST_FIRST (append order, the default), NEWEST_FIRST, "
+    "or MOST_SEEN (most sightings first, ties oldest first: residuals and surfaces only). A "
+    "cursor pages only the order it came from.",
+)
+OrderEnum: TypeAlias = queries.Order
+
+AS_OF_HELP = ("The store as it was at this tree size: 0 or a recorded head's treeSize (one per "
+              "batch); counts and nested lists as of then.")
+AsOf: TypeAlias = Annotated[int | None, strawberry.argument(description=AS_OF_HELP)]
+LAST_HELP = "Backwards: the last rows (before `before`, if given); not with first."
 
 NodeT = TypeVar("NodeT")
 
 
-@strawberry.type(description="Where a connection's page ends and whether more follows.")
+@strawberry.type(description="Where a connection's page starts and ends, and whether rows "
+                             "lie before or after it in the whole list.")
 class PageInfo:
     has_next_page: bool
+    has_previous_page: bool
+    start_cursor: str | None
     end_cursor: str | None
 
 
@@ -41,7 +56,8 @@ class Edge(Generic[NodeT]):
     node: NodeT
 
 
-@strawberry.type(description="A keyset-paginated list in append order (Relay style).")
+@strawberry.type(description="A keyset-paginated list (Relay style): first/after forwards, "
+                             "last/before backwards.")
 class Connection(Generic[NodeT]):
     page_info: PageInfo
     edges: list[Edge[NodeT]]
@@ -71,7 +87,9 @@ def connection(
     count_total: Callable[[], Awaitable[int]],
 ) -> Connection[NodeT]:
     return Connection(
-        page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.end_cursor),
+        page_info=PageInfo(has_next_page=page.has_next_page,
+                           has_previous_page=page.has_previous_page,
+                           start_cursor=page.start_cursor, end_cursor=page.end_cursor),
         edges=[Edge(cursor=c, node=node(item)) for c, item in zip(page.cursors, page.items,
                                                                    strict=True)],
         count_total=count_total,
@@ -124,20 +142,22 @@ class Assessment:
     explanation: str = strawberry.field(description="The assessment's own explanation.")
     evidence_spans: list[EvidenceSpan]
     batch: Batch
+    as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
 
     @strawberry.field(description="The residuals this assessment projects to, in code order.")
     async def residuals(self, info: Info[RequestContext, None]) -> list[Residual]:
-        stored = await info.context.assessment_residuals.load(str(self.assessment_id))
-        return [Residual.of(r) for r in stored]
+        stored = await info.context.assessment_residuals.load(
+            (str(self.assessment_id), self.as_of))
+        return [Residual.of(r, self.as_of) for r in stored]
 
     @strawberry.field(description=INCLUSION_HELP)
     async def inclusion_proof(self, info: Info[RequestContext, None],
                               tree_size: int | None = None) -> InclusionProof | None:
         return await record_inclusion(info, "contract_assessments", str(self.assessment_id),
-                                      tree_size)
+                                      self.as_of if tree_size is None else tree_size)
 
     @classmethod
-    def of(cls, stored: queries.StoredAssessment) -> Assessment:
+    def of(cls, stored: queries.StoredAssessment, as_of: int | None) -> Assessment:
         a = stored.assessment
         return cls(
             assessment_id=strawberry.ID(stored.assessment_id),
@@ -152,6 +172,7 @@ class Assessment:
             explanation=a.explanation,
             evidence_spans=[EvidenceSpan.of(s) for s in a.evidence_spans],
             batch=Batch.of(stored.batch),
+            as_of=as_of,
         )
 
 
@@ -174,9 +195,9 @@ class Occurrence:
         return self.assessment.batch
 
     @classmethod
-    def of(cls, occurrence: queries.Occurrence) -> Occurrence:
+    def of(cls, occurrence: queries.Occurrence, as_of: int | None) -> Occurrence:
         return cls(seq=occurrence.seq, ordinal=occurrence.ordinal,
-                   assessment=Assessment.of(occurrence.assessment))
+                   assessment=Assessment.of(occurrence.assessment, as_of))
 
 
 @strawberry.type(description="A ContractResidual (ADR-0225), stored once per residual_id.")
@@ -190,25 +211,32 @@ class Residual:
     source_axis: ResidualSourceAxisEnum
     evidence_spans: list[EvidenceSpan]
     explanation: str
-    occurrence_count: int = strawberry.field(description="How many times this residual was seen.")
+    occurrence_count: int = strawberry.field(
+        description="How many times this residual was seen (by asOf, if read as of it).")
+    as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
 
-    @strawberry.field(description="Its sightings in append order.")
+    @strawberry.field(description="Its sightings, in append order unless `order` says "
+                                  "NEWEST_FIRST (by asOf, if read as of it).")
     async def occurrences(
         self, info: Info[RequestContext, None], first: int | None = None,
         after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
+        before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
     ) -> Connection[Occurrence]:
-        residual_id = str(self.residual_id)
-        page = await info.context.run(queries.list_occurrences, residual_id, first, after)
-        return connection(page, Occurrence.of, known_count(self.occurrence_count))
+        page = await info.context.run(
+            queries.list_occurrences, str(self.residual_id), first, after, last=last,
+            before=before, order=order, as_of=self.as_of)
+        return connection(page, lambda o: Occurrence.of(o, self.as_of),
+                          known_count(self.occurrence_count))
 
     @strawberry.field(description=INCLUSION_HELP)
     async def inclusion_proof(self, info: Info[RequestContext, None],
                               tree_size: int | None = None) -> InclusionProof | None:
         return await record_inclusion(info, "contract_residuals", str(self.residual_id),
-                                      tree_size)
+                                      self.as_of if tree_size is None else tree_size)
 
     @classmethod
-    def of(cls, stored: queries.StoredResidual) -> Residual:
+    def of(cls, stored: queries.StoredResidual, as_of: int | None) -> Residual:
         r = stored.residual
         return cls(
             residual_id=strawberry.ID(r.residual_id),
@@ -221,6 +249,7 @@ class Residual:
             evidence_spans=[EvidenceSpan.of(s) for s in r.evidence_spans],
             explanation=r.explanation,
             occurrence_count=stored.occurrence_count,
+            as_of=as_of,
         )
 
 

@@ -2,10 +2,14 @@
 
 Each public function takes a SQLAlchemy `Connection` first and returns plain records, so
 callers (GraphQL resolvers through `Database.run`, the CLI, benchmarks) never write SQL.
-Lists are keyset-paginated over `seq`, the row's ledger position, i.e. its append order.
-One module per concept: errors, records, filters, pages, facets, and one per record kind.
+Lists are keyset-paginated in an `Order` (append order by `seq`, the row's ledger position,
+by default), forwards (first/after) or backwards (last/before). Every read takes `as_of`, a
+recorded tree size: the store as it was then. One module per concept: errors, records,
+filters and ranges, keys, orders, cursors, pages, sightings, as_of, facets, and one per
+record kind.
 """
 
+from store.db.queries.as_of import Snapshot, snapshot_at
 from store.db.queries.assessments import (
     assessment_by_id,
     count_assessments,
@@ -14,6 +18,7 @@ from store.db.queries.assessments import (
 from store.db.queries.batches import count_batches, list_batches
 from store.db.queries.errors import CursorError, PageSizeError, QueryError, QueryTimeout
 from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
+from store.db.queries.keys import MAX_KEY
 from store.db.queries.ledger import (
     consistency_proof,
     inclusion_proof,
@@ -22,6 +27,7 @@ from store.db.queries.ledger import (
     log_entries,
 )
 from store.db.queries.occurrences import assessment_residuals, list_occurrences
+from store.db.queries.orders import Order
 from store.db.queries.pages import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
@@ -29,6 +35,7 @@ from store.db.queries.pages import (
     encode_cursor,
     page_size,
 )
+from store.db.queries.ranges import BatchRange, parse_ingest_time
 from store.db.queries.records import (
     Batch,
     ConsistencyProof,
@@ -64,15 +71,18 @@ from store.db.queries.turns import count_turns, list_turns, turn_by_key, turn_fa
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "MAX_KEY",
     "MAX_PAGE_SIZE",
     "AssessmentFilter",
     "Batch",
+    "BatchRange",
     "ConsistencyProof",
     "CursorError",
     "FacetCount",
     "InclusionProof",
     "LedgerStatus",
     "Occurrence",
+    "Order",
     "Page",
     "PageSizeError",
     "QueryError",
@@ -80,6 +90,7 @@ __all__ = [
     "ResidualFacets",
     "ResidualFilter",
     "SeqT",
+    "Snapshot",
     "StoredAssessment",
     "StoredResidual",
     "StoredSurface",
@@ -111,8 +122,10 @@ __all__ = [
     "list_turns",
     "log_entries",
     "page_size",
+    "parse_ingest_time",
     "residual_by_id",
     "residual_facets",
+    "snapshot_at",
     "surface_by_id",
     "surface_facets",
     "turn_by_key",

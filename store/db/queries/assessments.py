@@ -11,8 +11,10 @@ from sqlalchemy import (
     select,
 )
 
+from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.batches import BATCH_COLUMNS, batch_of
 from store.db.queries.filters import AssessmentFilter, equals
+from store.db.queries.orders import Order, in_seq_order
 from store.db.queries.pages import (
     count_rows,
     page_of,
@@ -41,21 +43,19 @@ def assessment_of(row: Any) -> StoredAssessment:
     )
 
 
-def _assessments_select() -> Select[Any]:
+def _assessments_select(snapshot: Snapshot | None) -> Select[Any]:
     return select(assessments_t, *BATCH_COLUMNS).join(
         batches_t, batches_t.c.batch_id == assessments_t.c.batch_id
-    )
+    ).where(*held(snapshot, assessments_t))
 
 
-def assessment_by_id(connection: Connection, assessment_id: str) -> StoredAssessment | None:
+def assessment_by_id(connection: Connection, assessment_id: str,
+                     as_of: int | None = None) -> StoredAssessment | None:
     row = connection.execute(
-        _assessments_select().where(equals(assessments_t.c.assessment_id, assessment_id))
+        _assessments_select(snapshot_at(connection, as_of))
+        .where(equals(assessments_t.c.assessment_id, assessment_id))
     ).first()
     return None if row is None else assessment_of(row)
-
-
-def _filtered_assessments(where: AssessmentFilter | None) -> Select[Any]:
-    return _assessments_select().where(*(where.conditions() if where else []))
 
 
 def list_assessments(
@@ -63,13 +63,21 @@ def list_assessments(
     where: AssessmentFilter | None = None,
     first: int | None = None,
     after: str | None = None,
+    *,
+    last: int | None = None,
+    before: str | None = None,
+    order: Order = Order.OLDEST_FIRST,
+    as_of: int | None = None,
 ) -> Page[StoredAssessment]:
-    statement = _filtered_assessments(where)
-    return page_of(connection, statement, assessments_t.c.seq, first, after, assessment_of)
+    statement = _assessments_select(snapshot_at(connection, as_of)).where(
+        *(where.conditions() if where else []))
+    listing = in_seq_order(order, statement, assessments_t.c.seq, listing="assessments")
+    return page_of(connection, listing, order, assessment_of, first, after, last, before)
 
 
-def count_assessments(connection: Connection, where: AssessmentFilter | None = None) -> int:
+def count_assessments(connection: Connection, where: AssessmentFilter | None = None,
+                      as_of: int | None = None) -> int:
     conditions = where.conditions() if where else []
-    return count_rows(connection, select(assessments_t.c.seq).where(*conditions))
-
-
+    snapshot = snapshot_at(connection, as_of)
+    statement = select(assessments_t.c.seq).where(*conditions, *held(snapshot, assessments_t))
+    return count_rows(connection, statement)

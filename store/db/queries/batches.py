@@ -9,6 +9,8 @@ from sqlalchemy import (
     select,
 )
 
+from store.db.queries.as_of import held, snapshot_at
+from store.db.queries.orders import Order, in_seq_order
 from store.db.queries.pages import (
     count_rows,
     page_of,
@@ -25,10 +27,20 @@ def batch_of(row: Any, prefix: str = "") -> Batch:
 
 
 def list_batches(
-    connection: Connection, first: int | None = None, after: str | None = None
+    connection: Connection,
+    first: int | None = None,
+    after: str | None = None,
+    *,
+    last: int | None = None,
+    before: str | None = None,
+    order: Order = Order.OLDEST_FIRST,
+    as_of: int | None = None,
 ) -> Page[Batch]:
-    return page_of(connection, select(batches_t), batches_t.c.seq, first, after, batch_of)
+    statement = select(batches_t).where(*held(snapshot_at(connection, as_of), batches_t))
+    listing = in_seq_order(order, statement, batches_t.c.seq, listing="batches")
+    return page_of(connection, listing, order, batch_of, first, after, last, before)
 
 
-def count_batches(connection: Connection) -> int:
-    return count_rows(connection, select(batches_t.c.seq))
+def count_batches(connection: Connection, as_of: int | None = None) -> int:
+    snapshot = snapshot_at(connection, as_of)
+    return count_rows(connection, select(batches_t.c.seq).where(*held(snapshot, batches_t)))

@@ -1,4 +1,4 @@
-"""Filters: any-of lists per field, ANDed across fields, as SQL conditions."""
+"""Filters: any-of lists per field, ANDed across fields, and batch ranges, as SQL conditions."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from sqlalchemy import (
     false,
 )
 
+from store.db.queries.ranges import BatchRange
 from store.db.tables import contract_assessments as assessments_t
 from store.db.tables import contract_residuals as residuals_t
 from store.db.tables import surface_records as surfaces_t
@@ -27,8 +28,9 @@ from store.model.turns import NormativeClearance
 
 
 @dataclass(frozen=True, slots=True)
-class ResidualFilter:
-    """Each field is a list matched as any-of; fields are ANDed. None or [] = no constraint."""
+class ResidualFilter(BatchRange):
+    """Each field is a list matched as any-of; fields are ANDed. None or [] = no constraint.
+    The batch range is on the batch that first stored the residual."""
 
     organ: Sequence[str] | None = None
     family_id: Sequence[str] | None = None
@@ -45,11 +47,12 @@ class ResidualFilter:
             (table.c.source_axis, enum_values(self.axis)),
             (table.c.residual_code, self.code),
         ]
-        return [any_of(column, values) for column, values in pairs if values]
+        return [*(any_of(column, values) for column, values in pairs if values),
+                *self.batch_conditions(table.c.batch_id)]
 
 
 @dataclass(frozen=True, slots=True)
-class AssessmentFilter:
+class AssessmentFilter(BatchRange):
     """Any-of lists, ANDed; `runnable` None = both. `family_id` goes through the organ map."""
 
     organ: Sequence[str] | None = None
@@ -73,12 +76,13 @@ class AssessmentFilter:
             found.append(any_of(assessments_t.c.source_ref, self.source_ref))
         if self.batch_id:
             found.append(assessments_t.c.batch_id.in_(list(self.batch_id)))
-        return found
+        return [*found, *self.batch_conditions(assessments_t.c.batch_id)]
 
 
 @dataclass(frozen=True, slots=True)
-class SurfaceFilter:
-    """Each field is a list matched as any-of; fields are ANDed. None or [] = no constraint."""
+class SurfaceFilter(BatchRange):
+    """Each field is a list matched as any-of; fields are ANDed. None or [] = no constraint.
+    The batch range is on the batch that first stored the surface."""
 
     grounding_source: Sequence[GroundingSource] | None = None
     corpus_id: Sequence[str] | None = None
@@ -96,7 +100,8 @@ class SurfaceFilter:
             (surfaces_t.c.subject, self.subject),
             (surfaces_t.c.verification, enum_values(self.verification)),
         ]
-        return [any_of(column, values) for column, values in pairs if values]
+        return [*(any_of(column, values) for column, values in pairs if values),
+                *self.batch_conditions(surfaces_t.c.batch_id)]
 
 
 def storable(value: str) -> bool:
@@ -121,8 +126,9 @@ def enum_values(members: Sequence[Any] | None) -> list[str] | None:
 
 
 @dataclass(frozen=True, slots=True)
-class TurnFilter:
-    """Any-of lists, ANDed; on turns joined to the surface record each turn emitted."""
+class TurnFilter(BatchRange):
+    """Any-of lists, ANDed; on turns joined to the surface record each turn emitted. The
+    batch range is on the turn's own batch."""
 
     grounding_source: Sequence[GroundingSource] | None = None
     verification: Sequence[SurfaceVerification] | None = None
@@ -142,4 +148,5 @@ class TurnFilter:
             (surfaces_t.c.chain_id, self.chain_id),
             (surfaces_t.c.surface_form, enum_values(self.surface_form)),
         ]
-        return [any_of(column, values) for column, values in pairs if values]
+        return [*(any_of(column, values) for column, values in pairs if values),
+                *self.batch_conditions(turns_t.c.batch_id)]

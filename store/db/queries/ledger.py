@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from store.db.log import StoredLog, latest_head, leaf_rows, log_entry, stored_origin
+from store.db.queries.as_of import snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.records import ConsistencyProof, InclusionProof, LedgerStatus
 from store.db.record_kinds import LEDGERED_KEYS
@@ -17,9 +18,14 @@ from store.model.merkle import leaf_hash
 DEFAULT_ORIGIN_PREFIX = "core-audit/"
 
 
-def ledger_status(connection: Connection) -> LedgerStatus:
-    head = latest_head(connection)
-    return LedgerStatus(tree_size=head.size, root_hash=head.root_hex,
+def ledger_status(connection: Connection, as_of: int | None = None) -> LedgerStatus:
+    """The newest tree head, or the head of tree size `as_of`."""
+    snapshot = snapshot_at(connection, as_of)
+    if snapshot is None:
+        head = latest_head(connection)
+        return LedgerStatus(tree_size=head.size, root_hash=head.root_hex,
+                            origin=stored_origin(connection))
+    return LedgerStatus(tree_size=snapshot.tree_size, root_hash=snapshot.root_hash,
                         origin=stored_origin(connection))
 
 

@@ -11,9 +11,11 @@ from sqlalchemy import (
     select,
 )
 
+from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.assessments import assessment_of
 from store.db.queries.batches import BATCH_COLUMNS
 from store.db.queries.filters import any_of, equals
+from store.db.queries.orders import Order, in_seq_order
 from store.db.queries.pages import (
     page_of,
 )
@@ -25,7 +27,7 @@ from store.db.tables import ingest_batches as batches_t
 from store.db.tables import residual_occurrences as occurrences_t
 
 
-def _occurrences_select(residual_id: str) -> Select[Any]:
+def _occurrences_select(residual_id: str, snapshot: Snapshot | None) -> Select[Any]:
     return (
         select(
             occurrences_t.c.seq.label("occurrence_seq"),
@@ -36,7 +38,7 @@ def _occurrences_select(residual_id: str) -> Select[Any]:
         )
         .join(assessments_t, assessments_t.c.assessment_id == occurrences_t.c.assessment_id)
         .join(batches_t, batches_t.c.batch_id == assessments_t.c.batch_id)
-        .where(equals(occurrences_t.c.residual_id, residual_id))
+        .where(equals(occurrences_t.c.residual_id, residual_id), *held(snapshot, occurrences_t))
     )
 
 
@@ -54,20 +56,25 @@ def list_occurrences(
     residual_id: str,
     first: int | None = None,
     after: str | None = None,
+    *,
+    last: int | None = None,
+    before: str | None = None,
+    order: Order = Order.OLDEST_FIRST,
+    as_of: int | None = None,
 ) -> Page[Occurrence]:
-    """Sightings of one residual with their assessment and batch, in append order."""
-    statement = _occurrences_select(residual_id)
-    seq = statement.selected_columns.occurrence_seq
-    return page_of(connection, statement, seq, first, after, _occurrence)
+    """Sightings of one residual with their assessment and batch, in `order`."""
+    statement = _occurrences_select(residual_id, snapshot_at(connection, as_of))
+    listing = in_seq_order(order, statement, occurrences_t.c.seq, listing="occurrences")
+    return page_of(connection, listing, order, _occurrence, first, after, last, before)
 
 
 def assessment_residuals(
-    connection: Connection, assessment_ids: Sequence[str]
+    connection: Connection, assessment_ids: Sequence[str], *, as_of: int | None = None
 ) -> dict[str, list[StoredResidual]]:
-    """The residuals each assessment produced, in projection (ordinal) order; one statement
-    for a whole page of assessments."""
+    """The residuals each assessment produced, in projection (ordinal) order, with their
+    sightings as of `as_of`; one statement for a whole page of assessments."""
     rows = connection.execute(
-        residual_rows()
+        residual_rows(snapshot_at(connection, as_of))
         .add_columns(occurrences_t.c.assessment_id.label("produced_by"))
         .join(occurrences_t, occurrences_t.c.residual_id == residuals_t.c.residual_id)
         .where(any_of(occurrences_t.c.assessment_id, list(set(assessment_ids))))

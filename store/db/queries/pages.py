@@ -1,73 +1,125 @@
-"""Keyset pages over `seq` (append order), their cursors, and counts."""
+"""Keyset pages of a sorted list, forwards (first/after) or backwards (last/before)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import (
-    ColumnElement,
     Connection,
-    Label,
     Select,
-    Table,
     func,
+    literal,
     select,
+    union_all,
 )
 
-from store.db.queries.errors import CursorError, PageSizeError
-from store.db.queries.records import Page, SeqT
+from store.db.queries.cursors import cursor_for, decode_cursor, encode_cursor, key_in
+from store.db.queries.errors import PageSizeError
+from store.db.queries.orders import Listing, Order, Part, SortKey, at, past
+from store.db.queries.records import Page, T
+
+__all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "count_rows", "decode_cursor", "encode_cursor",
+           "page_of", "page_size"]
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
-_CURSOR_PREFIX = "seq:"
+_PART = "page_part"
 
 
-def encode_cursor(seq: int) -> str:
-    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{seq}".encode("ascii")).decode("ascii")
-
-
-def decode_cursor(cursor: str) -> int:
-    """The seq inside a cursor; CursorError for anything this API did not produce."""
-    try:
-        raw = base64.b64decode(cursor.encode("ascii"), altchars=b"-_", validate=True)
-        text = raw.decode("ascii")
-    except (binascii.Error, UnicodeError, ValueError):
-        raise CursorError("after: malformed cursor (use an endCursor or cursor value)") from None
-    digits = text.removeprefix(_CURSOR_PREFIX)
-    if not text.startswith(_CURSOR_PREFIX) or not digits.isascii() or not digits.isdigit():
-        raise CursorError("after: malformed cursor (use an endCursor or cursor value)")
-    return int(digits)
-
-
-def page_size(first: int | None) -> int:
-    if first is None:
+def page_size(first: int | None, last: int | None = None) -> int:
+    if first is not None and last is not None:
+        raise PageSizeError("first and last: give one of them, not both (first pages forwards "
+                            "from `after`, last backwards from `before`)")
+    argument, size = ("first", first) if last is None else ("last", last)
+    if size is None:
         return DEFAULT_PAGE_SIZE
-    if first < 0 or first > MAX_PAGE_SIZE:
-        raise PageSizeError(f"first: must be between 0 and {MAX_PAGE_SIZE}, got {first}")
-    return first
+    if size < 0 or size > MAX_PAGE_SIZE:
+        raise PageSizeError(f"{argument}: must be between 0 and {MAX_PAGE_SIZE}, got {size}")
+    return size
+
+
+def _sort_label(index: int) -> str:
+    return f"page_sort_{index}"
+
+
+def _window(part: Part, after: Sequence[int] | None, before: Sequence[int] | None,
+            backwards: bool, limit: int) -> Select[Any]:
+    """The part's rows between the cursors, nearest first, with their keys labelled."""
+    statement = part.statement.add_columns(
+        *(key.column.label(_sort_label(i)) for i, key in enumerate(part.keys)))
+    if after is not None:
+        statement = statement.where(past(part.keys, after))
+    if before is not None:
+        statement = statement.where(past(part.keys, before, reverse=True))
+    return statement.order_by(
+        *(key.ordering(backwards) for key in part.keys if not key.constant)).limit(limit)
+
+
+def _rows(connection: Connection, listing: Listing, after: Sequence[int] | None,
+          before: Sequence[int] | None, backwards: bool, limit: int) -> Sequence[Any]:
+    parts = listing.parts[::-1] if backwards else listing.parts
+    if len(parts) == 1:
+        return connection.execute(_window(parts[0], after, before, backwards, limit)).all()
+    # One statement: the parts' windows in turn (a part number orders them).
+    arms = [select(_window(part, after, before, backwards, limit)
+                   .add_columns(literal(number).label(_PART)).subquery())
+            for number, part in enumerate(parts)]
+    union = union_all(*arms).subquery()
+    keys = parts[0].keys
+    return connection.execute(select(union).order_by(
+        union.c[_PART], *(SortKey(union.c[_sort_label(i)], key.descending).ordering(backwards)
+                          for i, key in enumerate(keys))
+    ).limit(limit)).all()
+
+
+def _exists(connection: Connection, statement: Select[Any]) -> bool:
+    return connection.execute(statement.limit(1)).first() is not None
+
+
+def _reaches(connection: Connection, listing: Listing, key: Sequence[int], *,
+             reverse: bool) -> bool:
+    """Whether the list has the row keyed `key` or one past it (before it, with `reverse`):
+    first the row itself, one index lookup, as it is when the cursor came from this list."""
+    lookup = listing.lookup
+    return (_exists(connection, lookup.statement.where(at(lookup.keys, key)))
+            or any(_exists(connection, part.statement.where(past(part.keys, key,
+                                                                  reverse=reverse)))
+                   for part in listing.parts))
 
 
 def page_of(
     connection: Connection,
-    statement: Select[Any],
-    seq: ColumnElement[int],
-    first: int | None,
-    after: str | None,
-    build: Callable[[Any], SeqT],
-) -> Page[SeqT]:
-    """Keyset page: rows after the cursor's seq, fetching one extra to know if more follow."""
-    size = page_size(first)
-    if after is not None:
-        statement = statement.where(seq > decode_cursor(after))
-    rows = connection.execute(statement.order_by(seq).limit(size + 1)).all()
-    items = [build(row) for row in rows[:size]]
+    listing: Listing,
+    order: Order,
+    build: Callable[[Any], T],
+    first: int | None = None,
+    after: str | None = None,
+    last: int | None = None,
+    before: str | None = None,
+) -> Page[T]:
+    """The rows of `listing` (sorted in `order`) past `after` and before `before`: the first
+    `first` of them, or the last `last`. One extra row says whether more follow; a cursor
+    given says whether rows lie on its other side."""
+    size = page_size(first, last)
+    after_key = None if after is None else key_in(after, order, "after")
+    before_key = None if before is None else key_in(before, order, "before")
+    backwards = last is not None
+    rows = _rows(connection, listing, after_key, before_key, backwards, size + 1)
+    more = len(rows) > size
+    kept = list(rows[:size])
+    if backwards:
+        kept.reverse()
+    width = len(listing.parts[0].keys)
     return Page(
-        items=items,
-        cursors=[encode_cursor(item.seq) for item in items],
-        has_next_page=len(rows) > size,
+        items=[build(row) for row in kept],
+        cursors=[cursor_for(order, [row._mapping[_sort_label(i)] for i in range(width)])
+                 for row in kept],
+        has_next_page=(more and not backwards) or (
+            before_key is not None and _reaches(connection, listing, before_key,
+                                                reverse=False)),
+        has_previous_page=(more and backwards) or (
+            after_key is not None and _reaches(connection, listing, after_key, reverse=True)),
     )
 
 
@@ -75,15 +127,3 @@ def count_rows(connection: Connection, statement: Select[Any]) -> int:
     return connection.execute(
         select(func.count()).select_from(statement.subquery())
     ).scalar_one()
-
-
-def sightings_count(parent: Table, key: str, sightings: Table) -> Label[int]:
-    """Per row of `parent`, an index range count of its sightings: an `occurrence_count`
-    column, cheaper than a second statement and its thread hop."""
-    return (
-        select(func.count())
-        .where(sightings.c[key] == parent.c[key])
-        .correlate(parent)
-        .scalar_subquery()
-        .label("occurrence_count")
-    )

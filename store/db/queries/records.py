@@ -76,7 +76,12 @@ class Occurrence:
 class Page(Generic[T]):
     items: list[T]
     cursors: list[str]
-    has_next_page: bool
+    has_next_page: bool  # rows follow this page's last (in the list, whatever the cursors)
+    has_previous_page: bool = False  # rows precede its first
+
+    @property
+    def start_cursor(self) -> str | None:
+        return self.cursors[0] if self.cursors else None
 
     @property
     def end_cursor(self) -> str | None:

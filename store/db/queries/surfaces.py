@@ -7,20 +7,20 @@ from typing import Any
 import orjson
 from sqlalchemy import (
     Connection,
+    Label,
     Select,
     func,
     select,
 )
 
+from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.batches import BATCH_COLUMNS, batch_of
 from store.db.queries.facets import facet_counts
 from store.db.queries.filters import SurfaceFilter, equals
-from store.db.queries.pages import (
-    count_rows,
-    page_of,
-    sightings_count,
-)
+from store.db.queries.orders import Order, in_seq_order
+from store.db.queries.pages import count_rows, page_of
 from store.db.queries.records import Page, StoredSurface, SurfaceFacets, SurfaceOccurrence
+from store.db.queries.sightings import sighted_listing, sightings_count
 from store.db.tables import ingest_batches as batches_t
 from store.db.tables import surface_occurrences as sightings_t
 from store.db.tables import surface_records as surfaces_t
@@ -66,20 +66,25 @@ def surface_of(row: Any) -> StoredSurface:
     )
 
 
-SURFACE_SIGHTINGS = sightings_count(surfaces_t, "surface_id", sightings_t)
+def surface_sightings(snapshot: Snapshot | None) -> Label[int]:
+    """Per surface row, the turns that emitted it (by `snapshot`, if given)."""
+    return sightings_count(surfaces_t, "surface_id", sightings_t, *held(snapshot, sightings_t))
 
 
-def _filtered_surfaces(where: SurfaceFilter | None) -> Select[Any]:
-    return select(surfaces_t).where(*(where.conditions() if where else []))
+def _filtered_surfaces(where: SurfaceFilter | None, snapshot: Snapshot | None) -> Select[Any]:
+    return select(surfaces_t).where(*(where.conditions() if where else []),
+                                    *held(snapshot, surfaces_t))
 
 
-def _surfaces_select(where: SurfaceFilter | None) -> Select[Any]:
-    return _filtered_surfaces(where).add_columns(SURFACE_SIGHTINGS)
+def _surfaces_select(where: SurfaceFilter | None, snapshot: Snapshot | None) -> Select[Any]:
+    return _filtered_surfaces(where, snapshot).add_columns(surface_sightings(snapshot))
 
 
-def surface_by_id(connection: Connection, surface_id: str) -> StoredSurface | None:
+def surface_by_id(connection: Connection, surface_id: str,
+                  as_of: int | None = None) -> StoredSurface | None:
     row = connection.execute(
-        _surfaces_select(None).where(equals(surfaces_t.c.surface_id, surface_id))
+        _surfaces_select(None, snapshot_at(connection, as_of))
+        .where(equals(surfaces_t.c.surface_id, surface_id))
     ).first()
     return None if row is None else surface_of(row)
 
@@ -89,12 +94,21 @@ def list_surfaces(
     where: SurfaceFilter | None = None,
     first: int | None = None,
     after: str | None = None,
+    *,
+    last: int | None = None,
+    before: str | None = None,
+    order: Order = Order.OLDEST_FIRST,
+    as_of: int | None = None,
 ) -> Page[StoredSurface]:
-    return page_of(connection, _surfaces_select(where), surfaces_t.c.seq, first, after, surface_of)
+    snapshot = snapshot_at(connection, as_of)
+    listing = sighted_listing(order, _filtered_surfaces(where, snapshot), surfaces_t,
+                              "surface_id", sightings_t, snapshot, listing="surfaces")
+    return page_of(connection, listing, order, surface_of, first, after, last, before)
 
 
-def count_surfaces(connection: Connection, where: SurfaceFilter | None = None) -> int:
-    return count_rows(connection, _filtered_surfaces(where))
+def count_surfaces(connection: Connection, where: SurfaceFilter | None = None,
+                   as_of: int | None = None) -> int:
+    return count_rows(connection, _filtered_surfaces(where, snapshot_at(connection, as_of)))
 
 
 def _surface_occurrence(row: Any) -> SurfaceOccurrence:
@@ -115,19 +129,29 @@ def list_surface_occurrences(
     surface_id: str,
     first: int | None = None,
     after: str | None = None,
+    *,
+    last: int | None = None,
+    before: str | None = None,
+    order: Order = Order.OLDEST_FIRST,
+    as_of: int | None = None,
 ) -> Page[SurfaceOccurrence]:
-    """The turns that emitted one surface, with the batch that recorded each, in append order."""
+    """The turns that emitted one surface, with the batch that recorded each, in `order`."""
+    snapshot = snapshot_at(connection, as_of)
     statement = (
         select(sightings_t, *BATCH_COLUMNS)
         .join(batches_t, batches_t.c.batch_id == sightings_t.c.batch_id)
-        .where(equals(sightings_t.c.surface_id, surface_id))
+        .where(equals(sightings_t.c.surface_id, surface_id),
+               *held(snapshot, sightings_t))
     )
-    return page_of(connection, statement, sightings_t.c.seq, first, after, _surface_occurrence)
+    listing = in_seq_order(order, statement, sightings_t.c.seq, listing="surface occurrences")
+    return page_of(connection, listing, order, _surface_occurrence, first, after, last, before)
 
 
-def surface_facets(connection: Connection, where: SurfaceFilter | None = None) -> SurfaceFacets:
+def surface_facets(connection: Connection, where: SurfaceFilter | None = None,
+                   as_of: int | None = None) -> SurfaceFacets:
     """Counts per grounding source, corpus, intent and verification over the filtered surfaces."""
-    filtered = _surfaces_select(where).subquery("filtered")  # each row with its sightings
+    snapshot = snapshot_at(connection, as_of)
+    filtered = _surfaces_select(where, snapshot).subquery("filtered")  # rows with sightings
     names = ("grounding_source", "corpus_id", "intent", "verification")
     combos = (
         select(*(filtered.c[name] for name in names), func.count().label("n"),

@@ -1,0 +1,59 @@
+"""Opaque page cursors: the order they page and the sort key of one row, base64url-encoded.
+
+`seq:12` (OLDEST_FIRST, the only order before orders existed, so old cursors still work),
+`newest:12`, `seen:3:12` (MOST_SEEN: 3 sightings, seq 12).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+
+from store.db.queries.errors import CursorError
+from store.db.queries.keys import MAX_KEY
+from store.db.queries.orders import Order
+
+_TAGS = {Order.OLDEST_FIRST: "seq", Order.NEWEST_FIRST: "newest", Order.MOST_SEEN: "seen"}
+_ORDERS = {tag: order for order, tag in _TAGS.items()}
+_KEYS = {Order.OLDEST_FIRST: 1, Order.NEWEST_FIRST: 1, Order.MOST_SEEN: 2}
+_HINT = {"after": "an endCursor or cursor value", "before": "a startCursor or cursor value"}
+
+
+def cursor_for(order: Order, key: Sequence[int]) -> str:
+    text = ":".join([_TAGS[order], *(str(value) for value in key)])
+    return base64.urlsafe_b64encode(text.encode("ascii")).decode("ascii")
+
+
+def _malformed(argument: str) -> CursorError:
+    return CursorError(f"{argument}: malformed cursor (use {_HINT.get(argument, 'a cursor')})")
+
+
+def key_in(cursor: str, order: Order, argument: str = "after") -> tuple[int, ...]:
+    """The sort key inside a cursor of `order`; CursorError for anything this API did not
+    hand out for that order, naming `argument`."""
+    try:
+        raw = base64.b64decode(cursor.encode("ascii"), altchars=b"-_", validate=True)
+        tag, *values = raw.decode("ascii").split(":")
+    except (binascii.Error, UnicodeError, ValueError):
+        raise _malformed(argument) from None
+    found = _ORDERS.get(tag)
+    if found is None or len(values) != _KEYS[found]:
+        raise _malformed(argument)
+    if not all(v.isascii() and v.isdigit() and len(v) <= 19 and int(v) <= MAX_KEY
+               for v in values):
+        raise _malformed(argument)
+    if found is not order:
+        raise CursorError(f"{argument}: this cursor pages the {found.name} order, not "
+                          f"{order.name}: use a cursor from a page in the same order")
+    return tuple(int(value) for value in values)
+
+
+def encode_cursor(seq: int) -> str:
+    """An OLDEST_FIRST cursor."""
+    return cursor_for(Order.OLDEST_FIRST, (seq,))
+
+
+def decode_cursor(cursor: str) -> int:
+    """The seq inside an OLDEST_FIRST cursor; CursorError for anything else."""
+    return key_in(cursor, Order.OLDEST_FIRST)[0]
