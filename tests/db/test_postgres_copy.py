@@ -13,7 +13,7 @@ from sqlalchemy import select
 from surface_helpers import cli
 
 from store.db import copy as copy_module
-from store.db import writer
+from store.db import row_stream
 from store.db.audit_store import AuditStore
 from store.db.record_kinds import APPEND_ONLY_TABLES
 from store.db.tables import metadata
@@ -120,7 +120,7 @@ def test_a_source_holding_nul_is_refused_cleanly_and_writes_nothing(
     nul = tmp_path / "nul.jsonl"
     nul.write_text(json.dumps({"grounding_source": "vault", "surface": "a\u0000b"}) + "\n",
                    encoding="utf-8")
-    monkeypatch.setattr(writer, "_holds_nul", lambda rows: False)  # as the older version did
+    monkeypatch.setattr(row_stream, "_holds_nul", lambda rows: False)  # as the older version did
     _ingest(source, nul)
     monkeypatch.undo()
     result = cli("copy", "--from", source, "--to", pg_url)
