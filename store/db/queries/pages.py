@@ -23,6 +23,7 @@ from store.db.queries.records import Page, SeqT
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 _CURSOR_PREFIX = "seq:"
+_MAX_SEQ = 2**63 - 1  # SQLite's and PostgreSQL's largest integer: a larger seq cannot be bound
 
 
 def encode_cursor(seq: int) -> str:
@@ -37,7 +38,8 @@ def decode_cursor(cursor: str) -> int:
     except (binascii.Error, UnicodeError, ValueError):
         raise CursorError("after: malformed cursor (use an endCursor or cursor value)") from None
     digits = text.removeprefix(_CURSOR_PREFIX)
-    if not text.startswith(_CURSOR_PREFIX) or not digits.isascii() or not digits.isdigit():
+    if (not text.startswith(_CURSOR_PREFIX) or not digits.isascii() or not digits.isdigit()
+            or len(digits) > len(str(_MAX_SEQ)) or int(digits) > _MAX_SEQ):
         raise CursorError("after: malformed cursor (use an endCursor or cursor value)")
     return int(digits)
 
