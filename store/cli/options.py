@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import click
 
 from store.db.audit_store import AuditStore
-from store.db.database import Database
+from store.db.database import DEFAULT_TIME_LIMIT, Database
 from store.db.errors import StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,9 +28,9 @@ def open_store(db: str | None, *, read_only: bool = False) -> AuditStore:
         raise click.ClickException(str(exc)) from exc
 
 
-def open_database(db: str | None) -> Database:
+def open_database(db: str | None, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Database:
     """The store read-only (SQLite mode=ro), for serving and querying."""
     try:
-        return Database.open(db)
+        return Database.open(db, time_limit=time_limit)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc
