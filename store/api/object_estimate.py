@@ -27,12 +27,12 @@ from graphql import (
     InlineFragmentNode,
     IntValueNode,
     NullValueNode,
+    OperationDefinitionNode,
     SelectionSetNode,
     ValueNode,
     VariableNode,
     get_named_type,
     get_nullable_type,
-    get_operation_ast,
     is_leaf_type,
     is_list_type,
 )
@@ -131,13 +131,21 @@ class _Walk:
 
 def estimate_objects(schema: GraphQLSchema, document: DocumentNode,
                      operation_name: str | None, variables: Mapping[str, Any] | None) -> int:
-    """The most objects the operation can resolve (0 when there is no such operation)."""
-    operation = get_operation_ast(document, operation_name)
+    """The most objects the operation can resolve; with no name, the largest of the
+    document's operations (whichever one the executor picks)."""
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)
+                  and (operation_name is None or (d.name and d.name.value == operation_name))]
     root = schema.query_type
-    if operation is None or root is None:
+    if root is None:
         return 0
+    return max((_operation_objects(schema, document, operation, root, variables or {})
+                for operation in operations), default=0)
+
+
+def _operation_objects(schema: GraphQLSchema, document: DocumentNode,
+                       operation: OperationDefinitionNode, root: GraphQLObjectType,
+                       variables: Mapping[str, Any]) -> int:
     definitions = operation.variable_definitions or ()
     defaults = {d.variable.name.value: d.default_value for d in definitions
                 if d.default_value is not None}
-    walk = _Walk(schema, document, variables or {}, defaults)
-    return walk.count(operation.selection_set, root, 1, 1)
+    return _Walk(schema, document, variables, defaults).count(operation.selection_set, root, 1, 1)
