@@ -17,19 +17,12 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLRequestData
-from strawberry.http.parse_content_type import parse_content_type
 
 from store.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from store.api.context import RegistryProvider, RequestContext
 from store.api.health import health_check
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
-from store.api.request_body import (
-    bad_request,
-    decode_json,
-    error_response,
-    graphql_request,
-    query_string_request,
-)
+from store.api.request_body import bad_request, error_response, read_graphql_request
 from store.api.schema import build_schema
 from store.api.trusted_documents import DocumentRefused, TrustedDocuments
 from store.db.database import Database
@@ -69,20 +62,8 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
     ) -> RequestContext:
         return RequestContext(self.db, self.registry)
 
-    def decode_json(self, data: str | bytes) -> object:
-        return decode_json(data, "variables")  # strawberry's use: a GET's variables
-
     async def parse_http_body(self, request: AsyncHTTPRequestAdapter) -> GraphQLRequestData:
-        if request.method == "GET":
-            body = query_string_request({name: value for name, value in
-                                         request.query_params.items() if isinstance(value, str)})
-        else:
-            content_type, _ = parse_content_type(request.content_type or "")
-            if content_type != "application/json":
-                raise bad_request(f"content-type: send application/json, not "
-                                  f"{content_type or 'none'}")
-            body = graphql_request(decode_json(await request.get_body(), "request body"),
-                                   "request body")
+        body = await read_graphql_request(request)
         query = body.query
         if self.trusted_documents is not None:
             try:

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cross_web import HTTPException
+from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from starlette.responses import Response
+from strawberry.http.parse_content_type import parse_content_type
 
 # What a request may carry, and the JSON type each member must have when present.
 _MEMBER_TYPES: dict[str, tuple[type, str]] = {
@@ -77,8 +78,19 @@ def graphql_request(data: object, source: str) -> GraphQLRequest:
         extensions=members["extensions"])
 
 
-def query_string_request(params: Mapping[str, str]) -> GraphQLRequest:
-    """A GET request: query, documentId and operationName as text, variables as JSON."""
+async def read_graphql_request(request: AsyncHTTPRequestAdapter) -> GraphQLRequest:
+    """A GET's query string, or a POST's body, which must be application/json."""
+    if request.method == "GET":
+        return _query_string_request({name: value for name, value in
+                                      request.query_params.items() if isinstance(value, str)})
+    content_type, _ = parse_content_type(request.content_type or "")
+    if content_type != "application/json":
+        raise bad_request(f"content-type: send application/json, not {content_type or 'none'}")
+    return graphql_request(decode_json(await request.get_body(), "request body"), "request body")
+
+
+def _query_string_request(params: Mapping[str, str]) -> GraphQLRequest:
+    """query, documentId and operationName as text; variables and extensions as JSON."""
     data: dict[str, object] = dict(params)
     for name in ("variables", "extensions"):
         if params.get(name):

@@ -131,7 +131,8 @@ MALFORMED_CURSOR = "after: malformed cursor (use an endCursor or cursor value)"
 
 @pytest.mark.parametrize("seq", [
     "9" * 30,
-    str(2**63),  # one past SQLite's and PostgreSQL's largest integer
+    str(2**63),  # one past SQLite's largest integer
+    str(2**31),  # one past the largest seq PostgreSQL's Integer column holds
     "0" * 40 + "1",  # small, but longer than any seq this API writes
 ])
 def test_a_cursor_holding_an_oversized_seq_is_malformed(client: TestClient, seq: str) -> None:
@@ -147,7 +148,7 @@ def test_a_cursor_holding_an_oversized_seq_is_malformed(client: TestClient, seq:
 def test_the_largest_seq_is_a_cursor_after_everything(client: TestClient) -> None:
     response = client.post("/graphql", json={
         "query": "query ($a: String) { residuals(after: $a) { totalCount nodes { seq } } }",
-        "variables": {"a": cursor(f"seq:{2**63 - 1}")}})
+        "variables": {"a": cursor(f"seq:{2**31 - 1}")}})
     assert response.json() == {"data": {"residuals": {"totalCount": 12, "nodes": []}}}
 
 

@@ -23,7 +23,8 @@ from store.db.queries.records import Page, SeqT
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 _CURSOR_PREFIX = "seq:"
-_MAX_SEQ = 2**63 - 1  # SQLite's and PostgreSQL's largest integer: a larger seq cannot be bound
+# seq is an Integer column, 32 bits on PostgreSQL: no stored seq is larger, none larger binds
+_MAX_SEQ = 2**31 - 1
 
 
 def encode_cursor(seq: int) -> str:
