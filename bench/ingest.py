@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/ingest.py [--occurrences 1000000] [--seed 0] [--db URL]
 
-Generates frames (bench/frames.py) into a temporary JSONL file, ingests it into a fresh
+Generates frames (bench/frames.py) into a temporary JSONL file, ingests it (read and hashed
+in a second process, as every file of 4 MiB or more is) into a fresh
 store through the AuditStore API (one file = one batch = one transaction), then — in the
 same run — inserts the same residual occurrence rows with a raw sqlite3 `executemany` in
 one transaction into a plain table with the same columns, and prints both rates. It also
@@ -36,8 +37,13 @@ from store.model.merkle import CompactRange, leaf_hash
 from store.model.teaching_surface import default_registry
 
 
-def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+def peak_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024  # Linux: KiB
+
+
+def cpu_seconds(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def raw_executemany(rows: list[tuple], directory: Path) -> float:
@@ -93,6 +99,7 @@ def main() -> None:
 
         with AuditStore.open(db) as store:
             profiler = cProfile.Profile() if args.profile else None
+            cpu_before = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             with source.open("rb") as stream:
                 if profiler:
@@ -101,7 +108,10 @@ def main() -> None:
                 if profiler:
                     profiler.disable()
             ingest_seconds = time.perf_counter() - started
+            writer_cpu = cpu_seconds(resource.RUSAGE_SELF) - cpu_before[0]
+            reader_cpu = cpu_seconds(resource.RUSAGE_CHILDREN) - cpu_before[1]
             ingest_rss = peak_rss_mib()  # before the baseline's rows are loaded
+            reader_rss = peak_rss_mib(resource.RUSAGE_CHILDREN)
             with store.engine.connect() as connection:
                 rows = [tuple(r) for r in connection.exec_driver_sql(
                     "SELECT assessment_id, ordinal, residual_id, seq, batch_id"
@@ -124,7 +134,10 @@ def main() -> None:
         print(f"the writer's Python work alone (no SQL): {python_seconds:.2f} s,"
               f" {python_rate:,.0f} residual occurrences/s = ratio {python_rate / raw_rate:.4f}"
               f" to raw: the ceiling for any database")
-        print(f"peak RSS during the ingest (whole process): {ingest_rss:.0f} MiB")
+        print(f"CPU: writer process {writer_cpu:.1f} s, input-reading process {reader_cpu:.1f} s"
+              f" (wall {ingest_seconds:.1f} s; on a busy machine wall > the larger CPU figure)")
+        print(f"peak RSS during the ingest: writer process {ingest_rss:.0f} MiB, input-reading"
+              f" process {reader_rss:.0f} MiB (forked: pages they share count in both)")
         if profiler:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
             pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from logging.config import fileConfig
 from pathlib import Path
 
 from alembic import context
@@ -11,10 +12,20 @@ from sqlalchemy import Engine
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # revisions import append_only
 
-from store.db.engine import create_store_engine
+from store.db.engine import create_store_engine, resolve_url
 from store.db.tables import metadata
 
 config = context.config
+if config.config_file_name is not None:  # the alembic CLI, with the repository's alembic.ini
+    fileConfig(config.config_file_name, disable_existing_loggers=False)
+
+
+def _url() -> str:
+    """core-audit sets sqlalchemy.url; under the alembic CLI (no URL in alembic.ini) the store
+    is `-x db=PATH_OR_URL`, else $CORE_AUDIT_DB, else ./core-audit.db, as with --db."""
+    given = context.get_x_argument(as_dictionary=True).get("db")
+    url = config.get_main_option("sqlalchemy.url")
+    return url if url and given is None else resolve_url(given)
 
 
 def _run(connection) -> None:  # type: ignore[no-untyped-def]
@@ -57,7 +68,7 @@ def run_migrations_online() -> None:
     if connection is not None:
         _run(connection)
         return
-    engine = create_store_engine(config.get_main_option("sqlalchemy.url"))
+    engine = create_store_engine(_url())
     try:
         with engine.connect() as connection:
             _run(connection)

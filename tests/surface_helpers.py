@@ -24,11 +24,12 @@ CLEAN_ENV: dict[str, str | None] = {
     "CORE_AUDIT_DB": None,
     "CORE_AUDIT_PACKS": None,
     "CORE_AUDIT_TEACHING": None,
+    "CORE_AUDIT_IMMUTABLE": None,
 }
 
 
-def cli(*args: str | Path) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args], env=CLEAN_ENV)
+def cli(*args: str | Path, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args], env={**CLEAN_ENV, **(env or {})})
 
 
 def write_jsonl(path: Path, records: list[dict[str, Any] | str]) -> Path:

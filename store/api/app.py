@@ -1,4 +1,7 @@
-"""The Starlette app: /graphql (GET and POST), /healthz, host check, body limit, opt-in CORS."""
+"""The Starlette app: /graphql (GET and POST), /healthz, host check, body limit, opt-in CORS.
+
+GraphiQL, when on, is our own page over vendored assets (store/api/graphiql_page.py).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from strawberry.http import GraphQLRequestData
 
 from store.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from store.api.context import RegistryProvider, RequestContext
+from store.api.graphiql_page import graphiql_assets, graphiql_page
 from store.api.health import health_check
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.request_body import bad_request, error_response, read_graphql_request
@@ -56,6 +60,9 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
         except HTTPException as exc:  # strawberry's own answers are plain text: not GraphQL
             response = error_response(exc.status_code, exc.reason)
         await response(scope, receive, send)
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        return graphiql_page()  # strawberry's own page loads its scripts from a CDN
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
@@ -119,6 +126,7 @@ def create_app(
         routes=[
             Route("/graphql", graphql_app, methods=["GET", "POST"]),
             Route("/healthz", health_check(db), methods=["GET"]),
+            *([graphiql_assets()] if graphiql else []),
         ],
         middleware=middleware,
         lifespan=lifespan,

@@ -8,6 +8,7 @@ from store import __version__
 from store.cli.copy import copy
 from store.cli.db import db
 from store.cli.demo import demo
+from store.cli.export import export
 from store.cli.ingest import ingest
 from store.cli.keygen import keygen
 from store.cli.log import log
@@ -28,6 +29,6 @@ def main() -> None:
     """Append-only audit store for CORE's residuals and teaching-grounded surfaces."""
 
 
-for command in (project, ingest, verify, checkpoint, keygen, prove, verify_proof, log, db,
-                copy, corpus, surface, serve, trusted_documents, query, schema, demo):
+for command in (project, ingest, verify, checkpoint, keygen, prove, verify_proof, log, export,
+                db, copy, corpus, surface, serve, trusted_documents, query, schema, demo):
     main.add_command(command)

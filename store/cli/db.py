@@ -7,8 +7,9 @@ import orjson
 from alembic.util import CommandError
 from sqlalchemy.exc import SQLAlchemyError
 
-from store.cli.options import db_option
+from store.cli.options import db_option, say_if_immutable
 from store.db.engine import create_store_engine, resolve_url
+from store.db.errors import StoreError
 from store.db.schema_version import current_revision, downgrade, head_revision, history, upgrade
 
 
@@ -41,14 +42,7 @@ def downgrade_command(revision: str, db: str | None) -> None:
               help='Print {"revision", "head", "at_head"}.')
 def current_command(db: str | None, as_json: bool) -> None:
     """Print the store's revision and the head revision."""
-    url = resolve_url(db)
-    engine = create_store_engine(url, read_only=True)
-    try:
-        revision = current_revision(engine)
-    except SQLAlchemyError as exc:
-        raise click.ClickException(f"cannot read {url}: {exc}") from exc
-    finally:
-        engine.dispose()
+    revision = _stored_revision(resolve_url(db))
     head = head_revision()
     if as_json:
         click.echo(orjson.dumps({"revision": revision, "head": head,
@@ -64,16 +58,24 @@ def history_command(db: str | None) -> None:
     """List the schema revisions, newest first; with --db, mark the store's own."""
     current = None
     if db is not None:
-        engine = create_store_engine(resolve_url(db), read_only=True)
-        try:
-            current = current_revision(engine)
-        except SQLAlchemyError as exc:
-            raise click.ClickException(f"cannot read {db}: {exc}") from exc
-        finally:
-            engine.dispose()
+        current = _stored_revision(resolve_url(db))
     for line in history():
         mark = " (this store)" if current is not None and line.startswith(f"{current}:") else ""
         click.echo(line + mark)
+
+
+def _stored_revision(url: str) -> str | None:
+    try:
+        engine = create_store_engine(url, read_only=True)
+    except StoreError as exc:  # a -wal a read-only open cannot read
+        raise click.ClickException(str(exc)) from exc
+    say_if_immutable(engine)
+    try:
+        return current_revision(engine)
+    except SQLAlchemyError as exc:
+        raise click.ClickException(f"cannot read {url}: {exc}") from exc
+    finally:
+        engine.dispose()
 
 
 def _run(action, db: str | None) -> None:  # type: ignore[no-untyped-def]

@@ -87,6 +87,9 @@ def ingest(paths: tuple[str, ...], db: str | None, as_json: bool,
             if hidden:
                 click.echo(f"{summary.source}: ... and {hidden} more bad line(s)", err=True)
             click.echo(f"{summary.source}: rejected, nothing written", err=True)
+        for summary in summaries:
+            if summary.already_in:
+                click.echo(_already_stored(summary))
         click.echo(_one_line(summaries))
     if rejected:
         sys.exit(2)
@@ -97,6 +100,14 @@ def _progress() -> Progress:
         "[progress.description]{task.description}", BarColumn(), DownloadColumn(),
         TimeRemainingColumn(), transient=True, redirect_stdout=False,
     )
+
+
+def _already_stored(summary: BatchSummary) -> str:
+    if summary.same_input:
+        where = f"the same input is batch {summary.already_in[0]}"
+    else:
+        where = "its rows are in batch(es) " + ", ".join(map(str, summary.already_in))
+    return f"{summary.source}: already stored, no batch written: {where}"
 
 
 def _one_line(summaries: list[BatchSummary]) -> str:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+from sqlalchemy import Engine
 
 from store.db.audit_store import AuditStore
 from store.db.database import DEFAULT_TIME_LIMIT, Database
+from store.db.engine import IMMUTABLE_ENV_VAR, opened_immutable
 from store.db.errors import StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -23,14 +26,28 @@ db_option: Callable[[F], F] = click.option(
 
 def open_store(db: str | None, *, read_only: bool = False) -> AuditStore:
     try:
-        return AuditStore.open(db, read_only=read_only)
+        store = AuditStore.open(db, read_only=read_only)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc
+    say_if_immutable(store.engine)
+    return store
 
 
 def open_database(db: str | None, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Database:
-    """The store read-only (SQLite mode=ro), for serving and querying."""
+    """The store read-only (SQLite mode=ro, or immutable on read-only media), for serving and
+    querying."""
     try:
-        return Database.open(db, time_limit=time_limit)
+        database = Database.open(db, time_limit=time_limit)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc
+    say_if_immutable(database.engine)
+    return database
+
+
+def say_if_immutable(engine: Engine) -> None:
+    """On stderr: SQLite will not lock the file nor see anyone else write it while open."""
+    path = opened_immutable(engine)
+    if path is not None:
+        why = f"{IMMUTABLE_ENV_VAR}=1" if os.environ.get(IMMUTABLE_ENV_VAR) == "1" else \
+            "not writable here"
+        click.echo(f"opened read-only (immutable): {path} ({why})", err=True)

@@ -127,8 +127,8 @@ def _record(payload: dict[str, Any], registry: TeachingRegistry, db: str | None)
                                    registry=lambda: registry)
         except BatchRejected as exc:
             raise click.ClickException("; ".join(exc.summary.as_dict()["errors"])) from exc
-    return {"batch_id": summary.batch_id,
-            "new_rows": summary.new_rows}
+    return {"batch_id": summary.batch_id, "new_rows": summary.new_rows,
+            "already_in": summary.already_in}
 
 
 @click.command()

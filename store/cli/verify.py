@@ -9,7 +9,7 @@ from typing import NoReturn
 import click
 import orjson
 
-from store.cli.options import db_option, open_store
+from store.cli.options import db_option, open_store, say_if_immutable
 from store.db.audit_store import AuditStore
 from store.db.errors import StoreError
 from store.model.checkpoint import (
@@ -86,6 +86,7 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
     checkpoint = load_checkpoint(checkpoint_file, key) if checkpoint_file else None
     try:
         with AuditStore.open(db, read_only=True) as store:
+            say_if_immutable(store.engine)
             origin = store.origin()
             if checkpoint is not None and origin is not None and checkpoint.origin != origin:
                 _not_intact([f"the checkpoint is of log {checkpoint.origin!r}, this store is "

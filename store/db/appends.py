@@ -33,3 +33,11 @@ def last_batch_id(connection: Connection) -> int:
     """The newest batch's id; 0 in an empty store."""
     return int(connection.execute(
         select(func.coalesce(func.max(ingest_batches.c.batch_id), 0))).scalar_one())
+
+
+def batch_of_input(connection: Connection, input_sha256: str, record_type: str) -> int | None:
+    """The first batch made from these input bytes (as this record type), if any."""
+    return connection.execute(
+        select(func.min(ingest_batches.c.batch_id)).where(
+            ingest_batches.c.input_sha256 == input_sha256,
+            ingest_batches.c.record_type == record_type)).scalar()

@@ -58,13 +58,15 @@ class AuditStore:
         *,
         on_bytes: Callable[[int], None] | None = None,
         registry: RegistryProvider = default_registry,
+        parallel: bool | None = None,
     ) -> BatchSummary:
         """Append `lines` (a binary stream or lines) as one batch; BatchRejected writes nothing.
 
         Teaching surfaces are re-derived against `registry()` (default: the located data).
+        `parallel`: read the input in a second process (default: for a file of 4 MiB or more).
         """
         return append_batch(self.write_engine(), lines, source, on_bytes=on_bytes,
-                            registry=registry)
+                            registry=registry, parallel=parallel)
 
     def write_engine(self) -> Engine:
         """The engine whose transactions take the write lock (SQLite: BEGIN IMMEDIATE)."""

@@ -12,7 +12,8 @@ from store.db.appends import insert_rows, last_batch_id, lock_log_tip
 from store.db.audit_store import AuditStore
 from store.db.errors import StoreError
 from store.db.log import StoredLog, latest_head, stored_origin
-from store.db.tables import LEDGERED_KEYS, log_subtrees, metadata, residual_tallies, tree_heads
+from store.db.record_kinds import LEDGERED_KEYS
+from store.db.tables import log_subtrees, metadata, residual_tallies, tree_heads
 from store.db.verify import VerifyReport, verify_store
 
 COPY_CHUNK = 5000

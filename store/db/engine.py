@@ -7,15 +7,20 @@ decided in one place (the datasette pattern).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
+from store.db.errors import StoreError
+
 DEFAULT_PATH = "core-audit.db"
 ENV_VAR = "CORE_AUDIT_DB"
+# Set to 1: open SQLite stores read-only as immutable even where they are writable.
+IMMUTABLE_ENV_VAR = "CORE_AUDIT_IMMUTABLE"
 BUSY_TIMEOUT_MS = 60_000
 # A writer queues behind another writer's whole file (one transaction): wait much longer.
 WRITE_BUSY_TIMEOUT_MS = 30 * 60_000
@@ -56,11 +61,46 @@ def create_store_engine(url: str, *, read_only: bool = False, write: bool = Fals
     return _server_engine(url, read_only=read_only, pool=pool)
 
 
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK)  # False on a read-only mount, even for root
+
+
+def read_only_mode(path: Path, *, writable: Callable[[Path], bool] = _writable
+                   ) -> Literal["ro", "immutable"]:
+    """How to open `path` read-only: `immutable` where this process cannot write the file or
+    its folder (read-only media: SQLite could not create its -shm there, and must neither
+    lock nor write), or when CORE_AUDIT_IMMUTABLE=1. An immutable open does not read the
+    -wal: StoreError when that file holds transactions the open would miss."""
+    forced = os.environ.get(IMMUTABLE_ENV_VAR) == "1"
+    if not path.exists() or (not forced and writable(path) and writable(path.parent)):
+        return "ro"
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if wal.exists() and wal.stat().st_size > 0:
+        if not forced and (shm.exists() or writable(path.parent)):
+            return "ro"  # SQLite reads the -wal read-only through an -shm it has or can make
+        raise StoreError(
+            f"{path}: its write-ahead log {wal.name} holds transactions that are not in the "
+            f"file yet, and a read-only{'' if forced else ' folder'} open cannot read them "
+            f"without {shm.name}: copy {wal.name} and {shm.name} along with the file, or "
+            f"checkpoint the store where it is writable first (sqlite3 {path.name} "
+            f"'PRAGMA wal_checkpoint(TRUNCATE)'), or open a writable copy of all three files")
+    return "immutable"
+
+
+def opened_immutable(engine: Engine) -> Path | None:
+    """The file behind `engine` if it was opened immutable (read_only_mode), else None."""
+    if engine.url.get_backend_name() != "sqlite" or engine.url.query.get("immutable") != "1":
+        return None
+    return Path(str(engine.url.database).removeprefix("file:"))
+
+
 def _sqlite_engine(url: str, *, read_only: bool, write: bool, pool: dict[str, Any]) -> Engine:
     path = sqlite_path(url)
     if read_only and path is not None:
-        # mode=ro: the driver itself refuses writes, whatever SQL a resolver sends.
-        url = f"sqlite:///file:{path}?mode=ro&uri=true"
+        # mode=ro: the driver itself refuses writes, whatever SQL a resolver sends;
+        # immutable=1 also takes no lock and creates no -wal or -shm beside the file.
+        mode = "mode=ro&immutable=1" if read_only_mode(path) == "immutable" else "mode=ro"
+        url = f"sqlite:///file:{path}?{mode}&uri=true"
     engine = create_engine(url, **pool)
 
     @event.listens_for(engine, "connect")

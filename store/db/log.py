@@ -15,9 +15,8 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, select
 
+from store.db.record_kinds import LATE_COLUMNS, LEDGERED_KEYS
 from store.db.tables import (
-    LATE_COLUMNS,
-    LEDGERED_KEYS,
     SUBTREE_LEVEL,
     log_origin,
     log_subtrees,
@@ -146,7 +145,10 @@ class LogAppender:
 
     def append(self, table: str, row: dict[str, Any]) -> None:
         """Sets row["seq"]: the row becomes the next leaf."""
-        leaf = leaf_hash(log_entry(table, row))
+        self.append_leaf(row, leaf_hash(log_entry(table, row)))
+
+    def append_leaf(self, row: dict[str, Any], leaf: bytes) -> None:
+        """`append`, with the row's leaf hash already computed (by the input's reader)."""
         row["seq"] = self.tree.size + 1
         self.subtrees.extend(s for s in self.tree.append(leaf) if s.level >= SUBTREE_LEVEL)
 

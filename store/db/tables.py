@@ -263,26 +263,3 @@ log_origin = Table(
     metadata,
     Column("origin", Text, primary_key=True),
 )
-
-# Tables whose rows are leaves of the log, with the columns that make up each row's key.
-LEDGERED_KEYS: dict[str, tuple[str, ...]] = {
-    "ingest_batches": ("batch_id",),
-    "contract_assessments": ("assessment_id",),
-    "contract_residuals": ("residual_id",),
-    "residual_occurrences": ("assessment_id", "ordinal"),
-    "surface_records": ("surface_id",),
-    "surface_occurrences": ("occurrence_id",),
-    "turns": ("turn_key",),
-}
-
-# Nullable columns added to ledgered tables by later revisions: a null one is left out of its
-# row's hash, so rows hashed before the column existed still verify.
-LATE_COLUMNS: dict[str, frozenset[str]] = {
-    "surface_records": frozenset({"surface_form", "hops", "hop_chain_ids",
-                                  "candidate_chain_ids", "surface_prefix", "checked_against"}),
-    "surface_occurrences": frozenset({"turn_key"}),
-}
-
-# Every table the append-only triggers guard (the tallies and the log's own tables too).
-APPEND_ONLY_TABLES: tuple[str, ...] = (*LEDGERED_KEYS, "residual_tallies", "log_subtrees",
-                                       "tree_heads", "log_origin")

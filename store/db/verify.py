@@ -12,10 +12,10 @@ from sqlalchemy import Connection, inspect, select, text
 from store.db.content_checks import content_id_problems
 from store.db.log import LogError, StoredLog, TreeHead, latest_head, leaf_rows, log_entry
 from store.db.problems import Problem
+from store.db.record_kinds import LEDGERED_KEYS
 from store.db.rows import ledger_key
 from store.db.schema_checks import schema_problems
 from store.db.tables import (
-    LEDGERED_KEYS,
     SUBTREE_LEVEL,
     log_subtrees,
     metadata,

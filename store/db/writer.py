@@ -2,28 +2,45 @@
 
 from __future__ import annotations
 
-import functools
-import hashlib
+import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from sqlalchemy import Connection, Engine, select, tuple_
+from sqlalchemy import Connection, Engine, select
 
 from store import __version__
-from store.db.appends import insert_rows, last_batch_id, lock_log_tip
+from store.db.appends import batch_of_input, insert_rows, last_batch_id, lock_log_tip
+from store.db.key_filter import KeyFilter, stored_key_filter
 from store.db.log import LogAppender
-from store.db.rows import PendingRow, RecordReader, RegistryProvider, ledger_key
-from store.db.tables import LEDGERED_KEYS, metadata
+from store.db.record_kinds import KINDS_BY_TABLE, RECORD_KINDS, RecordKind
+from store.db.row_stream import (
+    CHUNK_ROWS,
+    RowChunk,
+    RowToAppend,
+    chunks_in_process,
+    row_chunks,
+    worth_a_process,
+)
+from store.db.rows import RegistryProvider, ledger_key
+from store.db.tables import ingest_batches
 from store.db.tallies import BatchTally, Combo, combo_of
-from store.model.fields import RecordError
-from store.model.jsonl import MAX_LINE_BYTES, iter_json_lines
+from store.model.jsonl import MAX_LINE_BYTES
 from store.model.teaching_surface import default_registry
 
-CHUNK_ROWS = 5000
-RESIDUAL_CACHE = 20_000
+REPEAT_CACHE = 20_000  # stored rows remembered per kind whose records repeat
 MAX_REPORTED_ERRORS = 20
+# Build key filters once a batch has looked up this fraction of the stored rows' count: the
+# scan that fills them then costs no more than the lookups it saves.
+FILTER_AFTER_FRACTION = 8
+
+
+# What input lines become (the batch's own row is written by the batch).
+INPUT_KINDS: tuple[RecordKind, ...] = tuple(
+    k for k in RECORD_KINDS if k.ledgered and k.table is not ingest_batches)
+_LOOKUP_ORDER = sorted(INPUT_KINDS, key=lambda k: k.part_of is not None)  # parents first
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +64,14 @@ class BatchSummary:
     batch_id: int | None = None
     record_types: set[str] = field(default_factory=set)
     tables: dict[str, TableCounts] = field(
-        default_factory=lambda: {t: TableCounts() for t in LEDGERED_KEYS if t != "ingest_batches"}
+        default_factory=lambda: {kind.name: TableCounts() for kind in INPUT_KINDS}
     )
     failures: list[LineFailure] = field(default_factory=list)
     failure_count: int = 0
+    # Every row was stored already, so no batch was written: the earlier batch of the same
+    # input (same_input), else the batches that hold its rows.
+    already_in: list[int] = field(default_factory=list)
+    same_input: bool = False
 
     @property
     def new_rows(self) -> int:
@@ -59,6 +80,10 @@ class BatchSummary:
     @property
     def present_rows(self) -> int:
         return sum(c.present for c in self.tables.values())
+
+    @property
+    def record_type(self) -> str:
+        return "+".join(sorted(self.record_types))
 
     @property
     def rejected(self) -> bool:
@@ -83,6 +108,8 @@ class BatchSummary:
             "records": self.records,
             "rejected": self.rejected,
             "rejected_lines": self.failure_count,
+            "already_in": self.already_in,
+            "same_input": self.same_input,
             "tables": {t: {"new": c.new, "present": c.present} for t, c in self.tables.items()},
             "errors": [self.describe(f) for f in self.failures],
         }
@@ -92,45 +119,6 @@ class BatchRejected(Exception):
     def __init__(self, summary: BatchSummary) -> None:
         super().__init__(f"{summary.source}: {summary.failure_count} bad line(s), nothing written")
         self.summary = summary
-
-
-class _HashingReader:
-    """Hashes the input bytes as they are read, so the batch records what it came from."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
-        self.digest = hashlib.sha256()
-
-    def readline(self, limit: int = -1) -> bytes:
-        data = self._stream.readline(limit)
-        self.digest.update(data)
-        return data
-
-
-class _LineStream:
-    """Adapts an iterable of lines (bytes or str) to readline()."""
-
-    def __init__(self, lines: Iterable[bytes | str]) -> None:
-        self._lines: Iterator[bytes | str] = iter(lines)
-        self._rest = b""
-
-    def readline(self, limit: int = -1) -> bytes:
-        if not self._rest:
-            item = next(self._lines, b"")
-            self._rest = item.encode("utf-8") if isinstance(item, str) else item
-            if self._rest and not self._rest.endswith(b"\n"):
-                self._rest += b"\n"
-        cut = len(self._rest) if limit < 0 else min(limit, len(self._rest))
-        data, self._rest = self._rest[:cut], self._rest[cut:]
-        return data
-
-
-def as_stream(source: IO[bytes] | Iterable[bytes | str]) -> Any:
-    return source if hasattr(source, "readline") else _LineStream(source)
-
-
-def _holds_nul(rows: list[PendingRow]) -> bool:
-    return any(isinstance(v, str) and "\x00" in v for p in rows for v in p.row.values())
 
 
 def _content(row: Mapping[Any, Any]) -> dict[str, Any]:
@@ -143,48 +131,74 @@ class _BatchWriter:
         self.summary = summary
         self.batch_id = batch_id
         self.appender = LogAppender(connection)
-        self.pending: list[tuple[int, PendingRow]] = []
+        self.pending: list[RowToAppend] = []
         # Residual ids repeat across frames: remember their stored content, boundedly.
-        self.residuals: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.repeated: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
         self.tally = BatchTally()
+        self.stored_rows = self.appender.size  # at most this many rows in any one table
+        self.looked_up = 0
+        self.filters: dict[str, KeyFilter] = {}
+        self.holding: set[int] = set()  # the batches of the rows found already stored
 
-    def add(self, line: int, rows: list[PendingRow]) -> None:
-        self.pending.extend((line, row) for row in rows)
+    def add(self, chunk: RowChunk) -> None:
+        summary = self.summary
+        for line, reason in chunk.failures:
+            summary.fail(line, reason)
+        summary.lines = chunk.lines
+        summary.records += chunk.records
+        summary.record_types |= chunk.record_types
+        if not summary.rejected:
+            self.pending.extend(chunk.rows)
         if len(self.pending) >= CHUNK_ROWS:
             self.flush()
 
-    def _stored(self, table: str, keys: set[tuple[Any, ...]]) -> dict[tuple[Any, ...], Any]:
+    def _stored(self, kind: RecordKind, keys: set[tuple[Any, ...]]
+                ) -> dict[tuple[Any, ...], Any]:
+        key_filter = self.filters.get(kind.name)
+        if key_filter is not None:
+            keys = {k for k in keys if key_filter.may_hold(k[0])}
         if not keys:
             return {}
-        t = metadata.tables[table]
-        names = LEDGERED_KEYS[table]
-        key_columns = [t.c[name] for name in names]
-        if len(key_columns) == 1:
-            condition = key_columns[0].in_([k[0] for k in keys])
-        else:
-            condition = tuple_(*key_columns).in_(list(keys))
-        result = self.connection.execute(select(t).where(condition))
-        return {tuple(r[n] for n in names): _content(r) for r in result.mappings()}
+        t, names = kind.table, kind.key
+        # On the key's first column only: SQLite does not use an index for a row-value IN
+        # list (3,500 occurrence keys took a second), so the rest is matched here.
+        firsts = {k[0] for k in keys}
+        result = self.connection.execute(select(t).where(t.c[names[0]].in_(firsts)))
+        found = [(tuple(r[n] for n in names), r) for r in result.mappings()]
+        found = [(key, r) for key, r in found if key in keys]
+        self.holding.update(r["batch_id"] for _, r in found)
+        return {key: _content(r) for key, r in found}
+
+    def _filter_keys(self) -> None:
+        self.filters = {
+            kind.name: stored_key_filter(self.connection, kind.name, kind.key[0],
+                                         self.stored_rows)
+            for kind in INPUT_KINDS if len(kind.key) == 1
+        }
 
     def _lookup(self) -> dict[str, dict[tuple[Any, ...], Any]]:
-        keys: dict[str, set[tuple[Any, ...]]] = {t: set() for t in self.summary.tables}
-        for _, p in self.pending:
-            keys[p.table].add(p.key)
-        stored = {
-            table: self._stored(table, keys[table])
-            for table in ("contract_assessments", "surface_records", "surface_occurrences",
-                          "turns")
-        }
-        # An occurrence's key starts with its assessment's id: a new assessment has none stored.
-        stored["residual_occurrences"] = self._stored(
-            "residual_occurrences",
-            {k for k in keys["residual_occurrences"] if (k[0],) in stored["contract_assessments"]},
-        )
-        if len(self.residuals) > RESIDUAL_CACHE:
-            self.residuals.clear()
-        self.residuals.update(self._stored(
-            "contract_residuals", keys["contract_residuals"] - self.residuals.keys()))
-        stored["contract_residuals"] = self.residuals
+        keys: dict[str, set[tuple[Any, ...]]] = {kind.name: set() for kind in INPUT_KINDS}
+        for _, table, key, _, _ in self.pending:
+            keys[table].add(key)
+        self.looked_up += len(self.pending)
+        if not self.filters and self.looked_up * FILTER_AFTER_FRACTION >= self.stored_rows:
+            self._filter_keys()
+        stored: dict[str, dict[tuple[Any, ...], Any]] = {}
+        for kind in _LOOKUP_ORDER:
+            wanted = keys[kind.name]
+            if kind.part_of is not None:
+                # A part of a record not stored yet (a new assessment's occurrence) is new.
+                parents = stored[kind.part_of]
+                wanted = {k for k in wanted if k[:len(KINDS_BY_TABLE[kind.part_of].key)]
+                          in parents}
+            if kind.repeats:
+                cache = self.repeated.setdefault(kind.name, {})
+                if len(cache) > REPEAT_CACHE:
+                    cache.clear()
+                cache.update(self._stored(kind, wanted - cache.keys()))
+                stored[kind.name] = cache
+            else:
+                stored[kind.name] = self._stored(kind, wanted)
         return stored
 
     def flush(self) -> None:
@@ -195,30 +209,33 @@ class _BatchWriter:
         inserts: dict[str, list[dict[str, Any]]] = {table: [] for table in stored}
         # A frame's occurrences and their residuals arrive together, so within one chunk.
         combos: dict[str, Combo] = {
-            p.row["residual_id"]: combo_of(p.row)
-            for _, p in self.pending if p.table == "contract_residuals"
+            row["residual_id"]: combo_of(row)
+            for _, table, _, row, _ in self.pending if table == "contract_residuals"
         }
-        for line, p in self.pending:
-            counts = self.summary.tables[p.table]
-            existing = stored[p.table].get(p.key)
+        for line, table, key, content, leaf in self.pending:
+            counts = self.summary.tables[table]
+            existing = stored[table].get(key)
             if existing is not None:
-                if existing != p.row:
+                if existing != content:
                     self.summary.fail(
                         line,
-                        f"{p.table} {ledger_key(p.key)} is already stored with different content",
+                        f"{table} {ledger_key(key)} is already stored with different content",
                     )
                     break
                 counts.present += 1
                 continue
-            row = {**p.row, "batch_id": self.batch_id}
-            self.appender.append(p.table, row)
-            inserts[p.table].append(row)
-            stored[p.table][p.key] = p.row  # later sightings in this batch are "present"
+            row = {**content, "batch_id": self.batch_id}
+            self.appender.append_leaf(row, leaf)
+            inserts[table].append(row)
+            stored[table][key] = content  # later sightings in this batch are "present"
+            key_filter = self.filters.get(table)
+            if key_filter is not None:
+                key_filter.add(key[0])
             counts.new += 1
-            if p.table == "contract_residuals":
-                self.tally.add(combos[p.row["residual_id"]], residuals=1)
-            elif p.table == "residual_occurrences":
-                self.tally.add(combos[p.row["residual_id"]], occurrences=1)
+            if table == "contract_residuals":
+                self.tally.add(combos[content["residual_id"]], residuals=1)
+            elif table == "residual_occurrences":
+                self.tally.add(combos[content["residual_id"]], occurrences=1)
         self.pending.clear()
         if self.summary.rejected:
             return
@@ -232,7 +249,7 @@ class _BatchWriter:
             "batch_id": self.batch_id,
             "source": summary.source,
             "input_sha256": input_sha256,
-            "record_type": "+".join(sorted(summary.record_types)),
+            "record_type": summary.record_type,
             "lines": summary.lines,
             "new_rows": summary.new_rows,
             "present_rows": summary.present_rows,
@@ -247,6 +264,18 @@ class _BatchWriter:
         insert_rows(self.connection, "residual_tallies", self.tally.rows(self.batch_id))
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """A batch allocates millions of acyclic objects: cycle collection was a sixth of it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def append_batch(
     engine: Engine,
     source_lines: IO[bytes] | Iterable[bytes | str],
@@ -255,45 +284,41 @@ def append_batch(
     max_line_bytes: int = MAX_LINE_BYTES,
     on_bytes: Callable[[int], None] | None = None,
     registry: RegistryProvider = default_registry,
+    parallel: bool | None = None,
 ) -> BatchSummary:
     """Append one input as one batch. Raises BatchRejected, writing nothing, on any bad line.
 
     `registry` gives the teaching corpora and packs that teaching surfaces are checked against.
+    `parallel`: read and hash the input in a second process (None: for a large file only).
     """
     summary = BatchSummary(source=source)
-    hashing = _HashingReader(as_stream(source_lines))
-    registry = functools.cache(registry)  # looked up once per batch, and only if needed
-    with engine.begin() as connection:
+    if parallel is None:
+        parallel = worth_a_process(source_lines)
+    with engine.begin() as connection, _collector_paused():
         lock_log_tip(connection)
         batch_id = last_batch_id(connection) + 1
         writer = _BatchWriter(connection, summary, batch_id)
-        reader = RecordReader(registry)
-        for line in iter_json_lines(hashing, max_line_bytes, on_bytes):
-            summary.lines = line.number
-            if line.error is not None:
-                summary.fail(line.number, line.error)
-                continue
-            try:
-                record_type, rows = reader.rows(line)
-            except RecordError as exc:
-                summary.fail(line.number, str(exc))
-                continue
-            if _holds_nul(rows):
-                # Refused on both backends: PostgreSQL text cannot hold it, and a SQLite store
-                # holding it could never be copied there.
-                summary.fail(line.number, "a text value holds U+0000 (NUL), which the store "
-                                          "refuses (PostgreSQL cannot store it)")
-                continue
-            summary.records += 1
-            summary.record_types.add(record_type)
-            if not summary.rejected:
-                writer.add(line.number, rows)
+
+        def chunks() -> Iterator[RowChunk]:
+            return row_chunks(source_lines, batch_id, registry, max_line_bytes)
+
+        for chunk in (chunks_in_process(chunks) if parallel else chunks()):
+            if on_bytes and chunk.bytes_read:
+                on_bytes(chunk.bytes_read)
+            writer.add(chunk)
+            if chunk.input_sha256 is not None:
+                summary.input_sha256 = chunk.input_sha256
         writer.flush()
         if summary.records == 0 and not summary.rejected:
             summary.fail(0, "no records: the input is empty")
         if summary.rejected:
             raise BatchRejected(summary)  # leaves the transaction rolled back
-        summary.input_sha256 = hashing.digest.hexdigest()
+        if summary.new_rows == 0:  # all stored already: no batch row, no tree head, nothing
+            earlier = batch_of_input(connection, summary.input_sha256, summary.record_type)
+            summary.same_input = earlier is not None
+            summary.already_in = [earlier] if earlier is not None else sorted(writer.holding)
+            connection.rollback()
+            return summary
         writer.close(summary.input_sha256)
         summary.batch_id = batch_id
     return summary

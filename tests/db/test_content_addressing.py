@@ -64,22 +64,28 @@ def test_ingesting_the_same_file_twice_adds_nothing_the_second_time(
         "turns": {"new": 0, "present": 0},
     }
     assert residual_ids(store_db) == ids
-    # Only the second batch's own row (and its ledger entry) is new.
-    assert row_counts(store_db) == {**counts, "ingest_batches": 2,
-                                     "tree_heads": 2}
+    # Nothing new, so no batch: no batch row, no tree head; the summary names the first.
+    assert row_counts(store_db) == counts
+    assert (second["batches"][0]["batch_id"], second["batches"][0]["already_in"],
+            second["batches"][0]["same_input"]) == (None, [1], True)
 
 
 def test_the_second_batch_records_what_was_already_present(
-    db_path: Path, examples_path: Path
+    db_path: Path, examples_path: Path, tmp_path: Path
 ) -> None:
     cli("ingest", "--db", db_path, examples_path)
-    cli("ingest", "--db", db_path, examples_path)
+    # The examples again, and one new problem sharing example B's residual.
+    again = tmp_path / "again.jsonl"
+    again.write_bytes(examples_path.read_bytes() + json.dumps(
+        gained_frame("Ann gained figs.", "delta_quantity_unbound")).encode() + b"\n")
+    cli("ingest", "--db", db_path, again)
     connection = raw_connect(db_path)
     rows = connection.execute(
         "SELECT batch_id, lines, new_rows, present_rows, rejected_lines FROM ingest_batches"
         " ORDER BY batch_id").fetchall()
     connection.close()
-    assert rows == [(1, 5, 17, 0, 0), (2, 5, 0, 17, 0)]
+    # New: its assessment and its occurrence; present: the 17 rows and the shared residual.
+    assert rows == [(1, 5, 17, 0, 0), (2, 6, 2, 18, 0)]
 
 
 def test_two_problems_with_the_same_spans_share_one_residual(

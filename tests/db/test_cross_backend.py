@@ -20,7 +20,8 @@ from surface_helpers import write_jsonl
 from store.api.execution import execute_operation
 from store.db.audit_store import AuditStore
 from store.db.database import Database
-from store.db.tables import LEDGERED_KEYS, metadata
+from store.db.record_kinds import LEDGERED_KEYS
+from store.db.tables import metadata
 from store.model.checkpoint import Checkpoint
 
 pytestmark = pytest.mark.postgres

@@ -45,8 +45,9 @@ def test_same_files_same_order_give_byte_identical_ledgers(
 
     # examples 18; more.jsonl: Tom/Sam 2 assessments + 2 occurrences (their residual is
     # example B's), 50 frames x (2 assessments + 2 own residuals + 3 occurrences) + 2 shared
-    # "apples" residuals (one per digit count), its batch; the examples again: 1 batch row.
-    assert len(history(first)) == 18 + (4 + 50 * 7 + 2 + 1) + 1
+    # "apples" residuals (one per digit count), its batch; the examples again: nothing (no
+    # new row, so no batch).
+    assert len(history(first)) == 18 + (4 + 50 * 7 + 2 + 1)
     assert history(first) == history(second)
     assert residual_ids(first) == residual_ids(second)
 

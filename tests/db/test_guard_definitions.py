@@ -16,7 +16,7 @@ from store.db.guards import (
     guard_key,
     guard_version,
 )
-from store.db.tables import APPEND_ONLY_TABLES
+from store.db.record_kinds import APPEND_ONLY_TABLES
 
 _PG_TRIGGERS = (
     "SELECT t.tgname, c.relname, t.tgtype, t.tgenabled::text, p.proname, p.prosrc, "

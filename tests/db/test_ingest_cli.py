@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from store_support import cli, raw_connect, row_counts
 
+from store.db.audit_store import AuditStore
 from store.db.schema_version import head_revision
 
 EXAMPLES_COUNTS = {"ingest_batches": 1, "contract_assessments": 5, "contract_residuals": 6,
@@ -31,6 +32,8 @@ def test_json_summary_shape(db_path: Path, examples_path: Path) -> None:
             "records": 5,
             "rejected": False,
             "rejected_lines": 0,
+            "already_in": [],
+            "same_input": False,
             "tables": {
                 "contract_assessments": {"new": 5, "present": 0},
                 "contract_residuals": {"new": 6, "present": 0},
@@ -133,3 +136,67 @@ def test_db_history_marks_the_stores_revision(db_path: Path, examples_path: Path
     assert len(marked) == 1 and marked[0].startswith(f"{head_revision()}: ")
     assert cli("db", "history").stdout.splitlines() == [
         line.removesuffix(" (this store)") for line in lines]
+
+
+# --- re-ingesting: nothing new is no batch ----------------------------------------------------
+
+
+def test_ingesting_an_identical_file_again_writes_nothing(db_path: Path, examples_path: Path
+                                                          ) -> None:
+    assert cli("ingest", "--db", db_path, examples_path).exit_code == 0
+    before = hashlib.sha256(db_path.read_bytes()).hexdigest()
+
+    result = cli("ingest", "--db", db_path, examples_path)
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == (
+        f"{examples_path}: already stored, no batch written: the same input is batch 1\n"
+        "1 file(s), 5 line(s): contract_assessments 0 new/5 present, contract_residuals 0 new/6"
+        " present, residual_occurrences 0 new/6 present; 0 file(s) rejected\n")
+    assert row_counts(db_path) == EXAMPLES_COUNTS  # no batch row, no tree head
+    assert hashlib.sha256(db_path.read_bytes()).hexdigest() == before
+    assert cli("checkpoint", "--db", db_path).stdout.splitlines()[1] == "18"  # tree size
+
+
+def test_a_file_whose_rows_other_batches_hold_names_them(db_path: Path, examples_path: Path,
+                                                         tmp_path: Path) -> None:
+    families = examples_path.parent / "core_frames_families.jsonl"
+    assert cli("ingest", "--db", db_path, examples_path, families).exit_code == 0
+    # Example B's line and the families' first line: other bytes, every row already stored.
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(examples_path.read_bytes().splitlines(keepends=True)[1]
+                      + families.read_bytes().splitlines(keepends=True)[0])
+
+    result = cli("ingest", "--json", "--db", db_path, mixed)
+
+    assert result.exit_code == 0, result.stderr
+    [batch] = json.loads(result.stdout)["batches"]
+    assert (batch["batch_id"], batch["already_in"], batch["same_input"]) == (None, [1, 2], False)
+    assert row_counts(db_path)["ingest_batches"] == 2
+    plain = cli("ingest", "--db", db_path, mixed).stdout.splitlines()[0]
+    assert plain == f"{mixed}: already stored, no batch written: its rows are in batch(es) 1, 2"
+
+
+def test_a_journal_ingested_again_unchanged_is_no_batch(db_path: Path, examples_path: Path
+                                                        ) -> None:
+    journal = examples_path.parent / "workbench_turn_journal.jsonl"
+    first = json.loads(cli("ingest", "--json", "--db", db_path, journal).stdout)
+    again = json.loads(cli("ingest", "--json", "--db", db_path, journal).stdout)
+
+    assert first["batches"][0]["batch_id"] == 1
+    assert again["batches"][0]["tables"]["turns"] == {"new": 0, "present": 6}
+    assert (again["batches"][0]["batch_id"], again["batches"][0]["already_in"]) == (None, [1])
+    connection = raw_connect(db_path)
+    assert connection.execute("SELECT count(*) FROM ingest_batches").fetchone() == (1,)
+    connection.close()
+
+
+def test_the_python_api_returns_no_batch_for_nothing_new(db_path: Path, examples_path: Path
+                                                         ) -> None:
+    with AuditStore.open(str(db_path)) as store:
+        first = store.ingest(examples_path.read_bytes().splitlines(), source="a")
+        again = store.ingest(examples_path.read_bytes().splitlines(), source="b")
+        head = store.tree_head()
+    assert (first.batch_id, first.already_in) == (1, [])
+    assert (again.batch_id, again.already_in, again.same_input) == (None, [1], True)
+    assert head.size == 18

@@ -19,12 +19,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from store_support import copy_migrations, revision_of, revision_source, revisions_oldest_first
 
 from store.db.engine import create_store_engine
+from store.db.record_kinds import LEDGERED_KEYS
 from store.db.schema_version import (
     downgrade,
     head_revision,
     upgrade,
 )
-from store.db.tables import LEDGERED_KEYS
 from store.db.writer import append_batch
 
 HEAD = head_revision()  # this checkout's newest revision

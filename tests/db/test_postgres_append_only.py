@@ -21,7 +21,8 @@ from sqlalchemy.exc import DBAPIError
 from store.db.audit_store import AuditStore
 from store.db.database import Database
 from store.db.queries import QueryTimeout
-from store.db.tables import APPEND_ONLY_TABLES, metadata
+from store.db.record_kinds import APPEND_ONLY_TABLES
+from store.db.tables import metadata
 
 pytestmark = pytest.mark.postgres
 

@@ -16,8 +16,8 @@ import pytest
 from backends import raw_query
 from surface_helpers import cli
 
+from store.db.record_kinds import LEDGERED_KEYS
 from store.db.schema_version import head_revision
-from store.db.tables import LEDGERED_KEYS
 
 pytestmark = pytest.mark.postgres
 

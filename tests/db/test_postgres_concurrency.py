@@ -14,7 +14,7 @@ from backends import pg_schema, raw_query
 from surface_helpers import write_jsonl
 
 from store.db.audit_store import AuditStore
-from store.db.tables import APPEND_ONLY_TABLES, LEDGERED_KEYS
+from store.db.record_kinds import APPEND_ONLY_TABLES, LEDGERED_KEYS
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

@@ -15,7 +15,8 @@ from surface_helpers import cli
 from store.db import copy as copy_module
 from store.db import writer
 from store.db.audit_store import AuditStore
-from store.db.tables import APPEND_ONLY_TABLES, metadata
+from store.db.record_kinds import APPEND_ONLY_TABLES
+from store.db.tables import metadata
 from store.db.verify import Problem
 
 pytestmark = pytest.mark.postgres

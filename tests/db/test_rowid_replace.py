@@ -16,7 +16,8 @@ from backends import EXAMPLE_FILES
 from store_support import cli, distinct_frames, full_dump, raw_connect, write_jsonl
 from turn_data import journal_entry, journal_line
 
-from store.db.tables import APPEND_ONLY_TABLES, metadata
+from store.db.record_kinds import APPEND_ONLY_TABLES
+from store.db.tables import metadata
 
 
 @pytest.fixture

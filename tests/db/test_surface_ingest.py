@@ -550,7 +550,7 @@ def test_surface_record_appends_a_verified_record(store_db: Path | str, tmp_path
     assert printed["grounding_source"] == "teaching"
     assert (printed["corpus_id"], printed["chain_id"], printed["pack_id"]) == (
         "cognition_chains_v1", "cause_light_reveals_truth", "sample_en_cognition_v1")
-    assert printed["recorded"] == {"batch_id": 1, "new_rows": 2}
+    assert printed["recorded"] == {"batch_id": 1, "new_rows": 2, "already_in": []}
     [row] = surfaces(db)
     assert (row["surface"], row["verification"], row["subject"], row["intent"]) == (
         LIGHT_SURFACE, "verified", "light", "cause")
@@ -610,12 +610,16 @@ def test_surface_record_not_engaged_appends_a_none_record(store_db: Path | str,
 
 def test_surface_record_twice_is_one_row(store_db: Path | str, tmp_path: Path) -> None:
     db = store_db
+    recorded = []
     for _ in range(2):
-        assert cli("surface", "memory", "--intent", "verification", "--record",
-                   "--db", db).exit_code == 0
+        result = cli("surface", "memory", "--intent", "verification", "--record", "--db", db)
+        assert result.exit_code == 0
+        recorded.append(json.loads(result.stdout)["recorded"])
     assert query(db, "SELECT COUNT(*) FROM surface_records") == [(1,)]
     assert query(db, "SELECT COUNT(*) FROM surface_occurrences") == [(1,)]
-    assert query(db, "SELECT COUNT(*) FROM ingest_batches") == [(2,)]
+    # The second time nothing is new: no batch is written, and it says which one holds it.
+    assert query(db, "SELECT COUNT(*) FROM ingest_batches") == [(1,)]
+    assert recorded[1] == {"batch_id": None, "new_rows": 0, "already_in": [1]}
 
 
 def test_surface_record_uses_the_given_registry(store_db: Path | str, tmp_path: Path) -> None:

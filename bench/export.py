@@ -1,0 +1,139 @@
+"""Export benchmark: `core-audit export` rows/s and peak RSS, against a floor in the same run.
+
+    .venv/bin/python bench/export.py [--db /tmp/core-audit-bench-1m.db] [--occurrences 1000000]
+                                     [--seed 0] [--kinds occurrences,residuals,assessments]
+
+Uses the store `--db` names if it holds residuals (the 1M store of bench/query.py can be
+shared: build it once); otherwise generates frames (bench/frames.py) and ingests them.
+
+For each kind and format it runs `core-audit export KIND --format F --out FILE` in a child
+process, which reports its own peak RSS (VmHWM, read at exit: wait4's ru_maxrss would
+include the memory this parent had when it forked). The floor, in the same run and
+also in a child: the same rows read with a plain `sqlite3` cursor (`mode=ro`) and written
+with the standard `csv` module or `orjson`, with nothing else imported. The same command on
+an empty store gives its RSS with no rows (a `--filter` adds strawberry's, hence the
+selective filter's line): memory is flat when the full exports peak about the same. Prints
+figures only; it asserts nothing about time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from query import build_store, stored_residuals
+
+from store.db.audit_store import AuditStore
+from store.db.engine import resolve_url, sqlite_path
+from store.db.queries.exports import EXPORT_KINDS
+
+ROOT = Path(__file__).resolve().parent.parent
+# Run first in each child: at exit, write its own peak RSS (kB) where the bench reads it.
+_REPORT_PEAK = """
+import atexit, os
+def _report_peak():
+    with open("/proc/self/status") as status:
+        peak = next(line for line in status if line.startswith("VmHWM:")).split()[1]
+    with open(os.environ["BENCH_PEAK_FILE"], "w") as out:
+        out.write(peak)
+atexit.register(_report_peak)
+"""
+CORE_AUDIT = [sys.executable, "-c", _REPORT_PEAK + "from store.cli import main; main()"]
+
+# The floor: stdlib only, one cursor, rows written as they come.
+_FLOOR = """
+import csv, sqlite3, sys
+import orjson
+path, table, columns, fmt, out = sys.argv[1:]
+columns = columns.split(",")
+connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+rows = connection.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY seq")
+with open(out, "w" if fmt == "csv" else "wb", **({"newline": ""} if fmt == "csv" else {})) as f:
+    if fmt == "csv":
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    else:
+        for row in rows:
+            f.write(orjson.dumps(dict(zip(columns, row))) + b"\\n")
+"""
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_rss_mib: float
+    lines: int
+
+
+def timed_child(argv: list[str], out: Path) -> Run:
+    """Wall time and the child's own peak RSS, and the lines it wrote to `out`."""
+    peak_file = out.with_name("peak")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BENCH_PEAK_FILE": str(peak_file)}
+    started = time.perf_counter()
+    child = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seconds = time.perf_counter() - started
+    if child.returncode != 0:
+        raise SystemExit(f"{argv}: exit {child.returncode}: {child.stderr.decode()}")
+    with out.open("rb") as f:
+        lines = sum(1 for _ in f)
+    return Run(seconds, int(peak_file.read_text()) / 1024, lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", default=None, help="store path (SQLite; default: a temp file)")
+    parser.add_argument("--occurrences", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kinds", default="occurrences,residuals,assessments")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="core-audit-ebench-") as tmp:
+        directory = Path(tmp)
+        db = args.db or str(directory / "bench.db")
+        path = sqlite_path(resolve_url(db))
+        if path is None:
+            parser.error("the floor reads SQLite: --db must be a SQLite file")
+        if not stored_residuals(db):
+            build_store(db, args.occurrences, args.seed)
+        print(f"store: {path} ({path.stat().st_size / 2**30:.2f} GiB)")
+        print(f"{'kind':<12} {'format':<6} {'what':<28} {'rows':>9} {'s':>7} {'rows/s':>9}"
+              f" {'peak RSS MiB':>12} {'x floor':>8}")
+        out = directory / "out"
+        empty = directory / "empty.db"
+        AuditStore.open(str(empty)).close()
+        selective = ("--filter", '{"organ": ["temporal_tariff"], '
+                                 '"code": ["tariff_period_unbound"]}')
+        for label, store, options in (("empty store", empty, ()),
+                                      ("selective --filter", path, selective)):
+            small = timed_child([*CORE_AUDIT, "export", "residuals", "--db", str(store),
+                                 "--format", "csv", *options, "--out", str(out)], out)
+            print(f"{'residuals':<12} {'csv':<6} {label:<28} {small.lines - 1:>9,}"
+                  f" {small.seconds:>7.2f} {'':>9} {small.peak_rss_mib:>12.0f}")
+        for kind in args.kinds.split(","):
+            spec = EXPORT_KINDS[kind]
+            for fmt in ("csv", "jsonl"):
+                header = 1 if fmt == "csv" else 0
+                floor = timed_child([sys.executable, "-c", _REPORT_PEAK + _FLOOR, str(path),
+                                     spec.table.name, ",".join(spec.columns), fmt, str(out)],
+                                    out)
+                run = timed_child([*CORE_AUDIT, "export", kind, "--db", str(path), "--format",
+                                   fmt, "--out", str(out)], out)
+                rows = run.lines - header
+                for what, r in (("core-audit export", run), ("floor (sqlite3 + stdlib)", floor)):
+                    ratio = f"{r.seconds / floor.seconds:.2f}x" if r is run else ""
+                    print(f"{kind:<12} {fmt:<6} {what:<28} {r.lines - header:>9,}"
+                          f" {r.seconds:>7.2f} {rows / r.seconds:>9,.0f}"
+                          f" {r.peak_rss_mib:>12.0f} {ratio:>8}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""A filter given as JSON (`core-audit export --filter`), read exactly as the API reads one.
+
+The JSON is coerced against the GraphQL input type as graphql-core coerces a variable of
+that type, converted by strawberry into the input class as it converts arguments, and mapped
+by the input's own `to_query`: the CLI and the API cannot disagree on a field, an enum value
+or a type.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import orjson
+import strawberry
+from graphql import GraphQLError, GraphQLInputObjectType, Undefined, coerce_input_value
+from graphql.utilities import validate_input_value
+from strawberry.types.arguments import convert_argument
+
+from store.api.schema import (
+    AssessmentFilter,
+    ResidualFilter,
+    SurfaceFilter,
+    TurnFilter,
+    build_schema,
+)
+from store.db import queries
+from store.db.queries.exports import ExportFilter
+
+# The GraphQL input for each query-layer filter: the input's `to_query` builds that filter.
+_INPUTS: dict[type[ExportFilter], type[Any]] = {
+    queries.ResidualFilter: ResidualFilter,
+    queries.AssessmentFilter: AssessmentFilter,
+    queries.SurfaceFilter: SurfaceFilter,
+    queries.TurnFilter: TurnFilter,
+}
+
+
+class FilterInputError(ValueError):
+    """The JSON is not a value of the filter's input type; the message names the field."""
+
+
+@functools.cache
+def _schema() -> strawberry.Schema:
+    return build_schema()
+
+
+def filter_from_json(text: str, filter_type: type[ExportFilter]) -> ExportFilter | None:
+    """`text` (a JSON object with the GraphQL input's field names, e.g. `{"kind":
+    ["MISSING_ROLE"]}`) as a `filter_type`; None for `null`. FilterInputError otherwise."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise FilterInputError(f"not JSON: {exc}") from None
+    schema = _schema()
+    input_class = _INPUTS[filter_type]
+    name = input_class.__strawberry_definition__.name
+    graphql_type = schema._schema.get_type(name)
+    assert isinstance(graphql_type, GraphQLInputObjectType), name
+    coerced = coerce_input_value(value, graphql_type)
+    if coerced is Undefined:
+        raise FilterInputError("; ".join(_problems(value, graphql_type)))
+    if coerced is None:
+        return None
+    converted = convert_argument(coerced, input_class, schema.schema_converter.scalar_registry,
+                                 schema.config)
+    where: ExportFilter = converted.to_query()  # type: ignore[attr-defined]
+    return where
+
+
+def _problems(value: object, graphql_type: GraphQLInputObjectType) -> list[str]:
+    """graphql-core's own messages, each led by the field it is about (e.g. `kind[0]`)."""
+    found: list[str] = []
+
+    def collect(error: GraphQLError, path: list[str | int]) -> None:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+        found.append(f"{graphql_type.name}{where}: {error.message}")
+
+    validate_input_value(value, graphql_type, collect)
+    return found or [f"not a {graphql_type.name}"]

@@ -1,0 +1,119 @@
+"""`core-audit export`: one record kind as CSV or JSONL, streamed, filtered as the API filters."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import click
+import orjson
+from sqlalchemy.exc import DatabaseError
+
+from store.cli.options import db_option, open_store
+from store.db.queries.exports import EXPORT_KINDS, ExportFilter, export_rows
+
+
+@click.command()
+@click.argument("kind", type=click.Choice(list(EXPORT_KINDS)))
+@db_option
+@click.option("--filter", "filter_json", metavar="JSON", default=None,
+              help='The GraphQL filter input of KIND as JSON, e.g. \'{"kind": ["MISSING_ROLE"]}\''
+                   " (occurrences: their residual's ResidualFilter).")
+@click.option("--format", "output_format", type=click.Choice(["csv", "jsonl"]), required=True,
+              help="csv: a header row, RFC 4180 quoting; jsonl: one object per line.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to FILE (replaced only once complete); default: standard output.")
+def export(kind: str, db: str | None, filter_json: str | None, output_format: str,
+           out: Path | None) -> None:
+    """Write every stored record of KIND (residuals, occurrences, assessments, surfaces,
+    turns) matching --filter, in append order, one row per record and one column per stored
+    column (seq and batch_id included). Streamed: memory stays flat however many rows."""
+    where = _filter(kind, filter_json)
+    write = _write_csv if output_format == "csv" else _write_jsonl
+    with open_store(db, read_only=True) as store, store.engine.connect() as connection:
+        rows = export_rows(connection, kind, where)
+        try:
+            with _output(out) as stream:
+                count = write(kind, rows, stream)
+        except DatabaseError as exc:  # a malformed page, say: --out is left as it was
+            raise click.ClickException(f"{store.url}: cannot be read: {exc.orig}") from exc
+    if out is not None:
+        click.echo(f"{count} {kind} written to {out}", err=True)
+
+
+def _filter(kind: str, filter_json: str | None) -> ExportFilter | None:
+    if filter_json is None:
+        return None
+    from store.api.filter_json import FilterInputError, filter_from_json  # loads strawberry
+
+    try:
+        return filter_from_json(filter_json, EXPORT_KINDS[kind].filter_type)
+    except FilterInputError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--filter'") from None
+
+
+@contextmanager
+def _output(out: Path | None) -> Iterator[IO[bytes]]:
+    """Standard output, or FILE written beside it and moved into place only when complete."""
+    if out is None:
+        try:
+            yield sys.stdout.buffer
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:  # `| head`: the reader has what it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return
+    partial = out.with_name(out.name + ".partial")
+    try:
+        with partial.open("wb") as stream:
+            yield stream
+        os.replace(partial, out)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise click.ClickException(f"{out}: cannot write: {exc.strerror}") from exc
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+_JSON_BOOLEAN = {True: "true", False: "false", None: None}
+
+
+def _json_booleans(rows: Iterable[Sequence[Any]], positions: list[int]
+                   ) -> Iterator[Sequence[Any]]:
+    """true/false as JSON spells them, not Python's True/False (null stays an empty cell)."""
+    for row in rows:
+        cells = list(row)
+        for i in positions:
+            cells[i] = _JSON_BOOLEAN[cells[i]]
+        yield cells
+
+
+def _write_csv(kind: str, rows: Iterable[Sequence[Any]], stream: IO[bytes]) -> int:
+    booleans = EXPORT_KINDS[kind].boolean_columns
+    if booleans:
+        rows = _json_booleans(rows, booleans)
+    text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+    writer = csv.writer(text)  # RFC 4180: CRLF line ends, quotes doubled inside quoted cells
+    writer.writerow(EXPORT_KINDS[kind].columns)
+    count = 0
+    for row in rows:
+        writer.writerow(row)
+        count += 1
+    text.flush()
+    text.detach()  # the caller closes the byte stream
+    return count
+
+
+def _write_jsonl(kind: str, rows: Iterable[Sequence[Any]], stream: IO[bytes]) -> int:
+    columns = EXPORT_KINDS[kind].columns
+    count = 0
+    for row in rows:
+        stream.write(orjson.dumps(dict(zip(columns, row, strict=True))) + b"\n")
+        count += 1
+    return count

@@ -1,0 +1,191 @@
+"""The rows an input contributes, with their leaf hashes, in chunks: the writer's work that
+needs no database (read, parse, project, content ids, leaf hashes).
+
+A large input is read in a second process (fork), so this work runs beside the writer's SQL
+instead of before it; the chunks are the same either way.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import hashlib
+import multiprocessing
+import os
+import queue
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from store.db.log import log_entry
+from store.db.rows import PendingRow, RecordReader, RegistryProvider
+from store.model.fields import RecordError
+from store.model.jsonl import iter_json_lines
+from store.model.merkle import leaf_hash
+
+CHUNK_ROWS = 5000
+# Below this many input bytes a second process costs more than it saves.
+PARALLEL_MIN_BYTES = 4 << 20
+_QUEUE_CHUNKS = 4  # chunks read ahead of the writer: bounds the reader's lead and memory
+_POLL_SECONDS = 1.0
+
+NUL_REFUSED = ("a text value holds U+0000 (NUL), which the store refuses "
+               "(PostgreSQL cannot store it)")
+
+
+# (line, table, key, row, leaf hash of the row as stored in this batch): a plain tuple, as
+# unpickling a dataclass per row cost a fifth of the writer's time.
+RowToAppend = tuple[int, str, tuple[Any, ...], dict[str, Any], bytes]
+
+
+@dataclass
+class RowChunk:
+    """What the input gave since the previous chunk; the last one carries the input's hash."""
+
+    rows: list[RowToAppend] = field(default_factory=list)
+    failures: list[tuple[int, str]] = field(default_factory=list)
+    records: int = 0
+    record_types: set[str] = field(default_factory=set)
+    lines: int = 0  # the number of the last line read so far
+    bytes_read: int = 0
+    input_sha256: str | None = None
+
+
+class _HashingReader:
+    """Hashes the input bytes as they are read, so the batch records what it came from."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.digest = hashlib.sha256()
+
+    def readline(self, limit: int = -1) -> bytes:
+        data: bytes = self._stream.readline(limit)
+        self.digest.update(data)
+        return data
+
+
+class _LineStream:
+    """Adapts an iterable of lines (bytes or str) to readline()."""
+
+    def __init__(self, lines: Iterable[bytes | str]) -> None:
+        self._lines: Iterator[bytes | str] = iter(lines)
+        self._rest = b""
+
+    def readline(self, limit: int = -1) -> bytes:
+        if not self._rest:
+            item = next(self._lines, b"")
+            self._rest = item.encode("utf-8") if isinstance(item, str) else item
+            if self._rest and not self._rest.endswith(b"\n"):
+                self._rest += b"\n"
+        cut = len(self._rest) if limit < 0 else min(limit, len(self._rest))
+        data, self._rest = self._rest[:cut], self._rest[cut:]
+        return data
+
+
+def as_stream(source: IO[bytes] | Iterable[bytes | str]) -> Any:
+    return source if hasattr(source, "readline") else _LineStream(source)
+
+
+def _holds_nul(rows: list[PendingRow]) -> bool:
+    return any(isinstance(v, str) and "\x00" in v for p in rows for v in p.row.values())
+
+
+def row_chunks(source: IO[bytes] | Iterable[bytes | str], batch_id: int,
+               registry: RegistryProvider, max_line_bytes: int) -> Iterator[RowChunk]:
+    """The input's rows (as stored in batch `batch_id`) and bad lines, chunk by chunk."""
+    hashing = _HashingReader(as_stream(source))
+    reader = RecordReader(functools.cache(registry))  # looked up once, and only if needed
+    chunk = RowChunk()
+
+    def count_bytes(size: int) -> None:
+        chunk.bytes_read += size
+
+    for line in iter_json_lines(hashing, max_line_bytes, count_bytes):
+        chunk.lines = line.number
+        if line.error is not None:
+            chunk.failures.append((line.number, line.error))
+            continue
+        try:
+            record_type, rows = reader.rows(line)
+        except RecordError as exc:
+            chunk.failures.append((line.number, str(exc)))
+            continue
+        if _holds_nul(rows):
+            # Refused on both backends: PostgreSQL text cannot hold it, and a SQLite store
+            # holding it could never be copied there.
+            chunk.failures.append((line.number, NUL_REFUSED))
+            continue
+        chunk.records += 1
+        chunk.record_types.add(record_type)
+        for pending in rows:
+            leaf = leaf_hash(log_entry(pending.table, {**pending.row, "batch_id": batch_id}))
+            chunk.rows.append((line.number, pending.table, pending.key, pending.row, leaf))
+        if len(chunk.rows) >= CHUNK_ROWS:
+            yield chunk
+            chunk = RowChunk(lines=chunk.lines)
+    chunk.input_sha256 = hashing.digest.hexdigest()
+    yield chunk
+
+
+def worth_a_process(source: IO[bytes] | Iterable[bytes | str]) -> bool:
+    """True for a regular file of PARALLEL_MIN_BYTES or more, where fork is available."""
+    if not hasattr(os, "fork"):
+        return False
+    try:
+        status = os.fstat(source.fileno())  # type: ignore[union-attr]
+    except (AttributeError, OSError, ValueError):
+        return False
+    return stat.S_ISREG(status.st_mode) and status.st_size >= PARALLEL_MIN_BYTES
+
+
+class ReaderFailed(Exception):
+    """The reading process died without saying why."""
+
+
+def _produce(chunks: Callable[[], Iterator[RowChunk]], out: Any) -> None:
+    parent = os.getppid()
+    gc.disable()  # no cycles here; collections were a tenth of the time
+    try:
+        for chunk in chunks():
+            while True:
+                try:
+                    out.put(chunk, timeout=_POLL_SECONDS)
+                    break
+                except queue.Full:
+                    if os.getppid() != parent:
+                        return  # the writer is gone: nobody will read on
+    except BaseException as exc:  # handed to the writer, which raises it in its own process
+        out.put(exc)
+        return
+    out.put(None)
+
+
+def chunks_in_process(chunks: Callable[[], Iterator[RowChunk]]) -> Iterator[RowChunk]:
+    """The chunks `chunks()` yields, produced in a forked process while the caller writes."""
+    context = multiprocessing.get_context("fork")
+    out = context.Queue(maxsize=_QUEUE_CHUNKS)
+    process = context.Process(target=_produce, args=(chunks, out), daemon=True)
+    process.start()
+    try:
+        while True:
+            try:
+                item = out.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                if process.is_alive():
+                    continue
+                try:  # what it put just before exiting may still be on its way
+                    item = out.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    raise ReaderFailed("the input's reading process exited with code "
+                                       f"{process.exitcode}") from None
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        if process.is_alive():
+            process.terminate()
+        process.join()
+        out.close()

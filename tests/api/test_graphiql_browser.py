@@ -1,0 +1,143 @@
+"""GraphiQL in headless Chromium with no network but 127.0.0.1: it loads, runs, shows data."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from backends import raw_query
+from spec_values import CODES_IN_APPEND_ORDER, LEDGER_LENGTH, TOTAL_BATCHES, TOTAL_RESIDUALS
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from store.api.app import create_app
+from store.db.database import Database
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+    pytest.skip("needs Debian's chromium and chromium-driver (.ci/run installs them)",
+                allow_module_level=True)
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+pytestmark = pytest.mark.slow
+WAIT = 60  # seconds a page may take on a loaded 2-core CI machine; not a measured limit
+
+
+@pytest.fixture
+def backend_url(tmp_path: Path) -> str:
+    """Only SQLite: what is tested is the page, not the backend."""
+    return f"sqlite:///{tmp_path / 'audit.db'}"
+
+
+@contextmanager
+def serving(app: Starlette) -> Iterator[str]:
+    """`app` under uvicorn in a thread, on a free 127.0.0.1 port; yields its base URL."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started and thread.is_alive():
+            time.sleep(0.05)
+        assert server.started, "uvicorn did not start"
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(WAIT)
+        listener.close()
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in (
+        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900",
+        "--no-first-run", "--disable-extensions",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        # Offline: every name fails to resolve, except the test server's address.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    # An explicit driver path: selenium-manager never looks for (or downloads) one.
+    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def editor_text(browser: Any, pane: str) -> str:
+    """The whole text of a GraphiQL editor (CodeMirror draws only the visible lines)."""
+    return str(browser.execute_script(
+        f"return document.querySelector('{pane} .CodeMirror').CodeMirror.getValue()"))
+
+
+def wait_for_result(browser: Any, expected: str) -> dict[str, Any]:
+    WebDriverWait(browser, WAIT).until(lambda b: expected in editor_text(b, ".result-window"))
+    return dict(json.loads(editor_text(browser, ".result-window")))
+
+
+def requested_urls(browser: Any) -> list[str]:
+    """Every URL the page asked for, from Chromium's network log."""
+    urls = []
+    for entry in browser.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+@pytest.mark.parametrize("root_path", ["", "/audit"])
+def test_graphiql_runs_queries_offline(browser: Any, example_db: Database,
+                                       example_store_url: str, root_path: str) -> None:
+    app = create_app(example_db, close_db_on_shutdown=False)
+    if root_path:  # as behind a reverse proxy that serves the app under /audit
+        app = Starlette(routes=[Mount(root_path, app=app)])
+    with serving(app) as base:
+        browser.get_log("performance")  # drop what the blank start page loaded
+        browser.get(f"{base}{root_path}/graphql")
+        # A fresh profile shows the page's default query; the run button sends it.
+        WebDriverWait(browser, WAIT).until(
+            lambda b: "residuals(first: 3)" in editor_text(b, ".graphiql-query-editor"))
+        browser.find_element(By.CSS_SELECTOR, ".graphiql-execute-button").click()
+        [(root_hash,)] = raw_query(example_store_url, "SELECT root_hash FROM tree_heads "
+                                                      "ORDER BY tree_size DESC LIMIT 1")
+        assert wait_for_result(browser, "totalCount") == {"data": {
+            "ledger": {"treeSize": LEDGER_LENGTH, "rootHash": root_hash},
+            "residuals": {"totalCount": TOTAL_RESIDUALS, "nodes": [
+                {"residualCode": code, "residualKind": "MISSING_ROLE", "sourceAxis": "ROLE"}
+                for code in CODES_IN_APPEND_ORDER[:3]]}}}
+
+        # A query typed by hand, run with Ctrl-Enter.
+        browser.find_element(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror").click()
+        typing = webdriver.ActionChains(browser)
+        typing.key_down(Keys.CONTROL).send_keys("a").key_up(Keys.CONTROL).send_keys(Keys.DELETE)
+        typing.send_keys("{ batches { totalCount").perform()
+        assert editor_text(browser, ".graphiql-query-editor") == "{ batches { totalCount}}"
+        webdriver.ActionChains(browser).key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(
+            Keys.CONTROL).perform()
+        assert wait_for_result(browser, "batches") == {"data": {"batches": {
+            "totalCount": TOTAL_BATCHES}}}
+
+        urls = requested_urls(browser)
+        problems = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    # Fonts and icons are data: URLs inside graphiql.min.css; everything else is the app's.
+    assert [url for url in urls if not url.startswith((f"{base}/", "data:"))] == []
+    assert f"{base}{root_path}/graphql/static/graphiql.min.js" in urls
+    assert problems == []  # no script error, no CSP refusal, no failed load

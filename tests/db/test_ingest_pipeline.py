@@ -1,0 +1,156 @@
+"""Ingest's second process and key filters: the same batch either way, nothing written when
+the reading process fails, and no stored key ever taken for new."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from store_support import distinct_frames, gained_frame, residual_ids, row_counts, write_jsonl
+from surface_helpers import history
+
+import store.db.writer as writer
+from store.db.audit_store import AuditStore
+from store.db.key_filter import KeyFilter
+from store.db.row_stream import PARALLEL_MIN_BYTES, ReaderFailed, worth_a_process
+from store.db.writer import BatchRejected
+
+
+class _FrozenClock:
+    @staticmethod
+    def now(tz: object = None) -> datetime:
+        return datetime(2026, 12, 3, 9, 0, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writer, "datetime", _FrozenClock)
+
+
+def _ingest(db: Path, source: Path, *, parallel: bool, **options: object) -> writer.BatchSummary:
+    with AuditStore.open(str(db)) as store, source.open("rb") as stream:
+        return store.ingest(stream, source=source.name, parallel=parallel, **options)
+
+
+@pytest.mark.parametrize("chunk_rows", [5000, 7])
+def test_a_second_process_writes_the_same_batch_byte_for_byte(
+    tmp_path: Path, frozen_clock: None, monkeypatch: pytest.MonkeyPatch, chunk_rows: int,
+) -> None:
+    monkeypatch.setattr(writer, "CHUNK_ROWS", chunk_rows)
+    first = write_jsonl(tmp_path / "first.jsonl", list(distinct_frames(40, "a")))
+    # Repeats across and within files: residuals shared with the first file, a frame twice.
+    again = gained_frame("Tom gained apples.", "delta_quantity_unbound")
+    second = write_jsonl(tmp_path / "second.jsonl",
+                         [again, *distinct_frames(30, "a"), *distinct_frames(20, "b"), again])
+    stores = {}
+    for parallel in (False, True):
+        db = tmp_path / f"parallel-{parallel}.db"
+        summaries = [_ingest(db, f, parallel=parallel).as_dict() for f in (first, second)]
+        stores[parallel] = (history(db), residual_ids(db), summaries)
+    assert stores[True] == stores[False]
+    # First: 40 frames of 7 rows (2 assessments, 2 residuals of their own digit, 3
+    # occurrences) + 2 "apples" residuals (one per digit count) + the batch row. Second: Tom's
+    # frame (3 rows), 20 frames of tag "b" whose residuals tag "a" already stored (their
+    # spans sit at the same offsets): 5 rows each, the batch row.
+    assert len(history(tmp_path / "parallel-True.db")) == (40 * 7 + 2 + 1) + (3 + 20 * 5 + 1)
+
+
+def test_a_bad_line_read_in_the_second_process_is_named_and_nothing_is_written(
+    tmp_path: Path,
+) -> None:
+    good = [json.dumps(f) for f in distinct_frames(5, "c")]
+    source = tmp_path / "bad.jsonl"
+    source.write_text("\n".join([*good[:3], "{not json", *good[3:], '{"problem_text": 5}']) + "\n")
+    db = tmp_path / "store.db"
+    with pytest.raises(BatchRejected) as rejected:
+        _ingest(db, source, parallel=True)
+    reasons = [(f.line, f.reason.split(":")[0]) for f in rejected.value.summary.failures]
+    assert [line for line, _ in reasons] == [4, 7]
+    assert reasons[0][1] == "malformed JSON"
+    assert sum(row_counts(db).values()) == 0
+
+
+def test_a_reading_process_that_dies_writes_nothing(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(5, "d")))
+    surface = {"grounding_source": "teaching", "surface": "x", "session_id": "s", "turn_id": "1"}
+    with source.open("a") as stream:
+        stream.write(json.dumps(surface) + "\n")  # needs the registry: the child calls it
+
+    def dies() -> object:
+        os._exit(3)
+
+    db = tmp_path / "store.db"
+    with pytest.raises(ReaderFailed, match="exited with code 3"):
+        _ingest(db, source, parallel=True, registry=dies)
+    assert sum(row_counts(db).values()) == 0
+
+
+def test_an_error_in_the_reading_process_is_raised_as_it_is(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "surface.jsonl", [
+        {"grounding_source": "teaching", "surface": "x", "session_id": "s", "turn_id": "1"}])
+
+    def broken() -> object:
+        raise LookupError("no corpora here")
+
+    db = tmp_path / "store.db"
+    with pytest.raises(LookupError, match="no corpora here"):
+        _ingest(db, source, parallel=True, registry=broken)
+    assert sum(row_counts(db).values()) == 0
+
+
+def test_only_a_large_regular_file_gets_a_second_process(tmp_path: Path) -> None:
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(b"{}\n")
+    large = tmp_path / "large.jsonl"
+    large.write_bytes(b" " * PARALLEL_MIN_BYTES)
+    with small.open("rb") as s, large.open("rb") as big:
+        assert (worth_a_process(s), worth_a_process(big)) == (False, True)
+    assert not worth_a_process([b"{}\n"])
+    with subprocess.Popen(["cat", str(large)], stdout=subprocess.PIPE) as pipe:
+        assert not worth_a_process(pipe.stdout)  # a pipe's size is unknown
+        pipe.stdout.read()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("fraction", [0, 8], ids=["lookups-only", "key-filter"])
+def test_stored_keys_are_present_with_or_without_the_key_filter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fraction: int,
+) -> None:
+    """fraction 0 never builds the filter on a non-empty store; 8 builds it at once here."""
+    monkeypatch.setattr(writer, "FILTER_AFTER_FRACTION", fraction)
+    db = tmp_path / "store.db"
+    first = write_jsonl(tmp_path / "first.jsonl", list(distinct_frames(10, "e")))
+    _ingest(db, first, parallel=False)
+    both = write_jsonl(tmp_path / "both.jsonl",
+                       [*distinct_frames(10, "e"), *distinct_frames(3, "f")])
+    summary = _ingest(db, both, parallel=False)
+    counts = {t: (c.new, c.present) for t, c in summary.tables.items() if c.new or c.present}
+    # Tag "f" frames 0-2 have their residuals in common with tag "e" frames 0-2 (same
+    # offsets): 3 residual rows a frame, all stored already.
+    assert counts == {
+        "contract_assessments": (6, 20),
+        "contract_residuals": (0, 39),
+        "residual_occurrences": (9, 30),
+    }
+
+
+@given(st.lists(st.text(min_size=1, max_size=70), max_size=200))
+def test_a_key_filter_never_rejects_a_key_it_holds(held: list[str]) -> None:
+    key_filter = KeyFilter(capacity=len(held))
+    key_filter.add_all(held)
+    assert all(key_filter.may_hold(key) for key in held)
+
+
+def test_a_key_filter_admits_few_keys_it_does_not_hold() -> None:
+    held = [hashlib.sha256(f"held {i}".encode()).hexdigest() for i in range(20_000)]
+    absent = [hashlib.sha256(f"absent {i}".encode()).hexdigest() for i in range(20_000)]
+    key_filter = KeyFilter(capacity=len(held))
+    key_filter.add_all(held)
+    # 16 bits a key, 4 probes: about 0.24% expected; a lookup for each is all it costs.
+    assert sum(key_filter.may_hold(key) for key in absent) < 200

@@ -1,0 +1,86 @@
+"""Record kinds are declared once, and a declaration that disagrees with its table fails."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import Column, Integer, MetaData, String, Table, Text
+
+from store.db import content_ids
+from store.db.record_kinds import (
+    APPEND_ONLY_TABLES,
+    LEDGERED_KEYS,
+    RECORD_KINDS,
+    RecordKind,
+    RecordKindError,
+    check_record_kinds,
+)
+from store.db.tables import metadata
+
+
+def test_every_table_of_the_schema_is_declared_once() -> None:
+    names = [kind.name for kind in RECORD_KINDS]
+    assert sorted(names) == sorted(metadata.tables)
+    assert len(set(names)) == len(names)
+
+
+def test_the_log_s_leaves_and_the_guarded_tables_follow_from_the_declarations() -> None:
+    # The leaf tables and their keys as DESIGN.md and revision 0006 define them.
+    assert dict(LEDGERED_KEYS) == {
+        "ingest_batches": ("batch_id",),
+        "contract_assessments": ("assessment_id",),
+        "contract_residuals": ("residual_id",),
+        "residual_occurrences": ("assessment_id", "ordinal"),
+        "surface_records": ("surface_id",),
+        "surface_occurrences": ("occurrence_id",),
+        "turns": ("turn_key",),
+    }
+    derived = ("residual_tallies", "log_subtrees", "tree_heads", "log_origin")
+    assert tuple(APPEND_ONLY_TABLES) == (*LEDGERED_KEYS, *derived)
+
+
+def _tables() -> tuple[MetaData, Table, Table]:
+    schema = MetaData()
+    parent = Table("parent", schema, Column("parent_id", String(64), primary_key=True),
+                   Column("seq", Integer), Column("batch_id", Integer),
+                   Column("note", Text, nullable=False))
+    child = Table("child", schema, Column("parent_id", String(64), primary_key=True),
+                  Column("n", Integer, primary_key=True), Column("seq", Integer),
+                  Column("batch_id", Integer))
+    return schema, parent, child
+
+
+def test_well_formed_declarations_pass() -> None:
+    schema, parent, child = _tables()
+    check_record_kinds((
+        RecordKind(parent, ("parent_id",), content_ids=content_ids.residual_ids),
+        RecordKind(child, ("parent_id", "n"), part_of="parent"),
+    ), schema)
+
+
+@pytest.mark.parametrize(("declare", "message"), [
+    (lambda p, c: (RecordKind(p, ("parent_id",)),),
+     "table child: not declared in RECORD_KINDS"),
+    (lambda p, c: (RecordKind(p, ("note",)), RecordKind(c, ("parent_id", "n"))),
+     "parent: key ('note',) is not the primary key ('parent_id',)"),
+    (lambda p, c: (RecordKind(p, ("parent_id",), late_columns=frozenset({"note"})),
+                   RecordKind(c, ("parent_id", "n"))),
+     "parent: late column note is not a nullable column"),
+    (lambda p, c: (RecordKind(p, ("parent_id",)),
+                   RecordKind(c, ("parent_id", "n"), content_ids=content_ids.turn_keys)),
+     "child: a content-addressed key is one sha256 column"),
+    (lambda p, c: (RecordKind(p, ("parent_id",)),
+                   RecordKind(c, ("parent_id", "n"), part_of="elsewhere")),
+     "child: its key does not start with elsewhere's key"),
+])
+def test_a_declaration_that_disagrees_with_its_table_fails(declare, message: str) -> None:  # type: ignore[no-untyped-def]
+    schema, parent, child = _tables()
+    with pytest.raises(RecordKindError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        check_record_kinds(declare(parent, child), schema)
+
+
+def test_a_derived_table_needs_no_seq_but_a_ledgered_one_does() -> None:
+    schema = MetaData()
+    tally = Table("tally", schema, Column("k", Integer, primary_key=True))
+    check_record_kinds((RecordKind(tally, ("k",), ledgered=False),), schema)
+    with pytest.raises(RecordKindError, match="a ledgered table needs seq and batch_id"):
+        check_record_kinds((RecordKind(tally, ("k",)),), schema)
