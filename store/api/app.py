@@ -8,20 +8,27 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
+from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.http import GraphQLRequestData
 
 from store.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from store.api.context import RegistryProvider, RequestContext
 from store.api.graphiql_page import graphiql_assets, graphiql_page
+from store.api.health import health_check
+from store.api.object_estimate import DEFAULT_MAX_OBJECTS
+from store.api.request_body import bad_request, error_response, read_graphql_request
 from store.api.schema import build_schema
+from store.api.trusted_documents import DocumentRefused, TrustedDocuments
 from store.db.database import Database
 from store.model.teaching_surface import default_registry
 
@@ -29,17 +36,30 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost")
 
 
 class AuditGraphQL(GraphQL[RequestContext, None]):
-    """strawberry's ASGI view, with a fresh RequestContext (deadline, loaders) per request."""
+    """strawberry's ASGI view, with a fresh RequestContext (deadline, loaders) per request,
+    strict request bodies, GraphQL-shaped 4xx bodies and, if given, only trusted documents."""
 
     def __init__(self, db: Database, *, graphiql: bool, introspection: bool,
-                 registry: RegistryProvider) -> None:
+                 registry: RegistryProvider, max_objects: int = DEFAULT_MAX_OBJECTS,
+                 trusted_documents: TrustedDocuments | None = None) -> None:
         super().__init__(
-            build_schema(introspection=introspection),
+            build_schema(introspection=introspection, max_objects=max_objects),
             graphql_ide="graphiql" if graphiql else None,
             allow_queries_via_get=True,
         )
         self.db = db
         self.registry = registry
+        self.trusted_documents = trusted_documents
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        try:
+            response = await self.run(Request(scope, receive))
+        except HTTPException as exc:  # strawberry's own answers are plain text: not GraphQL
+            response = error_response(exc.status_code, exc.reason)
+        await response(scope, receive, send)
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return graphiql_page()  # strawberry's own page loads its scripts from a CDN
@@ -49,9 +69,20 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
     ) -> RequestContext:
         return RequestContext(self.db, self.registry)
 
-
-async def healthz(_: Request) -> Response:
-    return JSONResponse({"status": "ok"})
+    async def parse_http_body(self, request: AsyncHTTPRequestAdapter) -> GraphQLRequestData:
+        body = await read_graphql_request(request)
+        query = body.query
+        if self.trusted_documents is not None:
+            try:
+                query = self.trusted_documents.admit(body.query, body.document_id)
+            except DocumentRefused as exc:
+                raise bad_request(str(exc), exc.status) from None
+        elif body.document_id is not None:
+            raise bad_request("documentId: this server has no trusted documents; send the "
+                              "document as query")
+        return GraphQLRequestData(query=query, variables=body.variables,
+                                  operation_name=body.operation_name,
+                                  extensions=body.extensions)
 
 
 def create_app(
@@ -64,12 +95,18 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     close_db_on_shutdown: bool = True,
     registry: RegistryProvider = default_registry,
+    allowed_hosts: Sequence[str] = (),
+    max_objects: int = DEFAULT_MAX_OBJECTS,
+    trusted_documents: TrustedDocuments | None = None,
 ) -> Starlette:
-    """An app serving `db`; it answers only for 127.0.0.1, localhost and `host`."""
+    """An app serving `db`; it answers only for 127.0.0.1, localhost, `host` and
+    `allowed_hosts` (Starlette patterns: `*.example.com`, or `*` for any)."""
     graphql_app = AuditGraphQL(db, graphiql=graphiql, introspection=introspection,
-                               registry=registry)
+                               registry=registry, max_objects=max_objects,
+                               trusted_documents=trusted_documents)
+    trusted_hosts = sorted({*LOCAL_HOSTS, host, *allowed_hosts})
     middleware = [
-        Middleware(TrustedHostMiddleware, allowed_hosts=sorted({*LOCAL_HOSTS, host})),
+        Middleware(TrustedHostMiddleware, allowed_hosts=trusted_hosts),
         Middleware(BodySizeLimit, max_bytes=max_body_bytes),
     ]
     if cors_origins:
@@ -88,7 +125,7 @@ def create_app(
     return Starlette(
         routes=[
             Route("/graphql", graphql_app, methods=["GET", "POST"]),
-            Route("/healthz", healthz, methods=["GET"]),
+            Route("/healthz", health_check(db), methods=["GET"]),
             *([graphiql_assets()] if graphiql else []),
         ],
         middleware=middleware,

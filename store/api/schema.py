@@ -25,6 +25,8 @@ from strawberry.types import ExecutionContext, Info
 from store.api.context import RequestContext
 from store.api.filter_types import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
 from store.api.log_types import Ledger
+from store.api.object_estimate import DEFAULT_MAX_OBJECTS
+from store.api.object_limit import ObjectLimit
 from store.api.registry_types import TeachingRegistryView
 from store.api.surface_types import Surface, SurfaceFacets
 from store.api.turn_types import Turn, TurnFacets
@@ -40,6 +42,7 @@ from store.api.types import (
     Taxonomy,
     connection,
 )
+from store.api.variable_text import TextVariables
 from store.db import queries
 from store.model.taxonomy import taxonomy
 
@@ -216,13 +219,16 @@ _LIMIT_RULES = [
 ]
 
 
-def build_schema(*, introspection: bool = True) -> strawberry.Schema:
+def build_schema(*, introspection: bool = True,
+                 max_objects: int = DEFAULT_MAX_OBJECTS) -> strawberry.Schema:
     # Factories, not instances: strawberry builds fresh extensions for every request.
     # ParserCache and ValidationCache (bounded LRUs, 128 documents) skip re-parsing and
     # re-validating a document already seen, e.g. the Workbench's operations.
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         functools.partial(AddValidationRules, _LIMIT_RULES),
         functools.partial(MaxTokensLimiter, max_token_count=MAX_TOKENS),
+        TextVariables,
+        functools.partial(ObjectLimit, max_objects=max_objects),
         functools.partial(MaskErrors, should_mask_error=is_masked, error_message=MASKED_MESSAGE),
         ParserCache,
         ValidationCache,

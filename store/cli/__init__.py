@@ -18,6 +18,7 @@ from store.cli.query import query
 from store.cli.schema import schema
 from store.cli.serve import serve
 from store.cli.teaching import corpus, surface
+from store.cli.trusted_documents import trusted_documents
 from store.cli.verify import checkpoint, verify
 from store.cli.verify_proof import verify_proof
 
@@ -29,5 +30,5 @@ def main() -> None:
 
 
 for command in (project, ingest, verify, checkpoint, keygen, prove, verify_proof, log, export,
-                db, copy, corpus, surface, serve, query, schema, demo):
+                db, copy, corpus, surface, serve, trusted_documents, query, schema, demo):
     main.add_command(command)

@@ -6,7 +6,7 @@ import click
 
 from store.bundled import bundled_dir
 from store.cli.options import open_store
-from store.cli.serve import run_server
+from store.cli.serve import AppSettings, run_server
 from store.db.writer import BatchRejected
 
 DEMO_QUERY = """query Overview {
@@ -44,4 +44,4 @@ def demo(path: str | None, host: str, port: int) -> None:
             click.echo(f"{example.name}: {summary.new_rows} new, {summary.present_rows} already"
                        " present", err=True)
     banner = f"Paste into GraphiQL:\n\n{DEMO_QUERY}\n"
-    run_server(path, host=host, port=port, banner=banner)
+    run_server(AppSettings(db=path, host=host), port=port, banner=banner)

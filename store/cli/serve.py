@@ -2,47 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
+import re
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 import orjson
 
+from store.api.logging_config import LOG_LEVELS, LogFormat, log_config
+from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.cli.options import db_option, open_database
 from store.cli.teaching import data_dir_options, load_registry_or_exit
+from store.cli.trusted_documents import load_trusted_or_exit
+from store.db.database import DEFAULT_TIME_LIMIT
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from store.api.trusted_documents import TrustedDocuments
     from store.model.corpora import TeachingRegistry
 
 # How `--workers` hands the settings to each worker process (uvicorn imports the app there).
 SETTINGS_VARIABLE = "CORE_AUDIT_SERVE_SETTINGS"
-
-
-@click.command()
-@db_option
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
-              help="Server processes; each answers requests on one core.")
-@click.option("--no-graphiql", is_flag=True, help="Do not serve the GraphiQL page.")
-@click.option("--no-introspection", is_flag=True, help="Refuse introspection queries.")
-@click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN",
-              help="Allow browser requests from ORIGIN (repeatable; default: no CORS headers).")
-@data_dir_options
-def serve(db: str | None, host: str, port: int, workers: int, no_graphiql: bool,
-          no_introspection: bool, cors_origins: tuple[str, ...], packs: Path | None,
-          teaching: Path | None, core: Path | None) -> None:
-    """Serve the query-only GraphQL API at /graphql (the store is opened read-only).
-
-    `teachingRegistry` shows the corpora and packs given by --core (or --packs and
-    --teaching), to compare with what each stored surface was checked against.
-    """
-    run_server(db, host=host, port=port, workers=workers, graphiql=not no_graphiql,
-               introspection=not no_introspection, cors_origins=cors_origins,
-               data_dirs=DataDirs(packs, teaching, core))
+# A URL path prefix as a proxy forwards it: /segment/segment, RFC 3986 path characters.
+_ROOT_PATH = re.compile(r"(/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*")
+_HOST = re.compile(r"\*|(\*\.)?[A-Za-z0-9._-]+")
 
 
 class DataDirs(NamedTuple):
@@ -53,47 +40,161 @@ class DataDirs(NamedTuple):
     def registry(self) -> TeachingRegistry:
         return load_registry_or_exit(self.packs, self.teaching, self.core)
 
-    def as_json(self) -> list[str | None]:
-        return [None if d is None else str(d) for d in self]
+
+@dataclasses.dataclass(frozen=True)
+class AppSettings:
+    """What every server process builds its app from (JSON in SETTINGS_VARIABLE)."""
+
+    db: str | None = None
+    host: str = "127.0.0.1"
+    allowed_hosts: tuple[str, ...] = ()
+    graphiql: bool = True
+    introspection: bool = True
+    cors_origins: tuple[str, ...] = ()
+    time_limit: float = DEFAULT_TIME_LIMIT
+    max_objects: int = DEFAULT_MAX_OBJECTS
+    trusted_documents: Path | None = None
+    data_dirs: DataDirs = dataclasses.field(default_factory=DataDirs)
+
+    def to_json(self) -> str:
+        values = dataclasses.asdict(self)
+        values["data_dirs"] = list(self.data_dirs)  # orjson writes a NamedTuple as a str
+        return orjson.dumps(values, default=str).decode()  # Path as str
+
+    @classmethod
+    def from_json(cls, text: str) -> AppSettings:
+        values: dict[str, Any] = orjson.loads(text)
+        for name in ("allowed_hosts", "cors_origins"):
+            values[name] = tuple(values[name])
+        values["data_dirs"] = DataDirs(*(None if d is None else Path(d)
+                                         for d in values["data_dirs"]))
+        if values["trusted_documents"] is not None:
+            values["trusted_documents"] = Path(values["trusted_documents"])
+        return cls(**values)
+
+    def check(self) -> None:
+        """Read all `build_app` reads, once, so a mistake stops before any worker starts."""
+        self._inputs()
+        open_database(self.db, time_limit=self.time_limit).close()
+
+    def build_app(self) -> Starlette:
+        """The app; a clean error (and exit) for a bad checkout, store or document first."""
+        from store.api.app import create_app
+
+        registry, trusted = self._inputs()
+        return create_app(
+            open_database(self.db, time_limit=self.time_limit), host=self.host,
+            allowed_hosts=self.allowed_hosts, graphiql=self.graphiql,
+            introspection=self.introspection, cors_origins=self.cors_origins,
+            registry=lambda: registry, max_objects=self.max_objects,
+            trusted_documents=trusted)
+
+    def _inputs(self) -> tuple[TeachingRegistry, TrustedDocuments | None]:
+        registry = self.data_dirs.registry()
+        if self.trusted_documents is None:
+            return registry, None
+        return registry, load_trusted_or_exit(self.trusted_documents)
 
 
-def run_server(db: str | None, *, host: str, port: int, workers: int = 1,
-               graphiql: bool = True, introspection: bool = True,
-               cors_origins: tuple[str, ...] = (), banner: str | None = None,
-               data_dirs: DataDirs | None = None) -> None:
+def _allowed_host(_: click.Context, __: click.Parameter, values: tuple[str, ...]
+                  ) -> tuple[str, ...]:
+    for value in values:
+        if not _HOST.fullmatch(value):
+            raise click.BadParameter(f"{value!r}: a host name or IP address as clients send "
+                                     "it in Host, without scheme or port; *.example.com for "
+                                     "its subdomains, * for any host")
+    return values
+
+
+def _root_path(_: click.Context, __: click.Parameter, value: str) -> str:
+    value = value.rstrip("/")
+    if not _ROOT_PATH.fullmatch(value):
+        raise click.BadParameter(f"{value!r}: a URL path such as /audit (ASCII, no ? or #)")
+    return value
+
+
+def _time_limit(_: click.Context, __: click.Parameter, value: float) -> float:
+    if not (math.isfinite(value) and value > 0):
+        raise click.BadParameter(f"{value}: must be a number of seconds above 0")
+    return value
+
+
+@click.command()
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Server processes; each answers requests on one core.")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="HOST",
+              callback=_allowed_host,
+              help="Also answer requests whose Host is HOST (repeatable; *.example.com for "
+                   "subdomains, * for any). Always allowed: 127.0.0.1, localhost, --host.")
+@click.option("--root-path", default="", metavar="PATH", callback=_root_path,
+              help="The URL prefix a reverse proxy serves the API under and strips "
+                   "(e.g. /audit: /audit/graphql reaches /graphql).")
+@click.option("--time-limit", default=DEFAULT_TIME_LIMIT, show_default=True, type=float,
+              metavar="SECONDS", callback=_time_limit,
+              help="Time limit of one request's queries; SQL still running then is aborted.")
+@click.option("--max-objects", default=DEFAULT_MAX_OBJECTS, show_default=True,
+              type=click.IntRange(1), metavar="N",
+              help="Refuse a query that may resolve more than N objects (nested pages "
+                   "multiply: first x first), before it runs.")
+@click.option("--trusted-documents", type=click.Path(path_type=Path), metavar="DIR",
+              help="Run only the operations in DIR/*.graphql, sent as their exact text or "
+                   "as {\"documentId\": \"sha256:...\"} (see `trusted-documents`).")
+@click.option("--log-level", default="info", show_default=True, type=click.Choice(LOG_LEVELS))
+@click.option("--log-format", default="text", show_default=True,
+              type=click.Choice(["text", "json"]),
+              help="json: one JSON object per line (access, server and app logs).")
+@click.option("--no-graphiql", is_flag=True, help="Do not serve the GraphiQL page.")
+@click.option("--no-introspection", is_flag=True, help="Refuse introspection queries.")
+@click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN",
+              help="Allow browser requests from ORIGIN (repeatable; default: no CORS headers).")
+@data_dir_options
+def serve(db: str | None, host: str, port: int, workers: int, allowed_hosts: tuple[str, ...],
+          root_path: str, time_limit: float, max_objects: int, trusted_documents: Path | None,
+          log_level: str, log_format: LogFormat, no_graphiql: bool, no_introspection: bool,
+          cors_origins: tuple[str, ...], packs: Path | None, teaching: Path | None,
+          core: Path | None) -> None:
+    """Serve the query-only GraphQL API at /graphql (the store is opened read-only).
+
+    `teachingRegistry` shows the corpora and packs given by --core (or --packs and
+    --teaching), to compare with what each stored surface was checked against.
+    """
+    settings = AppSettings(
+        db=db, host=host, allowed_hosts=allowed_hosts, graphiql=not no_graphiql,
+        introspection=not no_introspection, cors_origins=cors_origins, time_limit=time_limit,
+        max_objects=max_objects, trusted_documents=trusted_documents,
+        data_dirs=DataDirs(packs, teaching, core))
+    run_server(settings, port=port, workers=workers, root_path=root_path, log_level=log_level,
+               log_format=log_format)
+
+
+def run_server(settings: AppSettings, *, port: int, workers: int = 1, root_path: str = "",
+               log_level: str = "info", log_format: LogFormat = "text",
+               banner: str | None = None) -> None:
     import uvicorn
 
-    from store.api.app import create_app
-
-    data_dirs = data_dirs or DataDirs()
-    registry = data_dirs.registry()  # a bad checkout is a readable error before serving
-    database = open_database(db)  # also the early, readable error for a bad store
-    settings = {"db": db, "host": host, "graphiql": graphiql, "introspection": introspection,
-                "cors_origins": list(cors_origins), "data_dirs": data_dirs.as_json()}
-    click.echo(f"GraphQL at http://{_url_host(host)}:{port}/graphql (read-only)", err=True)
+    app = settings.build_app() if workers == 1 else None
+    if app is None:
+        settings.check()  # a bad checkout, store or document: an error before serving
+    click.echo(f"GraphQL at http://{_url_host(settings.host)}:{port}{root_path}/graphql "
+               "(read-only)", err=True)
     if banner:
         click.echo(banner, err=True)
-    if workers == 1:
-        app = create_app(database, host=host, graphiql=graphiql, introspection=introspection,
-                         cors_origins=cors_origins, registry=lambda: registry)
-        uvicorn.run(app, host=host, port=port, log_level="info")
+    server: dict[str, Any] = {"host": settings.host, "port": port, "root_path": root_path,
+                              "log_level": log_level,
+                              "log_config": log_config(log_level, log_format)}
+    if app is not None:
+        uvicorn.run(app, **server)
         return
-    database.close()
-    os.environ[SETTINGS_VARIABLE] = orjson.dumps(settings).decode()
-    uvicorn.run("store.cli.serve:app_from_settings", factory=True, host=host, port=port,
-                workers=workers, log_level="info")
+    os.environ[SETTINGS_VARIABLE] = settings.to_json()
+    uvicorn.run("store.cli.serve:app_from_settings", factory=True, workers=workers, **server)
 
 
 def app_from_settings() -> Starlette:
     """The app of one worker process, from the settings `run_server` left in the environment."""
-    from store.api.app import create_app
-
-    settings = orjson.loads(os.environ[SETTINGS_VARIABLE])
-    data_dirs = DataDirs(*(None if d is None else Path(d) for d in settings["data_dirs"]))
-    registry = data_dirs.registry()
-    return create_app(open_database(settings["db"]), host=settings["host"],
-                      graphiql=settings["graphiql"], introspection=settings["introspection"],
-                      cors_origins=tuple(settings["cors_origins"]), registry=lambda: registry)
+    return AppSettings.from_json(os.environ[SETTINGS_VARIABLE]).build_app()
 
 
 def _url_host(host: str) -> str:

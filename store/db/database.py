@@ -17,7 +17,8 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import OperationalError
 
 from store.db.audit_store import AuditStore
-from store.db.queries import QueryTimeout
+from store.db.engine import create_store_engine
+from store.db.queries import LedgerStatus, QueryTimeout, ledger_status
 
 DEFAULT_TIME_LIMIT = 5.0  # seconds per request: far above any indexed page or facet query
 _PROGRESS_OPCODES = 1_000  # how often SQLite asks "keep going?" (VM instructions)
@@ -27,15 +28,20 @@ R = TypeVar("R")
 
 
 class Database:
-    def __init__(self, engine: Engine, *, time_limit: float = DEFAULT_TIME_LIMIT) -> None:
+    def __init__(self, engine: Engine, *, time_limit: float = DEFAULT_TIME_LIMIT,
+                 probe_engine: Engine | None = None) -> None:
+        if not 0 < time_limit < float("inf"):
+            raise ValueError(f"time limit: must be a positive number of seconds, got {time_limit}")
         self.engine = engine
         self.time_limit = time_limit
+        self.probe_engine = probe_engine or engine
 
     @classmethod
     def open(cls, db: str | None = None, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Database:
         """Open an existing store read-only (SQLite mode=ro); StoreError if there is none."""
         store = AuditStore.open(db, read_only=True)
-        return cls(store.engine, time_limit=time_limit)
+        return cls(store.engine, time_limit=time_limit,
+                   probe_engine=create_store_engine(store.url, read_only=True, pooled=False))
 
     def deadline(self) -> float:
         """A deadline `time_limit` from now, for all the queries of one request."""
@@ -74,8 +80,15 @@ class Database:
 
         return await anyio.to_thread.run_sync(call)
 
+    def probe(self) -> LedgerStatus:
+        """The newest tree head, read on a connection of its own, outside the pool: it answers
+        while requests hold every pooled connection, and fails once the store is unreadable."""
+        with self.probe_engine.connect() as connection, _time_limit(connection, self.deadline()):
+            return ledger_status(connection)
+
     def close(self) -> None:
         self.engine.dispose()
+        self.probe_engine.dispose()
 
 
 def _timeout() -> QueryTimeout:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
 
 from store.db.errors import StoreError
 
@@ -49,12 +50,15 @@ def sqlite_path(url: str) -> Path | None:
     return Path(parsed.database)
 
 
-def create_store_engine(url: str, *, read_only: bool = False, write: bool = False) -> Engine:
-    """An engine for `url`. `write` takes the write lock at BEGIN; `read_only` cannot write."""
+def create_store_engine(url: str, *, read_only: bool = False, write: bool = False,
+                        pooled: bool = True) -> Engine:
+    """An engine for `url`. `write` takes the write lock at BEGIN; `read_only` cannot write;
+    not `pooled`: every connect opens the store anew (a health check sees it as it is now)."""
     parsed = make_url(url)
+    pool: dict[str, Any] = {} if pooled else {"poolclass": NullPool}
     if parsed.get_backend_name() == "sqlite":
-        return _sqlite_engine(url, read_only=read_only, write=write)
-    return _server_engine(url, read_only=read_only)
+        return _sqlite_engine(url, read_only=read_only, write=write, pool=pool)
+    return _server_engine(url, read_only=read_only, pool=pool)
 
 
 def _writable(path: Path) -> bool:
@@ -90,14 +94,14 @@ def opened_immutable(engine: Engine) -> Path | None:
     return Path(str(engine.url.database).removeprefix("file:"))
 
 
-def _sqlite_engine(url: str, *, read_only: bool, write: bool) -> Engine:
+def _sqlite_engine(url: str, *, read_only: bool, write: bool, pool: dict[str, Any]) -> Engine:
     path = sqlite_path(url)
     if read_only and path is not None:
         # mode=ro: the driver itself refuses writes, whatever SQL a resolver sends;
         # immutable=1 also takes no lock and creates no -wal or -shm beside the file.
         mode = "mode=ro&immutable=1" if read_only_mode(path) == "immutable" else "mode=ro"
         url = f"sqlite:///file:{path}?{mode}&uri=true"
-    engine = create_engine(url)
+    engine = create_engine(url, **pool)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -125,8 +129,8 @@ def _sqlite_engine(url: str, *, read_only: bool, write: bool) -> Engine:
     return engine
 
 
-def _server_engine(url: str, *, read_only: bool) -> Engine:
+def _server_engine(url: str, *, read_only: bool, pool: dict[str, Any]) -> Engine:
     options: dict[str, Any] = {}
     if read_only:
         options["postgresql_readonly"] = True
-    return create_engine(url, execution_options=options, pool_pre_ping=True)
+    return create_engine(url, execution_options=options, pool_pre_ping=True, **pool)

@@ -262,8 +262,8 @@ def test_demo_ingests_examples_and_is_rerunnable(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     served: list[str | None] = []
 
-    def fake_server(db: str | None, **options: Any) -> None:
-        served.append(db)
+    def fake_server(settings: Any, **options: Any) -> None:
+        served.append(settings.db)
         assert "Paste into GraphiQL" in options["banner"]
 
     # The module, not the `demo` command that store.cli re-exports under the same name.

@@ -230,12 +230,6 @@ def test_occurrence_counts_come_with_the_page_in_one_statement(
     assert "AS occurrence_count" in selects[0]
 
 
-def test_healthz(client: TestClient) -> None:
-    response = client.get("/healthz")
-    assert response.status_code == 200
-    assert response.json() == {"status": "ok"}
-
-
 def test_host_header_must_be_allowed(client: TestClient) -> None:
     for host in ("127.0.0.1", "localhost", "localhost:8000"):
         assert client.get("/healthz", headers={"host": host}).status_code == 200
@@ -250,6 +244,18 @@ def test_bound_host_is_allowed(example_db: Database) -> None:
     with TestClient(app, base_url="http://10.1.2.3") as client:
         assert client.get("/healthz").status_code == 200
         assert client.get("/healthz", headers={"host": "10.9.9.9"}).status_code == 400
+
+
+def test_allowed_hosts_are_added_and_any_host_only_when_given(example_db: Database) -> None:
+    app = create_app(example_db, host="0.0.0.0", allowed_hosts=["audit.example.com"],
+                     close_db_on_shutdown=False)
+    with TestClient(app, base_url="http://audit.example.com") as client:
+        for host in ("audit.example.com", "audit.example.com:443", "localhost", "0.0.0.0"):
+            assert client.get("/healthz", headers={"host": host}).status_code == 200
+        assert client.get("/healthz", headers={"host": "other.example.com"}).status_code == 400
+    app = create_app(example_db, allowed_hosts=["*"], close_db_on_shutdown=False)
+    with TestClient(app, base_url="http://anything.example") as client:
+        assert client.get("/healthz").status_code == 200
 
 
 def test_no_cors_headers_by_default(client: TestClient) -> None:

@@ -1,0 +1,195 @@
+"""Malformed requests get a 400 with a GraphQL-shaped body saying what is wrong; bad values
+inside a well-formed request get a GraphQL error naming them. Never a 500, never a logged
+traceback, never "Internal error."."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from typing import Any
+
+import pytest
+from spec_values import DELTA_QUANTITY_ID, LEDGER_LENGTH
+from starlette.testclient import TestClient
+
+JSON = {"content-type": "application/json"}
+LEDGER = '{"query": "{ ledger { treeSize } }"}'
+
+
+@pytest.fixture
+def lenient_client(client: TestClient) -> TestClient:
+    """The example client, answering 500s instead of raising them (as a real server would)."""
+    client.raise_server_exceptions = False
+    return client
+
+
+def assert_refused(response: Any, status: int, message: str) -> None:
+    assert (response.status_code, response.headers["content-type"]) == (
+        status, "application/json"), response.text
+    assert response.json() == {"errors": [{"message": message}]}
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b"null", "request body: a JSON object with a query, not null"),
+    (b"5", "request body: a JSON object with a query, not a number"),
+    (b'"x"', "request body: a JSON object with a query, not a string"),
+    (b"true", "request body: a JSON object with a query, not a boolean"),
+    (b"[]", "request body: a JSON object, not an array (batching is not supported)"),
+    (b'[{"query": "{ ledger { treeSize } }"}]',
+     "request body: a JSON object, not an array (batching is not supported)"),
+    (b'{"query": "\xff{ ledger { treeSize } }"}', "request body: not UTF-8 (byte 11)"),
+    (b"[" * 5000 + b"]" * 5000, "request body: JSON nested too deeply"),
+    (b'{"query": "{ ledger { treeSize } }", "variables": ' + b'{"a": ' * 5000 + b"1"
+     + b"}" * 5001, "request body: JSON nested too deeply"),
+    (b'{"query": "{ ledger { treeSize } }", "variables": {"n": ' + b"9" * 5000 + b"}}",
+     "request body: not JSON (Exceeds the limit (4300 digits) for integer string conversion: "
+     "value has 5000 digits; use sys.set_int_max_str_digits() to increase the limit)"),
+    (b'{"query": "{ ledger', "request body: not JSON (Unterminated string starting at: "
+                            "line 1 column 11 (char 10))"),
+    (b"", "request body: not JSON (Expecting value: line 1 column 1 (char 0))"),
+    (b"{}", "request body: no query (send the GraphQL document as `query`)"),
+    (b'{"variables": {}}', "request body: no query (send the GraphQL document as `query`)"),
+    (b'{"query": null}', "request body: no query (send the GraphQL document as `query`)"),
+    (b'{"query": 5}', "query: must be a string or null, not a number"),
+    (b'{"query": ["{ ledger { treeSize } }"]}', "query: must be a string or null, not an array"),
+    (b'{"query": "{ ledger { treeSize } }", "variables": [1]}',
+     "variables: must be an object or null, not an array"),
+    (b'{"query": "{ ledger { treeSize } }", "variables": "{}"}',
+     "variables: must be an object or null, not a string"),
+    (b'{"query": "{ ledger { treeSize } }", "operationName": 5}',
+     "operationName: must be a string or null, not a number"),
+    (b'{"query": "{ ledger { treeSize } }", "extensions": true}',
+     "extensions: must be an object or null, not a boolean"),
+    (b'{"documentId": "sha256:00"}',
+     "documentId: this server has no trusted documents; send the document as query"),
+])
+def test_malformed_bodies_are_400s_saying_what_is_wrong(
+    lenient_client: TestClient, caplog: pytest.LogCaptureFixture, body: bytes, message: str
+) -> None:
+    with caplog.at_level(logging.DEBUG):
+        response = lenient_client.post("/graphql", content=body, headers=JSON)
+    assert_refused(response, 400, message)
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize(("content_type", "shown"), [
+    ("text/plain", "text/plain"),
+    ("application/x-www-form-urlencoded", "application/x-www-form-urlencoded"),
+    ("multipart/form-data; boundary=x", "multipart/form-data"),
+    ("application/graphql", "application/graphql"),
+])
+def test_a_body_that_is_not_json_is_a_400(lenient_client: TestClient, content_type: str,
+                                          shown: str) -> None:
+    response = lenient_client.post("/graphql", content=LEDGER,
+                                   headers={"content-type": content_type})
+    assert_refused(response, 400, f"content-type: send application/json, not {shown}")
+
+
+def test_json_with_a_charset_is_accepted(client: TestClient) -> None:
+    response = client.post("/graphql", content=LEDGER,
+                           headers={"content-type": "application/json; charset=utf-8"})
+    assert response.json() == {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}}
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"query": "{ ledger { treeSize } }", "variables": "[1]"},
+     "variables: must be an object or null, not an array"),
+    ({"query": "{ ledger { treeSize } }", "variables": "{bad"},
+     "variables: not JSON (Expecting property name enclosed in double quotes: line 1 column 2 "
+     "(char 1))"),
+    ({"query": "{ ledger { treeSize } }", "variables": "[" * 5000 + "]" * 5000},
+     "variables: JSON nested too deeply"),
+    ({"variables": "{}"}, "query string: no query (send the GraphQL document as `query`)"),
+])
+def test_malformed_get_requests_are_400s(lenient_client: TestClient, params: dict[str, str],
+                                         message: str) -> None:
+    response = lenient_client.get("/graphql", params=params,
+                                  headers={"accept": "application/json"})
+    assert_refused(response, 400, message)
+
+
+def test_strawberrys_own_refusals_are_graphql_shaped_too(lenient_client: TestClient) -> None:
+    response = lenient_client.get("/graphql", params={"query": "{ ledger { treeSize } }",
+                                                      "operationName": "Nope"})
+    assert response.status_code == 400
+    assert response.json() == {"errors": [{"message": 'Unknown operation named "Nope".'}]}
+
+
+def graphql_errors(client: TestClient, query: str, **variables: Any) -> list[str]:
+    response = client.post("/graphql", json={"query": query, "variables": variables})
+    assert response.status_code == 200, response.text
+    return [error["message"] for error in response.json()["errors"]]
+
+
+def cursor(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode("ascii")).decode("ascii")
+
+
+MALFORMED_CURSOR = "after: malformed cursor (use an endCursor or cursor value)"
+
+
+@pytest.mark.parametrize("seq", [
+    "9" * 30,
+    str(2**63),  # one past SQLite's largest integer
+    "0" * 40 + "1",  # small, but longer than any seq this API writes
+])
+def test_a_cursor_holding_an_oversized_seq_is_malformed(client: TestClient, seq: str) -> None:
+    after = cursor(f"seq:{seq}")
+    assert graphql_errors(client, "query ($a: String) { residuals(after: $a) { totalCount } }",
+                          a=after) == [MALFORMED_CURSOR]
+    nested = graphql_errors(client, """query ($id: ID!, $a: String) {
+        residual(id: $id) { occurrences(after: $a) { totalCount } } }""",
+                            id=DELTA_QUANTITY_ID, a=after)
+    assert nested == [MALFORMED_CURSOR]
+
+
+@pytest.mark.parametrize("seq", [2**31 - 1, 2**31, 2**63 - 1])  # past PostgreSQL's int4 too
+def test_the_largest_seq_is_a_cursor_after_everything(client: TestClient, seq: int) -> None:
+    response = client.post("/graphql", json={
+        "query": "query ($a: String) { residuals(after: $a) { totalCount nodes { seq } } }",
+        "variables": {"a": cursor(f"seq:{seq}")}})
+    assert response.json() == {"data": {"residuals": {"totalCount": 12, "nodes": []}}}
+
+
+@pytest.mark.parametrize(("query", "variables", "message"), [
+    ("query ($id: ID!) { residual(id: $id) { residualId } }", {"id": "\ud800"},
+     "Variable $id: not text (a lone surrogate, U+D800); send valid Unicode"),
+    ("query ($id: ID!) { surface(id: $id) { surfaceId } }", {"id": "a\udfffb"},
+     "Variable $id: not text (a lone surrogate, U+DFFF); send valid Unicode"),
+    ("query ($f: ResidualFilter) { residuals(filter: $f) { totalCount } }",
+     {"f": {"organ": ["ok", "\udc00"]}},
+     "Variable $f.organ[1]: not text (a lone surrogate, U+DC00); send valid Unicode"),
+    ("query ($a: String) { residuals(after: $a) { totalCount } }", {"a": "\ud800"},
+     "Variable $a: not text (a lone surrogate, U+D800); send valid Unicode"),
+    ('{ residual(id: "\ud800") { residualId } }', {},
+     "Syntax Error: Invalid character within String: U+D800."),
+    ('{ residual(id: "\\ud800") { residualId } }', {},
+     "Syntax Error: Invalid Unicode escape sequence: '\\ud800'."),
+])
+def test_a_lone_surrogate_is_a_graphql_error_naming_where(
+    client: TestClient, caplog: pytest.LogCaptureFixture, query: str,
+    variables: dict[str, Any], message: str
+) -> None:
+    # json.dumps writes a lone surrogate as the escape "\ud800", which JSON itself allows.
+    body = json.dumps({"query": query, "variables": variables})
+    with caplog.at_level(logging.DEBUG):
+        response = client.post("/graphql", content=body, headers=JSON)
+    assert response.status_code == 200, response.text
+    assert [e["message"] for e in response.json()["errors"]] == [message]
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+def test_a_lone_surrogate_in_a_get_requests_variables(client: TestClient) -> None:
+    response = client.get("/graphql", params={
+        "query": "query ($id: ID!) { residual(id: $id) { residualId } }",
+        "variables": '{"id": "\\ud800"}'}, headers={"accept": "application/json"})
+    assert [e["message"] for e in response.json()["errors"]] == [
+        "Variable $id: not text (a lone surrogate, U+D800); send valid Unicode"]
+
+
+def test_a_paired_surrogate_escape_is_text(client: TestClient) -> None:
+    body = json.dumps({"query": "query ($id: ID!) { residual(id: $id) { residualId } }",
+                       "variables": {"id": "\U0001f600"}})  # sent as "\ud83d\ude00"
+    response = client.post("/graphql", content=body, headers=JSON)
+    assert response.json() == {"data": {"residual": None}}
