@@ -16,6 +16,7 @@ import orjson
 from sqlalchemy.exc import DatabaseError
 
 from store.cli.options import db_option, open_store
+from store.db.queries.errors import QueryError
 from store.db.queries.exports import EXPORT_KINDS, ExportFilter, export_rows
 
 
@@ -27,18 +28,25 @@ from store.db.queries.exports import EXPORT_KINDS, ExportFilter, export_rows
                    " (occurrences: their residual's ResidualFilter).")
 @click.option("--format", "output_format", type=click.Choice(["csv", "jsonl"]), required=True,
               help="csv: a header row, RFC 4180 quoting; jsonl: one object per line.")
+@click.option("--as-of", "as_of", type=click.IntRange(min=0), default=None, metavar="N",
+              help="The store as it was at tree size N (0 or a recorded head's size, e.g. a "
+                   "checkpoint's).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to FILE (replaced only once complete); default: standard output.")
 def export(kind: str, db: str | None, filter_json: str | None, output_format: str,
-           out: Path | None) -> None:
+           as_of: int | None, out: Path | None) -> None:
     """Write every stored record of KIND (residuals, occurrences, assessments, surfaces,
     turns) matching --filter, in append order, one row per record and one column per stored
     column (seq and batch_id included). Streamed: memory stays flat however many rows."""
     where = _filter(kind, filter_json)
     write = _write_csv if output_format == "csv" else _write_jsonl
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
-        rows = export_rows(connection, kind, where)
         try:
+            try:
+                rows = export_rows(connection, kind, where, as_of)
+            except QueryError as exc:  # checked before anything is written
+                raise click.BadParameter(str(exc).removeprefix("asOf: "),
+                                         param_hint="'--as-of'") from None
             with _output(out) as stream:
                 count = write(kind, rows, stream)
         except DatabaseError as exc:  # a malformed page, say: --out is left as it was

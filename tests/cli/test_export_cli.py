@@ -255,3 +255,33 @@ def test_a_store_that_cannot_be_read_through_is_an_error_not_a_traceback(tmp_pat
     assert result.exit_code == 1
     assert result.stderr.endswith("cannot be read: database disk image is malformed\n")
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out")] == []
+
+
+def _first_head(db: str) -> int:
+    """The tree size after batch 1: its leaves, counted from `core-audit log`."""
+    result = cli("log", "--db", db)
+    assert result.exit_code == 0, result.output
+    entries = [json.loads(json.loads(line)["entry"]) for line in result.stdout.splitlines()]
+    return sum(1 for e in entries if e["row"]["batch_id"] == 1)
+
+
+def test_as_of_exports_the_store_as_it_was_at_a_tree_head(store: str) -> None:
+    head = _first_head(store)
+    exported = records(store, "residuals", "--as-of", str(head))
+    assert [r["batch_id"] for r in exported] == [1] * 6
+    assert exported == records(store, "residuals", "--filter", '{"batchIdTo": 1}')
+    assert all(r["seq"] <= head for r in records(store, "occurrences", "--as-of", str(head)))
+    assert records(store, "turns", "--as-of", str(head)) == []
+    assert export(store, "residuals", "csv", "--as-of", "0").decode().splitlines() == [
+        ",".join(COLUMNS["residuals"])]
+
+
+def test_an_as_of_that_is_not_a_tree_head_exits_2_naming_the_heads(store: str) -> None:
+    head = _first_head(store)
+    result = cli("export", "residuals", "--db", store, "--format", "jsonl",
+                 "--as-of", str(head + 1))
+    assert result.exit_code == 2
+    assert "--as-of" in result.stderr
+    assert f"{head + 1} is not a tree size this store recorded" in result.stderr
+    assert f"{head} (after batch 1)" in result.stderr
+    assert result.stdout == ""

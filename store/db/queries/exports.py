@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Boolean, Connection, Select, Table, select
 
+from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
 from store.db.tables import contract_assessments as assessments_t
 from store.db.tables import contract_residuals as residuals_t
@@ -45,13 +46,15 @@ class ExportKind:
         return [i for i, column in enumerate(self.table.columns)
                 if isinstance(column.type, Boolean)]
 
-    def statement(self, where: ExportFilter | None = None) -> Select[Any]:
-        # `seq` bounds (an as-of tree size) would go here, on self.table.c.seq.
+    def statement(self, where: ExportFilter | None = None,
+                  snapshot: Snapshot | None = None) -> Select[Any]:
         if where is not None and not isinstance(where, self.filter_type):
             raise TypeError(f"{self.name} takes a {self.filter_type.__name__}")
         plain = select(self.table)
         statement = plain if where is None else self._filtered(where)
-        return statement.order_by(self.table.c.seq)
+        # A joined record (a turn's surface, an occurrence's residual) was stored before its
+        # row, so bounding this table's seq is the whole as-of condition.
+        return statement.where(*held(snapshot, self.table)).order_by(self.table.c.seq)
 
 
 def _turns(where: TurnFilter) -> Select[Any]:
@@ -76,10 +79,11 @@ EXPORT_KINDS: dict[str, ExportKind] = {kind.name: kind for kind in (
 )}
 
 
-def export_rows(connection: Connection, kind: str, where: ExportFilter | None = None
-                ) -> Iterator[Sequence[Any]]:
-    """The rows of `kind` matching `where`, as sequences in `EXPORT_KINDS[kind].columns` order,
-    in append order, fetched EXPORT_CHUNK_ROWS at a time: memory stays flat."""
-    statement = EXPORT_KINDS[kind].statement(where)
+def export_rows(connection: Connection, kind: str, where: ExportFilter | None = None,
+                as_of: int | None = None) -> Iterator[Sequence[Any]]:
+    """The rows of `kind` matching `where` (as of tree size `as_of`: QueryError unless it is a
+    recorded head's), as sequences in `EXPORT_KINDS[kind].columns` order, in append order,
+    fetched EXPORT_CHUNK_ROWS at a time: memory stays flat."""
+    statement = EXPORT_KINDS[kind].statement(where, snapshot_at(connection, as_of))
     # Options on the statement: Connection.execution_options would stick to the connection.
-    yield from connection.execute(statement.execution_options(yield_per=EXPORT_CHUNK_ROWS))
+    return iter(connection.execute(statement.execution_options(yield_per=EXPORT_CHUNK_ROWS)))
