@@ -92,3 +92,29 @@ class TurnFilter(BatchRange):
 
     def to_query(self) -> queries.TurnFilter:
         return queries.TurnFilter(**_fields_of(self))
+
+
+FILTER_INPUTS: tuple[tuple[type[Any], type[Any]], ...] = (
+    (ResidualFilter, queries.ResidualFilter),
+    (AssessmentFilter, queries.AssessmentFilter),
+    (SurfaceFilter, queries.SurfaceFilter),
+    (TurnFilter, queries.TurnFilter),
+)
+
+
+def check_filter_inputs(pairs: tuple[tuple[type[Any], type[Any]], ...] = FILTER_INPUTS) -> None:
+    """Each input has exactly its query filter's fields (`to_query` passes them by name):
+    a field added on one side only fails here, when the module loads."""
+    problems = []
+    for api_input, query_filter in pairs:
+        given = {f.name for f in dataclasses.fields(api_input)}
+        taken = {f.name for f in dataclasses.fields(query_filter)}
+        if given != taken:
+            problems.append(f"{api_input.__name__}: only in the GraphQL input "
+                            f"{sorted(given - taken)}, only in the query filter "
+                            f"{sorted(taken - given)}")
+    if problems:
+        raise TypeError("; ".join(problems))
+
+
+check_filter_inputs()

@@ -84,3 +84,18 @@ def test_a_derived_table_needs_no_seq_but_a_ledgered_one_does() -> None:
     check_record_kinds((RecordKind(tally, ("k",), ledgered=False),), schema)
     with pytest.raises(RecordKindError, match="a ledgered table needs seq and batch_id"):
         check_record_kinds((RecordKind(tally, ("k",)),), schema)
+
+
+def test_flat_query_records_carry_their_tables_columns() -> None:
+    from store.db.queries.records import FLAT_RECORDS, Batch, check_flat_records
+
+    check_flat_records()
+    assert {record.__name__ for record, *_ in FLAT_RECORDS} == {
+        "Batch", "StoredSurface", "SurfaceOccurrence", "StoredTurn"}
+    schema = MetaData()
+    columns = metadata.tables["ingest_batches"].columns
+    grown = Table("ingest_batches", schema, *(Column(c.name, c.type) for c in columns),
+                  Column("operator", Text))
+    with pytest.raises(TypeError, match=r"Batch: missing \['operator'\]"):
+        check_flat_records(((Batch, grown, frozenset(), frozenset()),))
+

@@ -1,12 +1,15 @@
-"""The plain records the query layer returns (no SQL here)."""
+"""The plain records the query layer returns (no SQL here); a flat record has its table's
+columns, checked when the module loads."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from dataclasses import dataclass, fields
+from typing import Any, Generic, Protocol, TypeVar
 
 import orjson
+from sqlalchemy import Table
 
+from store.db.tables import ingest_batches, surface_occurrences, surface_records, turns
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
 from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.taxonomy import (
@@ -233,3 +236,30 @@ class TurnFacets:
     by_epistemic_state: list[FacetCount]
     by_normative_clearance: list[FacetCount]
     by_corpus: list[FacetCount]
+
+
+# (record, its table, fields it adds, columns it leaves out): a column added to a table must
+# be read into its record (or left out here, on purpose), or the module does not load.
+FLAT_RECORDS: tuple[tuple[type[Any], Table, frozenset[str], frozenset[str]], ...] = (
+    (Batch, ingest_batches, frozenset(), frozenset()),
+    (StoredSurface, surface_records, frozenset({"occurrence_count"}), frozenset()),
+    (SurfaceOccurrence, surface_occurrences, frozenset({"batch"}), frozenset({"batch_id"})),
+    (StoredTurn, turns, frozenset({"surface"}), frozenset({"surface_id", "line_number"})),
+)
+
+
+def check_flat_records(
+    records: tuple[tuple[type[Any], Table, frozenset[str], frozenset[str]], ...] = FLAT_RECORDS,
+) -> None:
+    problems = []
+    for record, table, added, left_out in records:
+        expected = (set(table.c.keys()) - left_out) | added
+        found = {f.name for f in fields(record)}
+        if found != expected:
+            problems.append(f"{record.__name__}: missing {sorted(expected - found)}, "
+                            f"not in {table.name} {sorted(found - expected)}")
+    if problems:
+        raise TypeError("; ".join(problems))
+
+
+check_flat_records()
