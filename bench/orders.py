@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import text
 
 from store.db import queries
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 from store.db.queries import Order, ResidualFilter
 from store.db.queries.cursors import cursor_for
 from store.model.taxonomy import ResidualKind
@@ -53,7 +53,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--size", type=int, default=100, help="rows per page")
     args = parser.parse_args()
-    db = Database.open(args.db, time_limit=3600)
+    db = AuditStore.open(args.db, read_only=True, time_limit=3600)
     run, size, repeat = db.execute, args.size, args.repeat
     occurrences = run(lambda c: c.execute(
         text("SELECT count(*) FROM residual_occurrences")).scalar_one())

@@ -54,7 +54,6 @@ from frames import write_frames
 
 from store.db import queries
 from store.db.audit_store import AuditStore
-from store.db.database import Database
 from store.db.engine import resolve_url, sqlite_path
 from store.db.errors import StoreError
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
@@ -74,7 +73,7 @@ _NOT_SQL = ("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA", "SET ", "SAVEPOINT", "RELEA
 def stored_residuals(db: str) -> int | None:
     """Residual rows in the store `db` names, or None if there is no store."""
     try:
-        database = Database.open(db)
+        database = AuditStore.open(db, read_only=True)
     except StoreError:
         return None
     try:
@@ -112,7 +111,7 @@ def _enum_name(enum: type, value: str) -> str:
     return enum(value).name  # GraphQL takes the member name (MISSING_ROLE)
 
 
-def operations(database: Database) -> list[Operation]:
+def operations(database: AuditStore) -> list[Operation]:
     """The four operations, their arguments picked from the store's own data."""
     residuals_doc = (WORKBENCH / "ResidualsByTaxonomy.graphql").read_text()
 
@@ -151,7 +150,7 @@ def operations(database: Database) -> list[Operation]:
     ]
 
 
-def capture(database: Database, operation: Operation) -> None:
+def capture(database: AuditStore, operation: Operation) -> None:
     """Run the operation in-process once; keep every SQL statement (and parameters) it sent."""
     from store.api.execution import execute_operation
 
@@ -372,7 +371,8 @@ def main() -> None:
         else:
             print(f"reusing the store at {db} (--occurrences/--seed ignored)")
 
-        database = Database.open(db, time_limit=3600)  # setup and capture: no request limit
+        # Setup and capture: no request limit.
+        database = AuditStore.open(db, read_only=True, time_limit=3600)
         try:
             occurrences = database.execute(lambda c: c.execute(
                 text("SELECT count(*) FROM residual_occurrences")).scalar_one())

@@ -24,7 +24,6 @@ from pathlib import Path
 
 from store.db import queries
 from store.db.audit_store import AuditStore
-from store.db.database import Database
 from store.model.taxonomy import FAMILY_BY_ORGAN, LABEL_MAP
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +58,7 @@ def append_tallies(path: Path, batches: int, combos: int, seed: int, *, index: b
         connection.close()
 
 
-def timed(database: Database, call: object, *args: object, repeat: int = 5) -> float:
+def timed(database: AuditStore, call: object, *args: object, repeat: int = 5) -> float:
     seconds = []
     for _ in range(repeat):
         started = time.perf_counter()
@@ -85,7 +84,7 @@ def main() -> None:
         print(f"{args.batches * args.combos:,} tally rows ({args.batches:,} batches x"
               f" {args.combos}) appended in {time.perf_counter() - started:.1f} s"
               f"{'; covering index dropped' if args.no_index else ''}")
-        database = Database.open(str(path), time_limit=600)
+        database = AuditStore.open(str(path), read_only=True, time_limit=600)
         try:
             where = queries.ResidualFilter(organ=["organ_1"])  # one of 30 organs
             print(f"residualFacets, no filter:   {timed(database, queries.residual_facets):.3f} s"

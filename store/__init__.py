@@ -6,7 +6,6 @@ The public Python API; everything else is reachable through its module.
 __version__ = "0.1.0"  # before the imports below: store.db.writer reads it
 
 from store.db.audit_store import AuditStore
-from store.db.database import Database
 from store.db.errors import StoreError
 from store.db.verify import VerifyReport
 from store.db.writer import BatchRejected, BatchSummary
@@ -25,7 +24,6 @@ __all__ = [
     "BatchRejected",
     "BatchSummary",
     "Checkpoint",
-    "Database",
     "StoreError",
     "VerifyReport",
     "__version__",

@@ -13,7 +13,6 @@ import pytest
 from backends import BACKENDS, EXAMPLE_FILES, pg_schema
 
 from store.db.audit_store import AuditStore
-from store.db.database import Database
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples" / "adr_0225_frames.jsonl"
@@ -69,8 +68,8 @@ def example_store_url(backend_url: str) -> str:
 
 
 @pytest.fixture
-def example_db(example_store_url: str) -> Iterator[Database]:
-    db = Database.open(example_store_url)
+def example_db(example_store_url: str) -> Iterator[AuditStore]:
+    db = AuditStore.open(example_store_url, read_only=True)
     try:
         yield db
     finally:
@@ -78,14 +77,14 @@ def example_db(example_store_url: str) -> Iterator[Database]:
 
 
 @pytest.fixture
-def journal_db(example_store_url: str) -> Iterator[Database]:
+def journal_db(example_store_url: str) -> Iterator[AuditStore]:
     """The example store plus the bundled Workbench journal as batch 4 (the records `demo`
     serves, in another batch order). Tree heads 18, 37, 66 and 83 (spec_values.HEADS); batch
     4 adds six turns, sees the light and memory surfaces again and stores four new surfaces.
     """
     with AuditStore.open(example_store_url) as store:
         store.ingest(JOURNAL.read_bytes().splitlines(keepends=True), source=JOURNAL.name)
-    db = Database.open(example_store_url)
+    db = AuditStore.open(example_store_url, read_only=True)
     try:
         yield db
     finally:

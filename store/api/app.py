@@ -29,7 +29,7 @@ from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.request_body import bad_request, error_response, read_graphql_request
 from store.api.schema import build_schema
 from store.api.trusted_documents import DocumentRefused, TrustedDocuments
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 from store.model.teaching_surface import default_registry
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
@@ -39,7 +39,7 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
     """strawberry's ASGI view, with a fresh RequestContext (deadline, loaders) per request,
     strict request bodies, GraphQL-shaped 4xx bodies and, if given, only trusted documents."""
 
-    def __init__(self, db: Database, *, graphiql: bool, introspection: bool,
+    def __init__(self, db: AuditStore, *, graphiql: bool, introspection: bool,
                  registry: RegistryProvider, max_objects: int = DEFAULT_MAX_OBJECTS,
                  trusted_documents: TrustedDocuments | None = None) -> None:
         super().__init__(
@@ -86,7 +86,7 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
 
 
 def create_app(
-    db: Database,
+    db: AuditStore,
     *,
     host: str = "127.0.0.1",
     graphiql: bool = True,

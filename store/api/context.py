@@ -9,7 +9,7 @@ from sqlalchemy import Connection
 from strawberry.dataloader import DataLoader
 
 from store.db import queries
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 from store.model.corpora import TeachingRegistry
 from store.model.teaching_surface import default_registry
 
@@ -22,7 +22,7 @@ AsOfKey = tuple[str, int | None]  # a record's id and the tree size it is read a
 
 
 class RequestContext:
-    def __init__(self, db: Database, registry: RegistryProvider = default_registry) -> None:
+    def __init__(self, db: AuditStore, registry: RegistryProvider = default_registry) -> None:
         self.db = db
         self.registry = registry  # the corpora and packs surfaces are checked against
         self.deadline = db.deadline()  # one time limit for all queries of the request

@@ -6,10 +6,10 @@ from typing import Any
 
 from store.api.context import RequestContext
 from store.api.schema import build_schema
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 
 
-async def execute_operation(database: Database, source: str,
+async def execute_operation(database: AuditStore, source: str,
                             variables: dict[str, Any] | None,
                             operation: str | None) -> dict[str, Any]:
     """The same schema, limits and masking as the server, without HTTP."""

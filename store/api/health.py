@@ -13,12 +13,12 @@ from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 
 logger = logging.getLogger(__name__)
 
 
-def health_check(db: Database) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+def health_check(db: AuditStore) -> Callable[[Request], Coroutine[Any, Any, Response]]:
     """The /healthz endpoint: the tree head, read by `db.probe` on its own connection, in a
     thread outside the pool the GraphQL queries share, within the time limit."""
 

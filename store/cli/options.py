@@ -10,9 +10,9 @@ import click
 from sqlalchemy import Engine
 
 from store.db.audit_store import AuditStore
-from store.db.database import DEFAULT_TIME_LIMIT, Database
 from store.db.engine import IMMUTABLE_ENV_VAR, opened_immutable
 from store.db.errors import StoreError
+from store.db.time_limit import DEFAULT_TIME_LIMIT
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,11 +33,11 @@ def open_store(db: str | None, *, read_only: bool = False) -> AuditStore:
     return store
 
 
-def open_database(db: str | None, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Database:
+def open_database(db: str | None, *, time_limit: float = DEFAULT_TIME_LIMIT) -> AuditStore:
     """The store read-only (SQLite mode=ro, or immutable on read-only media), for serving and
     querying."""
     try:
-        database = Database.open(db, time_limit=time_limit)
+        database = AuditStore.open(db, read_only=True, time_limit=time_limit)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc
     say_if_immutable(database.engine)

@@ -17,7 +17,7 @@ from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.cli.options import db_option, open_database
 from store.cli.teaching import data_dir_options, load_registry_or_exit
 from store.cli.trusted_documents import load_trusted_or_exit
-from store.db.database import DEFAULT_TIME_LIMIT
+from store.db.time_limit import DEFAULT_TIME_LIMIT
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette

@@ -1,36 +1,58 @@
-"""AuditStore: the Python API the CLI and the server use to open, write and check a store."""
+"""AuditStore: the one object that opens a store, read-only or for writing, and runs every
+query on it: the Python API of the CLI, the server and library users.
+
+The datasette pattern: it owns the engines; a query function runs on a connection under a
+deadline that aborts runaway SQL, in a worker thread when called from the event loop.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
-from typing import IO
+from typing import IO, Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy import Engine
+import anyio.to_thread
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import ArgumentError, DatabaseError
 
 from store.db.appends import insert_rows, lock_log_tip
 from store.db.engine import create_store_engine, resolve_url, sqlite_path
 from store.db.errors import StoreError
 from store.db.log import TreeHead, latest_head, stored_origin
+from store.db.queries import LedgerStatus, ledger_status
 from store.db.queries.ledger import DEFAULT_ORIGIN_PREFIX
 from store.db.rows import RegistryProvider
 from store.db.schema_version import ensure_at_head
+from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
 from store.db.verify import VerifyReport, verify_store
 from store.db.writer import BatchSummary, append_batch
 from store.model.checkpoint import Checkpoint
 from store.model.teaching_surface import default_registry
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 class AuditStore:
-    def __init__(self, url: str, engine: Engine, *, read_only: bool) -> None:
+    def __init__(self, url: str, engine: Engine, *, read_only: bool,
+                 time_limit: float = DEFAULT_TIME_LIMIT) -> None:
+        if not 0 < time_limit < float("inf"):
+            raise ValueError(f"time limit: must be a positive number of seconds, got {time_limit}")
         self.url = url
         self.engine = engine
         self.read_only = read_only
+        self.time_limit = time_limit
         self._write_engine: Engine | None = None
+        self._probe_engine: Engine | None = None
 
     @classmethod
-    def open(cls, db: str | None = None, *, read_only: bool = False) -> AuditStore:
-        """Open the store at `db` (path or URL). A writable open creates a new store at head."""
+    def open(cls, db: str | None = None, *, read_only: bool = False,
+             time_limit: float = DEFAULT_TIME_LIMIT) -> AuditStore:
+        """Open the store at `db` (path or URL). A writable open creates a new store at head;
+        a read-only one (SQLite mode=ro) raises StoreError if there is none. `time_limit`:
+        seconds for the queries of one request (`deadline`)."""
+        if not 0 < time_limit < float("inf"):
+            raise ValueError(f"time limit: must be a positive number of seconds, got {time_limit}")
         url = resolve_url(db)
         try:
             path = sqlite_path(url)
@@ -49,7 +71,40 @@ class AuditStore:
         except BaseException:
             engine.dispose()
             raise
-        return cls(url, engine, read_only=read_only)
+        store = cls(url, engine, read_only=read_only, time_limit=time_limit)
+        if read_only:  # the server's health probe: a connection the request pool cannot starve
+            store._probe_engine = create_store_engine(url, read_only=True, pooled=False)
+        return store
+
+    def deadline(self) -> float:
+        """A deadline `time_limit` from now, for all the queries of one request."""
+        return time.monotonic() + self.time_limit
+
+    def execute(self, query: Callable[Concatenate[Connection, P], R],
+                *args: P.args, **kwargs: P.kwargs) -> R:
+        """Run `query(connection, ...)` here, now, under a fresh deadline."""
+        return self.execute_until(self.deadline(), query, *args, **kwargs)
+
+    def execute_until(self, deadline: float, query: Callable[Concatenate[Connection, P], R],
+                      *args: P.args, **kwargs: P.kwargs) -> R:
+        with self.engine.connect() as connection, time_limit(connection, deadline):
+            return query(connection, *args, **kwargs)
+
+    async def run(self, deadline: float, query: Callable[Concatenate[Connection, P], R],
+                  *args: P.args, **kwargs: P.kwargs) -> R:
+        """`execute_until` in a worker thread, so the event loop keeps serving."""
+
+        def call() -> R:
+            return self.execute_until(deadline, query, *args, **kwargs)
+
+        return await anyio.to_thread.run_sync(call)
+
+    def probe(self) -> LedgerStatus:
+        """The newest tree head, read on a connection of its own, outside the pool: it answers
+        while requests hold every pooled connection, and fails once the store is unreadable."""
+        engine = self._probe_engine or self.engine
+        with engine.connect() as connection, time_limit(connection, self.deadline()):
+            return ledger_status(connection)
 
     def ingest(
         self,
@@ -118,9 +173,9 @@ class AuditStore:
         return Checkpoint(origin=origin, size=head.size, root=head.root)
 
     def close(self) -> None:
-        self.engine.dispose()
-        if self._write_engine is not None:
-            self._write_engine.dispose()
+        for engine in (self.engine, self._write_engine, self._probe_engine):
+            if engine is not None:
+                engine.dispose()
 
     def __enter__(self) -> AuditStore:
         return self

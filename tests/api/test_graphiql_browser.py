@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from store.api.app import create_app
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -104,7 +104,7 @@ def requested_urls(browser: Any) -> list[str]:
 
 
 @pytest.mark.parametrize("root_path", ["", "/audit"])
-def test_graphiql_runs_queries_offline(browser: Any, example_db: Database,
+def test_graphiql_runs_queries_offline(browser: Any, example_db: AuditStore,
                                        example_store_url: str, root_path: str) -> None:
     app = create_app(example_db, close_db_on_shutdown=False)
     if root_path:  # as behind a reverse proxy that serves the app under /audit

@@ -15,7 +15,7 @@ from starlette.routing import Mount
 from starlette.testclient import TestClient
 
 from store.api.app import create_app
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 
 ASSETS = Path(__file__).resolve().parents[2] / "store" / "api" / "graphiql_assets"
 HTML = {"accept": "text/html"}
@@ -68,7 +68,7 @@ def asset_links(page: str) -> list[str]:
 
 
 @pytest.fixture
-def prefixed_client(example_db: Database) -> Iterator[TestClient]:
+def prefixed_client(example_db: AuditStore) -> Iterator[TestClient]:
     """The app behind a proxy's root path: mounted under /audit."""
     app = Starlette(routes=[Mount("/audit", app=create_app(example_db,
                                                            close_db_on_shutdown=False))])
@@ -111,7 +111,7 @@ def test_the_page_works_under_a_root_path(prefixed_client: TestClient) -> None:
     assert "treeSize" in body.json()["data"]["ledger"]
 
 
-def test_no_graphiql_serves_neither_page_nor_assets(example_db: Database) -> None:
+def test_no_graphiql_serves_neither_page_nor_assets(example_db: AuditStore) -> None:
     app = create_app(example_db, graphiql=False, close_db_on_shutdown=False)
     with TestClient(app, base_url="http://127.0.0.1") as client:
         assert client.get("/graphql", headers=HTML).status_code == 404

@@ -21,7 +21,7 @@ from starlette.testclient import TestClient
 from store.api import schema as api_schema
 from store.api.app import create_app
 from store.db import queries
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 from store.db.engine import sqlite_path
 
 
@@ -73,7 +73,7 @@ def test_healthz_is_503_when_the_file_is_corrupt(tmp_path: Path,
     path = sqlite_path(example_store_url)
     if path is None:
         pytest.skip("a SQLite file")
-    database = Database.open(example_store_url)
+    database = AuditStore.open(example_store_url, read_only=True)
     app = create_app(database)
     with TestClient(app, base_url="http://127.0.0.1") as client:
         assert client.get("/healthz").status_code == 200
@@ -85,7 +85,7 @@ def test_healthz_is_503_when_the_file_is_corrupt(tmp_path: Path,
 
 @pytest.mark.slow
 def test_healthz_answers_while_slow_queries_hold_every_thread(
-    example_db: Database, monkeypatch: pytest.MonkeyPatch
+    example_db: AuditStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     release = threading.Event()
     order: list[str] = []

@@ -28,7 +28,7 @@ from starlette.testclient import TestClient
 from store.api import schema as api_schema
 from store.api.app import create_app
 from store.db import queries
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 
 
 def graphql(client: TestClient, query: str, **variables: Any) -> dict[str, Any]:
@@ -193,7 +193,7 @@ def test_unexpected_errors_are_masked(client: TestClient,
     assert "secret" not in response.text and "Traceback" not in response.text
 
 
-def test_time_limit_stops_a_runaway_request(client: TestClient, example_db: Database,
+def test_time_limit_stops_a_runaway_request(client: TestClient, example_db: AuditStore,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # Test-only hook: the facet query is replaced by an endless recursive CTE.
     def runaway(connection: Any, *_: object) -> None:
@@ -209,7 +209,7 @@ def test_time_limit_stops_a_runaway_request(client: TestClient, example_db: Data
 
 
 def test_occurrence_counts_come_with_the_page_in_one_statement(
-    client: TestClient, example_db: Database
+    client: TestClient, example_db: AuditStore
 ) -> None:
     from sqlalchemy import event
 
@@ -239,14 +239,14 @@ def test_host_header_must_be_allowed(client: TestClient) -> None:
     assert response.status_code == 400
 
 
-def test_bound_host_is_allowed(example_db: Database) -> None:
+def test_bound_host_is_allowed(example_db: AuditStore) -> None:
     app = create_app(example_db, host="10.1.2.3", close_db_on_shutdown=False)
     with TestClient(app, base_url="http://10.1.2.3") as client:
         assert client.get("/healthz").status_code == 200
         assert client.get("/healthz", headers={"host": "10.9.9.9"}).status_code == 400
 
 
-def test_allowed_hosts_are_added_and_any_host_only_when_given(example_db: Database) -> None:
+def test_allowed_hosts_are_added_and_any_host_only_when_given(example_db: AuditStore) -> None:
     app = create_app(example_db, host="0.0.0.0", allowed_hosts=["audit.example.com"],
                      close_db_on_shutdown=False)
     with TestClient(app, base_url="http://audit.example.com") as client:
@@ -267,7 +267,7 @@ def test_no_cors_headers_by_default(client: TestClient) -> None:
     assert not any(h.lower().startswith("access-control-") for h in preflight.headers)
 
 
-def test_cors_only_for_the_given_origin(example_db: Database) -> None:
+def test_cors_only_for_the_given_origin(example_db: AuditStore) -> None:
     app = create_app(example_db, cors_origins=["https://workbench.example"],
                      close_db_on_shutdown=False)
     with TestClient(app, base_url="http://127.0.0.1") as client:
@@ -296,7 +296,7 @@ def test_body_too_large_is_413(client: TestClient) -> None:
     assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == LEDGER_LENGTH
 
 
-def _app_client(example_db: Database, **options: Any) -> TestClient:
+def _app_client(example_db: AuditStore, **options: Any) -> TestClient:
     app = create_app(example_db, close_db_on_shutdown=False, **options)
     return TestClient(app, base_url="http://127.0.0.1")
 
@@ -311,14 +311,14 @@ def test_graphiql_and_introspection_on_by_default(client: TestClient) -> None:
         "name": "Query"}}}}
 
 
-def test_graphiql_off(example_db: Database) -> None:
+def test_graphiql_off(example_db: AuditStore) -> None:
     with _app_client(example_db, graphiql=False) as client:
         assert client.get("/graphql", headers={"accept": "text/html"}).status_code == 404
         assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == (
             LEDGER_LENGTH)
 
 
-def test_introspection_off(example_db: Database) -> None:
+def test_introspection_off(example_db: AuditStore) -> None:
     with _app_client(example_db, introspection=False) as client:
         body = graphql(client, INTROSPECTION)
         assert body.get("data") is None
@@ -327,7 +327,7 @@ def test_introspection_off(example_db: Database) -> None:
             LEDGER_LENGTH)
 
 
-def test_server_cannot_write_even_with_raw_sql(client: TestClient, example_db: Database) -> None:
+def test_server_cannot_write_even_with_raw_sql(client: TestClient, example_db: AuditStore) -> None:
     # The app's own engine, the one every resolver reads through.
     app_db = client.app.routes[0].endpoint.db  # type: ignore[attr-defined]
     assert app_db is example_db
@@ -343,7 +343,7 @@ def test_server_cannot_write_even_with_raw_sql(client: TestClient, example_db: D
 
 
 @pytest.mark.slow
-def test_a_slow_query_does_not_block_other_requests(example_db: Database,
+def test_a_slow_query_does_not_block_other_requests(example_db: AuditStore,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     release = threading.Event()
     entered = threading.Event()

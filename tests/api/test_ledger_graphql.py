@@ -20,7 +20,6 @@ from surface_helpers import cli
 from store.api.app import create_app
 from store.api.schema import MASKED_MESSAGE
 from store.db.audit_store import AuditStore
-from store.db.database import Database
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.jsonl"))  # surfaces, frames, families, turns
@@ -41,7 +40,7 @@ def store_url(backend_url: str) -> str:
 
 @pytest.fixture
 def client(store_url: str) -> Iterator[TestClient]:
-    db = Database.open(store_url)
+    db = AuditStore.open(store_url, read_only=True)
     try:
         with TestClient(create_app(db, close_db_on_shutdown=False),
                         base_url="http://127.0.0.1") as test_client:

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from store.api.app import create_app
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS, estimate_objects
 from store.api.schema import build_schema
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 
 WORKBENCH = Path(__file__).resolve().parents[2] / "graphql" / "workbench"
 SCHEMA = build_schema()._schema
@@ -85,7 +85,7 @@ def test_every_workbench_operation_fits_the_default_bound(path: Path) -> None:
 
 
 @pytest.fixture
-def statements(example_db: Database) -> Iterator[list[str]]:
+def statements(example_db: AuditStore) -> Iterator[list[str]]:
     seen: list[str] = []
 
     def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
@@ -107,7 +107,7 @@ def test_a_fan_out_is_refused_before_it_runs(client: TestClient,
     assert statements == []
 
 
-def test_the_bound_is_the_servers_setting(example_db: Database) -> None:
+def test_the_bound_is_the_servers_setting(example_db: AuditStore) -> None:
     app = create_app(example_db, close_db_on_shutdown=False, max_objects=51)
     with TestClient(app, base_url="http://127.0.0.1") as client:
         at_bound = client.post("/graphql", json={

@@ -20,7 +20,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import InternalError, OperationalError
 
 from store.db import queries
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 from store.db.queries import AssessmentFilter, ResidualFilter
 from store.db.record_kinds import LEDGERED_KEYS
 from store.model import taxonomy as taxonomy_model
@@ -31,7 +31,7 @@ def codes(page: queries.Page[queries.StoredResidual]) -> list[str]:
     return [item.residual.residual_code for item in page.items]
 
 
-def test_unfiltered_residuals_come_in_append_order(example_db: Database) -> None:
+def test_unfiltered_residuals_come_in_append_order(example_db: AuditStore) -> None:
     page = example_db.execute(queries.list_residuals)
     assert codes(page) == CODES_IN_APPEND_ORDER
     assert not page.has_next_page
@@ -65,14 +65,14 @@ def test_unfiltered_residuals_come_in_append_order(example_db: Database) -> None
         (ResidualFilter(kind=[], organ=[]), CODES_IN_APPEND_ORDER),  # [] = no constraint
     ],
 )
-def test_residual_filters(example_db: Database, where: ResidualFilter,
+def test_residual_filters(example_db: AuditStore, where: ResidualFilter,
                           expected: list[str]) -> None:
     assert codes(example_db.execute(queries.list_residuals, where)) == expected
     assert example_db.execute(queries.count_residuals, where) == len(expected)
 
 
 @pytest.mark.parametrize("first", [1, 2, 5, 11, 12, 13])
-def test_paging_returns_every_residual_exactly_once(example_db: Database, first: int) -> None:
+def test_paging_returns_every_residual_exactly_once(example_db: AuditStore, first: int) -> None:
     seen: list[str] = []
     after = None
     pages = 0
@@ -88,7 +88,7 @@ def test_paging_returns_every_residual_exactly_once(example_db: Database, first:
     assert pages == max(1, -(-TOTAL_RESIDUALS // first))
 
 
-def test_paging_assessments_batches_and_occurrences(example_db: Database) -> None:
+def test_paging_assessments_batches_and_occurrences(example_db: AuditStore) -> None:
     def walk(query, *args):  # type: ignore[no-untyped-def]
         items, after = [], None
         while True:
@@ -117,7 +117,7 @@ def _direct(url: str, sql: str, *params: object) -> int:
     return raw_query(url, sql, *params)[0][0]  # type: ignore[return-value]
 
 
-def test_counts_equal_direct_sql(example_db: Database, example_store_url: str) -> None:
+def test_counts_equal_direct_sql(example_db: AuditStore, example_store_url: str) -> None:
     url = example_store_url
     assert example_db.execute(queries.count_residuals) == _direct(
         url, "SELECT count(*) FROM contract_residuals") == TOTAL_RESIDUALS
@@ -146,7 +146,7 @@ def test_counts_equal_direct_sql(example_db: Database, example_store_url: str) -
                                    for t in LEDGERED_KEYS)  # one leaf a row
 
 
-def test_residuals_carry_their_occurrence_counts(example_db: Database) -> None:
+def test_residuals_carry_their_occurrence_counts(example_db: AuditStore) -> None:
     stored = example_db.execute(queries.residual_by_id, DELTA_QUANTITY_ID)
     assert stored is not None and stored.occurrence_count == 2
     page = example_db.execute(queries.list_residuals)
@@ -155,7 +155,7 @@ def test_residuals_carry_their_occurrence_counts(example_db: Database) -> None:
         DELTA_QUANTITY_ID] == 2
 
 
-def test_facets_over_everything(example_db: Database) -> None:
+def test_facets_over_everything(example_db: AuditStore) -> None:
     facets = example_db.execute(queries.residual_facets)
 
     def rows(items: list[queries.FacetCount]) -> list[dict[str, object]]:
@@ -171,7 +171,7 @@ def test_facets_over_everything(example_db: Database) -> None:
     assert rows(facets.by_code) == FACETS_ALL["byCode"]
 
 
-def test_facets_honour_the_filter(example_db: Database) -> None:
+def test_facets_honour_the_filter(example_db: AuditStore) -> None:
     facets = example_db.execute(
         queries.residual_facets, ResidualFilter(organ=["unary_delta_transition"]))
     assert (facets.total, facets.occurrences) == (6, 7)
@@ -182,7 +182,7 @@ def test_facets_honour_the_filter(example_db: Database) -> None:
     assert (empty.total, empty.occurrences, empty.by_kind) == (0, 0, [])
 
 
-def test_assessment_filters(example_db: Database) -> None:
+def test_assessment_filters(example_db: AuditStore) -> None:
     def refs(where: AssessmentFilter) -> list[str | None]:
         return [a.source_ref for a in example_db.execute(queries.list_assessments, where).items]
 
@@ -201,19 +201,19 @@ def test_assessment_filters(example_db: Database) -> None:
      base64.b64encode(b"seq:-1").decode(), base64.b64encode(b"id:12").decode(),
      base64.b64encode(b"\xff\xfe").decode(), "c2VxOjE=\x00"],
 )
-def test_malformed_cursor_is_a_cursor_error(example_db: Database, cursor: str) -> None:
+def test_malformed_cursor_is_a_cursor_error(example_db: AuditStore, cursor: str) -> None:
     with pytest.raises(queries.CursorError, match="malformed cursor"):
         example_db.execute(queries.list_residuals, None, 5, cursor)
     assert issubclass(queries.CursorError, ValueError)
 
 
 @pytest.mark.parametrize("first", [-1, 501, 10_000])
-def test_page_size_out_of_range(example_db: Database, first: int) -> None:
+def test_page_size_out_of_range(example_db: AuditStore, first: int) -> None:
     with pytest.raises(queries.PageSizeError, match="between 0 and 500"):
         example_db.execute(queries.list_residuals, None, first)
 
 
-def test_page_size_bounds_are_accepted(example_db: Database) -> None:
+def test_page_size_bounds_are_accepted(example_db: AuditStore) -> None:
     assert example_db.execute(queries.list_residuals, None, 0).items == []
     assert example_db.execute(queries.list_residuals, None, 0).has_next_page
     assert len(example_db.execute(queries.list_residuals, None, 500).items) == TOTAL_RESIDUALS
@@ -234,7 +234,7 @@ def test_taxonomy_is_the_closed_set() -> None:
 RUNAWAY = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
 
 
-def test_time_limit_aborts_a_runaway_query(example_db: Database) -> None:
+def test_time_limit_aborts_a_runaway_query(example_db: AuditStore) -> None:
     example_db.time_limit = 0.2
     with pytest.raises(queries.QueryTimeout, match="time limit"):
         example_db.execute(lambda connection: connection.execute(text(RUNAWAY)).scalar_one())
@@ -253,7 +253,7 @@ def test_time_limit_aborts_a_runaway_query(example_db: Database) -> None:
         "CREATE INDEX ix_intruder ON tree_heads (root_hash)",
     ],
 )
-def test_database_cannot_write(example_db: Database, example_store_url: str,
+def test_database_cannot_write(example_db: AuditStore, example_store_url: str,
                                statement: str) -> None:
     before = _direct(example_store_url, "SELECT count(*) FROM tree_heads")
     # SQLite: mode=ro (OperationalError); PostgreSQL: a read-only transaction (InternalError).

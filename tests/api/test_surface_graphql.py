@@ -21,7 +21,7 @@ from spec_surfaces import (
 )
 from starlette.testclient import TestClient
 
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 
 GROUNDING_SOURCES = ["VAULT", "PACK", "TEACHING", "NONE", "PARTIAL", "OOV", "DEDUCTION",
                      "CURRICULUM"]
@@ -186,7 +186,7 @@ def test_facets_over_graphql(client: TestClient) -> None:
 
 
 def test_occurrence_counts_come_with_the_page_in_one_statement(client: TestClient,
-                                                  example_db: Database) -> None:
+                                                  example_db: AuditStore) -> None:
     from sqlalchemy import event
 
     statements: list[str] = []

@@ -18,7 +18,7 @@ from spec_surfaces import (
 from teaching_data import ADR_DOMAINS, LIGHT_SURFACE
 
 from store.db import queries
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 from store.db.queries import SurfaceFilter
 from store.model.surface_records import SurfaceVerification
 from store.model.teaching_surface import GroundingSource
@@ -38,7 +38,7 @@ V = SurfaceVerification
 
 
 @pytest.mark.parametrize("source", list(GroundingSource), ids=[s.value for s in GroundingSource])
-def test_each_grounding_source_returns_exactly_its_records(example_db: Database,
+def test_each_grounding_source_returns_exactly_its_records(example_db: AuditStore,
                                                            source: GroundingSource) -> None:
     wanted = [e for e in SURFACES if e.grounding_source == source.name]
     assert len(wanted) == (5 if source is S.TEACHING else 1)
@@ -79,14 +79,14 @@ def test_each_grounding_source_returns_exactly_its_records(example_db: Database,
         (SurfaceFilter(chain_id=["cause_light_reveals_truth"], subject=["memory"]), []),
     ],
 )
-def test_surface_filters(example_db: Database, where: SurfaceFilter,
+def test_surface_filters(example_db: AuditStore, where: SurfaceFilter,
                          wanted: list[Expected]) -> None:
     assert found(example_db.execute(queries.list_surfaces, where)) == expected(*wanted)
     assert example_db.execute(queries.count_surfaces, where) == len(wanted)
 
 
 @pytest.mark.parametrize("first", [1, 2, 5, 11, 12, 13])
-def test_paging_returns_every_surface_exactly_once(example_db: Database, first: int) -> None:
+def test_paging_returns_every_surface_exactly_once(example_db: AuditStore, first: int) -> None:
     seen: list[str] = []
     after = None
     pages = 0
@@ -102,7 +102,7 @@ def test_paging_returns_every_surface_exactly_once(example_db: Database, first: 
     assert pages == max(1, -(-TOTAL_SURFACES // first))
 
 
-def test_paging_a_filter_returns_its_records_once(example_db: Database) -> None:
+def test_paging_a_filter_returns_its_records_once(example_db: AuditStore) -> None:
     where = SurfaceFilter(grounding_source=[S.TEACHING])
     pages: list[list[Expected]] = []
     after = None
@@ -117,7 +117,7 @@ def test_paging_a_filter_returns_its_records_once(example_db: Database) -> None:
     assert [e for page in pages for e in page] == expected(*teaching)
 
 
-def test_surface_by_id(example_db: Database) -> None:
+def test_surface_by_id(example_db: AuditStore) -> None:
     light = example_db.execute(queries.surface_by_id, LIGHT_ID)
     assert light is not None
     assert (light.grounding_source, light.surface, light.verification) == (
@@ -136,7 +136,7 @@ def test_surface_by_id(example_db: Database) -> None:
     assert example_db.execute(queries.surface_by_id, "0" * 64) is None
 
 
-def test_surface_occurrences_in_append_order(example_db: Database) -> None:
+def test_surface_occurrences_in_append_order(example_db: AuditStore) -> None:
     first = example_db.execute(queries.list_surface_occurrences, LIGHT_ID, 1)
     assert first.has_next_page
     rest = example_db.execute(queries.list_surface_occurrences, LIGHT_ID, 1, first.end_cursor)
@@ -153,7 +153,7 @@ def _direct(url: str, sql: str, *params: object) -> list[tuple[object, ...]]:
     return raw_query(url, sql, *params)
 
 
-def test_counts_equal_direct_sql(example_db: Database, example_store_url: str) -> None:
+def test_counts_equal_direct_sql(example_db: AuditStore, example_store_url: str) -> None:
     url = example_store_url
     assert example_db.execute(queries.count_surfaces) == _direct(
         url, "SELECT count(*) FROM surface_records")[0][0] == TOTAL_SURFACES
@@ -190,7 +190,7 @@ def _as_dict(facets: queries.SurfaceFacets) -> dict[str, object]:
     }
 
 
-def test_surface_facets(example_db: Database) -> None:
+def test_surface_facets(example_db: AuditStore) -> None:
     assert _as_dict(example_db.execute(queries.surface_facets)) == SURFACE_FACETS_ALL
     teaching = example_db.execute(queries.surface_facets,
                                   SurfaceFilter(grounding_source=[S.TEACHING]))

@@ -18,7 +18,7 @@ from store.api.trusted_documents import (
     TrustedDocumentsError,
     load_trusted_documents,
 )
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 
 WORKBENCH = Path(__file__).resolve().parents[2] / "graphql" / "workbench"
 WORKBENCH_OPERATIONS = {
@@ -95,7 +95,7 @@ def test_a_missing_or_empty_directory_is_named(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def trusted_client(example_db: Database) -> Iterator[TestClient]:
+def trusted_client(example_db: AuditStore) -> Iterator[TestClient]:
     app = create_app(example_db, close_db_on_shutdown=False,
                      trusted_documents=load(WORKBENCH))
     with TestClient(app, base_url="http://127.0.0.1") as client:

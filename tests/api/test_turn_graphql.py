@@ -20,7 +20,6 @@ from turn_data import DISCLOSURE, HEDGE, journal_entry, journal_line
 
 from store.api.app import create_app
 from store.db.audit_store import AuditStore
-from store.db.database import Database
 from store.model.teaching_registry import load_teaching_registry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,7 +55,7 @@ def turn_client(backend_url: str, tmp_path: Path) -> Iterator[TestClient]:
                      registry=lambda: registry)
         store.ingest([json.dumps(o, ensure_ascii=False) for o in OUTPUTS], source="chat.jsonl",
                      registry=lambda: registry)
-    db = Database.open(backend_url)
+    db = AuditStore.open(backend_url, read_only=True)
     with TestClient(create_app(db), base_url="http://127.0.0.1") as client:
         yield client
 

@@ -24,7 +24,7 @@ from sqlalchemy.engine import make_url
 from surface_helpers import leaf_entries, rfc9162_root
 
 from store.db import queries
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 from store.db.queries import Order, ResidualFilter
 
 # "Mia has 5." (core_frames_families.jsonl): first stored by batch 2.
@@ -38,7 +38,7 @@ def facet_rows(facets: list[queries.FacetCount]) -> list[dict[str, object]]:
     return [{"value": f.value, "count": f.count, "occurrences": f.occurrences} for f in facets]
 
 
-def residual_facets(db: Database, as_of: int | None) -> dict[str, object]:
+def residual_facets(db: AuditStore, as_of: int | None) -> dict[str, object]:
     facets = db.execute(queries.residual_facets, None, as_of)
     return {"total": facets.total, "occurrences": facets.occurrences,
             "byKind": facet_rows(facets.by_kind), "byAxis": facet_rows(facets.by_axis),
@@ -50,7 +50,7 @@ def codes(page: queries.Page[queries.StoredResidual]) -> list[str]:
     return [r.residual.residual_code for r in page.items]
 
 
-def test_as_of_the_first_head_is_the_first_batch_alone(journal_db: Database) -> None:
+def test_as_of_the_first_head_is_the_first_batch_alone(journal_db: AuditStore) -> None:
     run, first = journal_db.execute, HEADS[1]
     page = run(queries.list_residuals, None, 500, as_of=first)
     assert codes(page) == CODES_OF_BATCH_1
@@ -69,7 +69,7 @@ def test_as_of_the_first_head_is_the_first_batch_alone(journal_db: Database) -> 
     assert run(queries.ledger_status, first).tree_size == first
 
 
-def test_a_residual_seen_again_later_has_its_old_count(journal_db: Database) -> None:
+def test_a_residual_seen_again_later_has_its_old_count(journal_db: AuditStore) -> None:
     then = journal_db.execute(queries.residual_by_id, DELTA_QUANTITY_ID, HEADS[1])
     now = journal_db.execute(queries.residual_by_id, DELTA_QUANTITY_ID)
     assert then is not None and now is not None
@@ -84,7 +84,7 @@ def test_a_residual_seen_again_later_has_its_old_count(journal_db: Database) -> 
     assert journal_db.execute(queries.assessment_residuals, [ex_b])[ex_b][0].occurrence_count == 2
 
 
-def test_a_record_added_later_is_absent(journal_db: Database) -> None:
+def test_a_record_added_later_is_absent(journal_db: AuditStore) -> None:
     assert journal_db.execute(queries.residual_by_id, ENTITY_ID, HEADS[1]) is None
     assert journal_db.execute(queries.residual_by_id, ENTITY_ID, HEADS[2]) is not None
     entity = ResidualFilter(code=["entity_unbound"])
@@ -96,7 +96,7 @@ def test_a_record_added_later_is_absent(journal_db: Database) -> None:
     assert journal_db.execute(queries.turn_by_key, turn.turn_key, HEADS[4]) is not None
 
 
-def test_as_of_each_head(journal_db: Database) -> None:
+def test_as_of_each_head(journal_db: AuditStore) -> None:
     run = journal_db.execute
     assert codes(run(queries.list_residuals, None, 500, as_of=HEADS[2])) == CODES_IN_APPEND_ORDER
     assert residual_facets(journal_db, HEADS[2]) == residual_facets(journal_db, None) == FACETS_ALL
@@ -117,7 +117,7 @@ def test_as_of_each_head(journal_db: Database) -> None:
     assert run(queries.count_turns, None, HEADS[4]) == run(queries.count_turns) == 6
 
 
-def test_most_seen_counts_as_of_the_head(journal_db: Database) -> None:
+def test_most_seen_counts_as_of_the_head(journal_db: AuditStore) -> None:
     def most_seen(as_of: int | None) -> list[str]:
         return codes(journal_db.execute(queries.list_residuals, None, 500, order=Order.MOST_SEEN,
                                      as_of=as_of))
@@ -126,7 +126,7 @@ def test_most_seen_counts_as_of_the_head(journal_db: Database) -> None:
     assert most_seen(HEADS[2]) == most_seen(None) == CODES_MOST_SEEN
 
 
-def test_the_empty_store_at_zero(journal_db: Database) -> None:
+def test_the_empty_store_at_zero(journal_db: AuditStore) -> None:
     assert journal_db.execute(queries.list_residuals, None, as_of=0).items == []
     assert journal_db.execute(queries.residual_facets, None, 0).total == 0
     assert journal_db.execute(queries.count_batches, 0) == 0
@@ -135,7 +135,7 @@ def test_the_empty_store_at_zero(journal_db: Database) -> None:
         0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")  # SHA-256("")
 
 
-def test_the_head_as_of_is_the_root_of_its_first_leaves(journal_db: Database,
+def test_the_head_as_of_is_the_root_of_its_first_leaves(journal_db: AuditStore,
                                                         example_store_url: str) -> None:
     url = make_url(example_store_url)
     store: Path | str = Path(url.database or "") if url.get_backend_name() == "sqlite" \
@@ -157,7 +157,7 @@ def test_the_head_as_of_is_the_root_of_its_first_leaves(journal_db: Database,
     (-1, "asOf: must be between 0 and the newest tree size, got -1"),
     (2**63, f"asOf: must be between 0 and the newest tree size, got {2**63}"),
 ])
-def test_only_a_recorded_head_is_a_state_of_the_store(journal_db: Database, as_of: int,
+def test_only_a_recorded_head_is_a_state_of_the_store(journal_db: AuditStore, as_of: int,
                                                      message: str) -> None:
     for query, args in [(queries.count_residuals, (None,)), (queries.surface_facets, (None,)),
                         (queries.residual_by_id, (DELTA_QUANTITY_ID,)),
@@ -169,7 +169,7 @@ def test_only_a_recorded_head_is_a_state_of_the_store(journal_db: Database, as_o
         journal_db.execute(queries.list_turns, None, as_of=as_of)
 
 
-def test_snapshot_for_callers_outside_the_api(journal_db: Database) -> None:
+def test_snapshot_for_callers_outside_the_api(journal_db: AuditStore) -> None:
     snapshot = journal_db.execute(queries.snapshot_at, HEADS[2])
     assert snapshot is not None
     assert (snapshot.tree_size, snapshot.batch_id) == (37, 2)

@@ -123,13 +123,12 @@ def test_the_server_shows_the_checkout_it_checks_against(tmp_path: Path, core: P
 
     from store.api.app import create_app
     from store.db.audit_store import AuditStore
-    from store.db.database import Database
     from store.model.teaching_registry import load_core_registry
 
     db = tmp_path / "audit.db"
     AuditStore.open(str(db)).close()
     registry = load_core_registry(core)
-    app = create_app(Database.open(str(db)), registry=lambda: registry)
+    app = create_app(AuditStore.open(str(db), read_only=True), registry=lambda: registry)
     with TestClient(app, base_url="http://127.0.0.1") as client:
         body = client.post("/graphql", json={"query": "{ teachingRegistry { resolvedChains "
                            "corpora { corpusId sha256 crossPack packId packChecksum chains } } }"})

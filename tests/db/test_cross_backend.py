@@ -19,7 +19,6 @@ from surface_helpers import write_jsonl
 
 from store.api.execution import execute_operation
 from store.db.audit_store import AuditStore
-from store.db.database import Database
 from store.db.record_kinds import LEDGERED_KEYS
 from store.db.tables import metadata
 from store.model.checkpoint import Checkpoint
@@ -101,7 +100,7 @@ def test_rows_ids_and_orderings_are_identical(stores: tuple[str, str]) -> None:
 
 
 def _operation(url: str, name: str, variables: dict[str, Any]) -> dict[str, Any]:
-    database = Database.open(url)
+    database = AuditStore.open(url, read_only=True)
     try:
         source = (WORKBENCH / f"{name}.graphql").read_text(encoding="utf-8")
         return asyncio.run(execute_operation(database, source, variables, name))

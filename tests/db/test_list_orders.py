@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from spec_values import CODES_IN_APPEND_ORDER, CODES_MOST_SEEN, DELTA_QUANTITY_ID
 
 from store.db import queries
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 from store.db.queries import Order, ResidualFilter
 
 OLDEST, NEWEST, MOST_SEEN = Order.OLDEST_FIRST, Order.NEWEST_FIRST, Order.MOST_SEEN
@@ -45,7 +45,7 @@ SURFACES_MOST_SEEN_AT_66 = [("light", 2), ("knowledge", 2), ("correction", 2), (
                             ("memory", 1), ("glimmerwort", 1), ("knowledge", 1), ("light", 1)]
 
 
-def listing(db: Database, name: str) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+def listing(db: AuditStore, name: str) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     query, args = LISTS[name]
     if name == "surface occurrences":  # the light surface's three sightings
         light = db.execute(queries.list_surfaces, None, 1).items[0]
@@ -57,12 +57,12 @@ def seqs(page: queries.Page[Any]) -> list[int]:
     return [item.seq for item in page.items]
 
 
-def everything(db: Database, name: str, order: Order) -> list[int]:
+def everything(db: AuditStore, name: str, order: Order) -> list[int]:
     query, args = listing(db, name)
     return seqs(db.execute(query, *args, 500, order=order))
 
 
-def test_residuals_in_each_order(journal_db: Database) -> None:
+def test_residuals_in_each_order(journal_db: AuditStore) -> None:
     def codes(order: Order) -> list[str]:
         page = journal_db.execute(queries.list_residuals, None, 500, order=order)
         return [r.residual.residual_code for r in page.items]
@@ -72,7 +72,7 @@ def test_residuals_in_each_order(journal_db: Database) -> None:
     assert codes(MOST_SEEN) == CODES_MOST_SEEN
 
 
-def test_surfaces_most_seen_first_ties_oldest_first(journal_db: Database) -> None:
+def test_surfaces_most_seen_first_ties_oldest_first(journal_db: AuditStore) -> None:
     def subjects(order: Order, as_of: int | None = None) -> list[tuple[str | None, int]]:
         page = journal_db.execute(queries.list_surfaces, None, 500, order=order, as_of=as_of)
         return [(s.subject, s.occurrence_count) for s in page.items]
@@ -81,14 +81,14 @@ def test_surfaces_most_seen_first_ties_oldest_first(journal_db: Database) -> Non
     assert subjects(MOST_SEEN, as_of=66) == SURFACES_MOST_SEEN_AT_66
 
 
-def test_newest_first_reverses_append_order(journal_db: Database) -> None:
+def test_newest_first_reverses_append_order(journal_db: AuditStore) -> None:
     for name in LISTS:
         assert everything(journal_db, name, NEWEST) == everything(journal_db, name, OLDEST)[::-1]
     assert len(everything(journal_db, "turns", OLDEST)) == 6
     assert len(everything(journal_db, "surface occurrences", OLDEST)) == 3
 
 
-def walk(db: Database, name: str, order: Order, size: int, backwards: bool
+def walk(db: AuditStore, name: str, order: Order, size: int, backwards: bool
          ) -> list[queries.Page[Any]]:
     """Every page of a list, in the order they were read."""
     query, args = listing(db, name)
@@ -114,7 +114,7 @@ ORDERED_LISTS = [(name, order) for name in LISTS for order in Order
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=st.sampled_from(ORDERED_LISTS), size=st.integers(1, 17), backwards=st.booleans())
 def test_paging_through_a_list_gives_the_whole_list_once(
-    journal_db: Database, case: tuple[str, Order], size: int, backwards: bool
+    journal_db: AuditStore, case: tuple[str, Order], size: int, backwards: bool
 ) -> None:
     name, order = case
     expected = everything(journal_db, name, order)
@@ -132,7 +132,7 @@ def test_paging_through_a_list_gives_the_whole_list_once(
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=st.sampled_from([c for c in ORDERED_LISTS if c[0] in SIGHTED]), data=st.data())
-def test_a_window_between_two_cursors(journal_db: Database, case: tuple[str, Order],
+def test_a_window_between_two_cursors(journal_db: AuditStore, case: tuple[str, Order],
                                       data: st.DataObject) -> None:
     """after and before together: the rows strictly between, from either end."""
     name, order = case
@@ -152,7 +152,7 @@ def test_a_window_between_two_cursors(journal_db: Database, case: tuple[str, Ord
         assert page.has_previous_page and page.has_next_page  # the cursors' own rows
 
 
-def test_page_info_of_the_first_and_last_pages(journal_db: Database) -> None:
+def test_page_info_of_the_first_and_last_pages(journal_db: AuditStore) -> None:
     first = journal_db.execute(queries.list_residuals, None, 5, order=NEWEST)
     assert [r.residual.residual_code for r in first.items] == CODES_IN_APPEND_ORDER[:-6:-1]
     assert (first.has_previous_page, first.has_next_page) == (False, True)
@@ -164,7 +164,7 @@ def test_page_info_of_the_first_and_last_pages(journal_db: Database) -> None:
     assert (empty.items, empty.start_cursor, empty.has_previous_page) == ([], None, True)
 
 
-def test_a_cursor_outside_the_filtered_list(journal_db: Database) -> None:
+def test_a_cursor_outside_the_filtered_list(journal_db: AuditStore) -> None:
     """A cursor whose row the filter excludes still says whether rows lie before it."""
     all_rows = journal_db.execute(queries.list_residuals, None, 500)
     delta = all_rows.cursors[CODES_IN_APPEND_ORDER.index("delta_quantity_unbound")]
@@ -183,7 +183,7 @@ def _cursor(text: str) -> str:
     return base64.urlsafe_b64encode(text.encode()).decode()
 
 
-def test_a_cursor_pages_only_the_order_it_came_from(journal_db: Database) -> None:
+def test_a_cursor_pages_only_the_order_it_came_from(journal_db: AuditStore) -> None:
     newest = journal_db.execute(queries.list_residuals, None, 2, order=NEWEST).end_cursor
     with pytest.raises(queries.CursorError,
                        match="after: this cursor pages the NEWEST_FIRST order, not OLDEST_FIRST"):
@@ -201,14 +201,14 @@ def test_a_cursor_pages_only_the_order_it_came_from(journal_db: Database) -> Non
     "seen:3", "seen:3:4:5", "seen:x:4", "newest:", "newest:-1", f"seq:{2**63}",
     f"seen:{2**63}:1", "seq:" + "9" * 5000, "oldest:4",
 ])
-def test_malformed_cursors_of_each_order(journal_db: Database, text: str) -> None:
+def test_malformed_cursors_of_each_order(journal_db: AuditStore, text: str) -> None:
     for order in Order:
         with pytest.raises(queries.CursorError, match="before: malformed cursor"):
             journal_db.execute(queries.list_residuals, None, last=1, before=_cursor(text),
                             order=order)
 
 
-def test_the_largest_key_is_a_cursor(journal_db: Database) -> None:
+def test_the_largest_key_is_a_cursor(journal_db: AuditStore) -> None:
     page = journal_db.execute(queries.list_residuals, None, 5, _cursor(f"seq:{2**63 - 1}"))
     assert (page.items, page.has_previous_page) == ([], True)
     page = journal_db.execute(queries.list_residuals, None, 5, _cursor(f"seen:{2**63 - 1}:0"),
@@ -219,20 +219,20 @@ def test_the_largest_key_is_a_cursor(journal_db: Database) -> None:
 
 @pytest.mark.parametrize("name", ["turns", "assessments", "batches", "occurrences",
                                   "surface occurrences"])
-def test_most_seen_is_refused_where_rows_have_no_sightings(journal_db: Database,
+def test_most_seen_is_refused_where_rows_have_no_sightings(journal_db: AuditStore,
                                                            name: str) -> None:
     query, args = listing(journal_db, name)
     with pytest.raises(queries.QueryError, match=rf"order: MOST_SEEN .* which {name} do not"):
         journal_db.execute(query, *args, 5, order=MOST_SEEN)
 
 
-def test_first_and_last_together_are_refused(journal_db: Database) -> None:
+def test_first_and_last_together_are_refused(journal_db: AuditStore) -> None:
     with pytest.raises(queries.PageSizeError, match="first and last: give one of them"):
         journal_db.execute(queries.list_residuals, None, 5, last=5)
 
 
 @pytest.mark.parametrize("last", [-1, 501])
-def test_last_has_the_page_size_cap(journal_db: Database, last: int) -> None:
+def test_last_has_the_page_size_cap(journal_db: AuditStore, last: int) -> None:
     with pytest.raises(queries.PageSizeError, match=f"last: must be between 0 and 500, got {last}"):
         journal_db.execute(queries.list_residuals, None, last=last)
     assert len(journal_db.execute(queries.list_residuals, None, last=500).items) == 12

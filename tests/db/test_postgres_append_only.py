@@ -19,7 +19,6 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from store.db.audit_store import AuditStore
-from store.db.database import Database
 from store.db.queries import QueryTimeout
 from store.db.record_kinds import APPEND_ONLY_TABLES
 from store.db.tables import metadata
@@ -121,7 +120,7 @@ def test_a_dropped_trigger_is_reported_by_verify(raw: psycopg.Connection, pg_sto
 
 
 def test_the_api_engine_cannot_write(pg_store: str) -> None:
-    database = Database.open(pg_store)
+    database = AuditStore.open(pg_store, read_only=True)
     try:
         for statement in ("DELETE FROM tree_heads", "CREATE TABLE intruder (x integer)",
                           "INSERT INTO ingest_batches (batch_id) VALUES (99)"):
@@ -134,7 +133,7 @@ def test_the_api_engine_cannot_write(pg_store: str) -> None:
 
 
 def test_the_time_limit_stops_a_runaway_query(pg_store: str) -> None:
-    database = Database.open(pg_store, time_limit=0.3)
+    database = AuditStore.open(pg_store, read_only=True, time_limit=0.3)
     try:
         def runaway(connection: object) -> None:  # test-only hook, as tests/api does for SQLite
             connection.execute(text("SELECT pg_sleep(5)"))  # type: ignore[attr-defined]
@@ -175,7 +174,7 @@ def test_the_readme_select_only_role_reads_and_cannot_write(pg_store: str) -> No
             reader_url = make_url(pg_store).set(username=role, password=None)
             reader = reader_url.render_as_string(hide_password=False)
             # Reads work, through the API's own path (revision check included) ...
-            database = Database.open(reader)
+            database = AuditStore.open(reader, read_only=True)
             try:
                 assert database.execute(
                     lambda c: c.execute(text("SELECT count(*) FROM tree_heads")).scalar_one()

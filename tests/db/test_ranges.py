@@ -11,7 +11,7 @@ import pytest
 from spec_values import CODES_IN_APPEND_ORDER, CODES_OF_BATCH_1
 
 from store.db import queries
-from store.db.database import Database
+from store.db.audit_store import AuditStore
 from store.db.queries import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
 
 BATCH_2_CODES = CODES_IN_APPEND_ORDER[6:]
@@ -20,7 +20,7 @@ BATCH_2_REFS = ["families:unary-delta-repeat", "families:quantity-entity",
                 "families:familyless-organ"]
 
 
-def codes(db: Database, where: ResidualFilter) -> list[str]:
+def codes(db: AuditStore, where: ResidualFilter) -> list[str]:
     page = db.execute(queries.list_residuals, where, 500)
     assert db.execute(queries.count_residuals, where) == len(page.items)
     return [r.residual.residual_code for r in page.items]
@@ -36,12 +36,12 @@ def codes(db: Database, where: ResidualFilter) -> list[str]:
     (2, 1, []),
     (0, 2**63 - 1, CODES_IN_APPEND_ORDER),
 ])
-def test_residuals_by_batch_range(journal_db: Database, low: int | None, high: int | None,
+def test_residuals_by_batch_range(journal_db: AuditStore, low: int | None, high: int | None,
                                   expected: list[str]) -> None:
     assert codes(journal_db, ResidualFilter(batch_id_from=low, batch_id_to=high)) == expected
 
 
-def test_every_filter_takes_the_range(journal_db: Database) -> None:
+def test_every_filter_takes_the_range(journal_db: AuditStore) -> None:
     def count(query: object, where: object) -> int:
         return len(journal_db.execute(query, where, 500).items)  # type: ignore[arg-type]
 
@@ -57,7 +57,7 @@ def test_every_filter_takes_the_range(journal_db: Database) -> None:
     assert journal_db.execute(queries.count_assessments, AssessmentFilter(batch_id_to=1)) == 5
 
 
-def test_residual_facets_over_a_batch_range_count_its_sightings(journal_db: Database) -> None:
+def test_residual_facets_over_a_batch_range_count_its_sightings(journal_db: AuditStore) -> None:
     """Residuals first stored by batch 2, and the sightings batch 2 recorded: one of them is
     of "Tom gained apples." (batch 1), seen again in "Sam gained pears."."""
     facets = journal_db.execute(queries.residual_facets,
@@ -72,11 +72,11 @@ def test_residual_facets_over_a_batch_range_count_its_sightings(journal_db: Data
         ("unary_delta_transition", 0, 1)]
 
 
-def ingested(db: Database) -> dict[int, str]:
+def ingested(db: AuditStore) -> dict[int, str]:
     return {b.batch_id: b.ingested_at for b in db.execute(queries.list_batches).items}
 
 
-def test_ingest_time_range_is_inclusive_at_both_ends(journal_db: Database) -> None:
+def test_ingest_time_range_is_inclusive_at_both_ends(journal_db: AuditStore) -> None:
     at = ingested(journal_db)
     second = datetime.fromisoformat(at[2])
     assert at[2] == second.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # how the writer stores it
@@ -102,7 +102,7 @@ def test_ingest_time_range_is_inclusive_at_both_ends(journal_db: Database) -> No
     assert journal_db.execute(queries.count_turns, turns) == 0
 
 
-def test_ranges_and_as_of_together(journal_db: Database) -> None:
+def test_ranges_and_as_of_together(journal_db: AuditStore) -> None:
     at = ingested(journal_db)
     where = ResidualFilter(batch_id_from=1, ingested_to=datetime.fromisoformat(at[2]))
     assert codes(journal_db, where) == CODES_IN_APPEND_ORDER
@@ -116,13 +116,13 @@ def test_ranges_and_as_of_together(journal_db: Database) -> None:
     (ResidualFilter(batch_id_to=2**63), "batchIdTo: must be between 0 and 9223372036854775807"
                                         f", got {2**63}"),
 ])
-def test_bad_bounds_are_named(journal_db: Database, where: ResidualFilter, message: str) -> None:
+def test_bad_bounds_are_named(journal_db: AuditStore, where: ResidualFilter, message: str) -> None:
     with pytest.raises(queries.QueryError) as raised:
         journal_db.execute(queries.list_residuals, where)
     assert str(raised.value) == message
 
 
-def test_times_beyond_the_calendar_in_utc_are_its_ends(journal_db: Database) -> None:
+def test_times_beyond_the_calendar_in_utc_are_its_ends(journal_db: AuditStore) -> None:
     """Year 1 at +05:00 is before any UTC time this store can hold; 9999 at -05:00 after."""
     first_moment = datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=5)))
     last_moment = datetime(9999, 12, 31, 23, 0, tzinfo=timezone(timedelta(hours=-5)))

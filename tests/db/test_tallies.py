@@ -12,7 +12,6 @@ from store_support import raw_connect
 
 from store.db import queries
 from store.db.audit_store import AuditStore
-from store.db.database import Database
 from store.db.queries import ResidualFilter
 from store.model.taxonomy import ResidualKind
 
@@ -47,7 +46,7 @@ def test_facets_and_counts_equal_direct_counts_for_any_batching(batches: list[li
             for number, batch in enumerate(batches):
                 store.ingest([FRAMES[i] for i in batch], source=f"batch-{number}")
             assert store.verify().intact
-        database = Database.open(str(path))
+        database = AuditStore.open(str(path), read_only=True)
         try:
             facets = database.execute(queries.residual_facets)
             missing_role = database.execute(

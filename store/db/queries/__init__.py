@@ -1,7 +1,7 @@
 """The read/query layer: every SELECT the API and the CLI run is written in this package.
 
 Each public function takes a SQLAlchemy `Connection` first and returns plain records, so
-callers (GraphQL resolvers through `Database.run`, the CLI, benchmarks) never write SQL.
+callers (GraphQL resolvers through `AuditStore.run`, the CLI, benchmarks) never write SQL.
 Lists are keyset-paginated in an `Order` (append order by `seq`, the row's ledger position,
 by default), forwards (first/after) or backwards (last/before). Every read takes `as_of`, a
 recorded tree size: the store as it was then. One module per concept: errors, records,
