@@ -11,12 +11,21 @@ from pathlib import Path
 
 import pytest
 from backends import BACKENDS, EXAMPLE_FILES, pg_schema
+from cli_runs import INPUT_VARIABLES
 
 from store.db.audit_store import AuditStore
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples" / "adr_0225_frames.jsonl"
 JOURNAL = REPO / "examples" / "workbench_turn_journal.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _no_shell_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store and data dirs a developer's shell names never reach the code under test:
+    in-process defaults (the teaching registry, the store) read the same variables as the CLI."""
+    for name in INPUT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
@@ -40,7 +49,7 @@ def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]
 def store_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path | str]:
     """Where a new store goes, as the CLI's --db takes it: a SQLite file or a PostgreSQL URL.
 
-    Helpers that read a store raw (surface_helpers.query) take either.
+    Raw reads of a store (raw_reads.query) take either.
     """
     if request.param == "sqlite":
         yield tmp_path / "audit.db"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from cli_runs import cli
 from graphql import build_schema as build_sdl_schema
 from graphql import parse, validate
 from spec_surfaces import (
@@ -30,7 +30,6 @@ from spec_values import (
 )
 
 from store.api.schema import schema_sdl
-from store.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 SDL_PATH = REPO / "graphql" / "schema.graphql"
@@ -50,7 +49,7 @@ def test_exported_sdl_matches_the_code() -> None:
 
 
 def test_schema_command_prints_the_sdl() -> None:
-    result = CliRunner().invoke(main, ["schema"])
+    result = cli("schema")
     assert result.exit_code == 0
     assert result.output == SDL_PATH.read_text(encoding="utf-8")
 
@@ -87,7 +86,7 @@ def run_operation(url: str, name: str, **variables: Any) -> dict[str, Any]:
             "--operation", name]
     if variables:
         args += ["--variables", json.dumps(variables)]
-    result = CliRunner().invoke(main, args)
+    result = cli(*args)
     assert result.exit_code == 0, result.output
     return json.loads(result.output)["data"]
 
@@ -219,7 +218,7 @@ def test_ledger_status(example_store_url: str) -> None:
     data = run_operation(example_store_url, "LedgerStatus")
     assert data["ledger"]["treeSize"] == LEDGER_LENGTH
     assert data["ledger"]["origin"] is None  # no checkpoint taken yet
-    checkpoint = CliRunner().invoke(main, ["checkpoint", "--db", example_store_url])
+    checkpoint = cli("checkpoint", "--db", example_store_url)
     # C2SP tlog-checkpoint: origin, tree size, base64 root, blank line.
     origin, size, root, blank = checkpoint.output.split("\n")[:4]
     assert (size, base64.b64decode(root).hex(), blank) == (
@@ -233,26 +232,23 @@ def test_ledger_status(example_store_url: str) -> None:
 
 
 def test_query_command_inline_and_errors(example_store_url: str) -> None:
-    runner = CliRunner()
-    ok = runner.invoke(main, ["query", "--db", example_store_url, "{ ledger { treeSize } }"])
+    ok = cli("query", "--db", example_store_url, "{ ledger { treeSize } }")
     assert ok.exit_code == 0
     assert json.loads(ok.output) == {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}}
-    bad = runner.invoke(main, ["query", "--db", example_store_url,
-                               "{ residuals(first: 10000) { totalCount } }"])
+    bad = cli("query", "--db", example_store_url, "{ residuals(first: 10000) { totalCount } }")
     assert bad.exit_code == 1
     assert "between 0 and 500" in json.loads(bad.output)["errors"][0]["message"]
-    mutation = runner.invoke(main, ["query", "--db", example_store_url, "mutation { x }"])
+    mutation = cli("query", "--db", example_store_url, "mutation { x }")
     assert mutation.exit_code == 1
-    neither = runner.invoke(main, ["query", "--db", example_store_url])
+    neither = cli("query", "--db", example_store_url)
     assert neither.exit_code == 2
-    bad_json = runner.invoke(main, ["query", "--db", example_store_url, "{ ledger { treeSize } }",
-                                    "--variables", "{nope"])
+    bad_json = cli("query", "--db", example_store_url, "{ ledger { treeSize } }",
+                   "--variables", "{nope")
     assert bad_json.exit_code == 2
 
 
 def test_query_command_needs_an_existing_store(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["query", "--db", str(tmp_path / "none.db"),
-                                       "{ ledger { treeSize } }"])
+    result = cli("query", "--db", tmp_path / "none.db", "{ ledger { treeSize } }")
     assert result.exit_code == 1
     assert "no such store" in result.output
     assert not (tmp_path / "none.db").exists()
@@ -269,11 +265,10 @@ def test_demo_ingests_examples_and_is_rerunnable(tmp_path: Path,
     # The module, not the `demo` command that store.cli re-exports under the same name.
     monkeypatch.setattr(importlib.import_module("store.cli.demo"), "run_server", fake_server)
     monkeypatch.chdir(tmp_path)
-    runner = CliRunner(env={"CORE_AUDIT_DB": None})
-    first = runner.invoke(main, ["demo", "--port", "0"])
+    first = cli("demo", "--port", "0")  # no CORE_AUDIT_DB: the default store
     assert first.exit_code == 0, first.output
     assert (tmp_path / "core-audit.db").exists()
-    again = runner.invoke(main, ["demo", "--port", "0"])
+    again = cli("demo", "--port", "0")
     assert again.exit_code == 0, again.output
     assert "0 new" in again.output
     assert served == [None, None]  # the server resolves the default store the same way
@@ -286,6 +281,6 @@ def test_demo_honours_core_audit_db(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                         lambda db, **options: None)
     monkeypatch.chdir(tmp_path)
     elsewhere = tmp_path / "elsewhere.db"
-    result = CliRunner(env={"CORE_AUDIT_DB": str(elsewhere)}).invoke(main, ["demo"])
+    result = cli("demo", env={"CORE_AUDIT_DB": str(elsewhere)})
     assert result.exit_code == 0, result.output
     assert elsewhere.exists() and not (tmp_path / "core-audit.db").exists()

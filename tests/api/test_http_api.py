@@ -14,6 +14,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from cli_runs import cli, subprocess_environ
+from graphql_requests import error_messages, post_graphql
 from spec_values import (
     CODES_IN_APPEND_ORDER,
     DELTA_QUANTITY_ID,
@@ -30,17 +32,6 @@ from store.api.app import create_app
 from store.db import queries
 from store.db.audit_store import AuditStore
 
-
-def graphql(client: TestClient, query: str, **variables: Any) -> dict[str, Any]:
-    response = client.post("/graphql", json={"query": query, "variables": variables})
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def error_messages(body: dict[str, Any]) -> list[str]:
-    return [error["message"] for error in body.get("errors", [])]
-
-
 RESIDUAL_PAGE = """
 query Page($filter: ResidualFilter, $first: Int, $after: String) {
   residuals(filter: $filter, first: $first, after: $after) {
@@ -53,7 +44,7 @@ query Page($filter: ResidualFilter, $first: Int, $after: String) {
 
 
 def test_post_and_get(client: TestClient) -> None:
-    body = graphql(client, "{ ledger { treeSize } }")
+    body = post_graphql(client, "{ ledger { treeSize } }")
     assert body == {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}}
     response = client.get("/graphql", params={"query": "{ ledger { treeSize } }"})
     assert response.status_code == 200
@@ -61,14 +52,14 @@ def test_post_and_get(client: TestClient) -> None:
 
 
 def test_filters_and_enums_over_graphql(client: TestClient) -> None:
-    body = graphql(client, RESIDUAL_PAGE, filter={"kind": ["MISSING_ROLE"]})
+    body = post_graphql(client, RESIDUAL_PAGE, filter={"kind": ["MISSING_ROLE"]})
     residuals = body["data"]["residuals"]
     assert residuals["totalCount"] == len(MISSING_ROLE_CODES)
     assert [n["residualCode"] for n in residuals["nodes"]] == MISSING_ROLE_CODES
     assert {(n["residualKind"], n["sourceAxis"]) for n in residuals["nodes"]} == {
         ("MISSING_ROLE", "ROLE")}
-    body = graphql(client, RESIDUAL_PAGE,
-                   filter={"axis": ["UNIT_OBJECT", "UNKNOWN"], "organ": ["temporal_tariff"]})
+    body = post_graphql(client, RESIDUAL_PAGE,
+                        filter={"axis": ["UNIT_OBJECT", "UNKNOWN"], "organ": ["temporal_tariff"]})
     assert [n["residualCode"] for n in body["data"]["residuals"]["nodes"]] == [
         "unbound_base_quantity"]
 
@@ -77,7 +68,7 @@ def test_paging_over_graphql_returns_every_row_once(client: TestClient) -> None:
     seen: list[str] = []
     after = None
     while True:
-        page = graphql(client, RESIDUAL_PAGE, first=5, after=after)["data"]["residuals"]
+        page = post_graphql(client, RESIDUAL_PAGE, first=5, after=after)["data"]["residuals"]
         assert page["totalCount"] == len(CODES_IN_APPEND_ORDER)
         assert [e["node"]["residualCode"] for e in page["edges"]] == [
             n["residualCode"] for n in page["nodes"]]
@@ -90,7 +81,7 @@ def test_paging_over_graphql_returns_every_row_once(client: TestClient) -> None:
 
 
 def test_residual_with_occurrences(client: TestClient) -> None:
-    body = graphql(client, """
+    body = post_graphql(client, """
       query One($id: ID!) { residual(id: $id) {
         residualCode occurrenceCount
         occurrences(first: 1) { totalCount pageInfo { hasNextPage }
@@ -105,12 +96,12 @@ def test_residual_with_occurrences(client: TestClient) -> None:
         "assessment": {"explanation": "diagnostic candidate is not runnable: "
                                       "delta_quantity_unbound"},
         "batch": {"batchId": 1}}]
-    assert graphql(client, '{ residual(id: "nope") { residualId } }') == {
+    assert post_graphql(client, '{ residual(id: "nope") { residualId } }') == {
         "data": {"residual": None}}
 
 
 def test_facets_over_graphql(client: TestClient) -> None:
-    body = graphql(client, """{ residualFacets { total occurrences
+    body = post_graphql(client, """{ residualFacets { total occurrences
         byKind { value count occurrences } byAxis { value count occurrences }
         byOrgan { value count occurrences } byFamily { value count occurrences }
         byCode { value count occurrences } } }""")
@@ -118,7 +109,7 @@ def test_facets_over_graphql(client: TestClient) -> None:
 
 
 def test_assessments_batches_taxonomy(client: TestClient) -> None:
-    body = graphql(client, """{
+    body = post_graphql(client, """{
       assessments(filter: {runnable: true}) { totalCount nodes {
         sourceRef familyId runnable residuals { residualId } batch { source } } }
       batches { totalCount nodes { batchId source newRows presentRows } }
@@ -176,8 +167,8 @@ def test_bad_requests_are_errors_not_500s(client: TestClient, query: str,
 
 
 def test_bad_cursor_on_nested_occurrences(client: TestClient) -> None:
-    body = graphql(client, 'query ($id: ID!) { residual(id: $id) { occurrences(after: "??") '
-                   "{ totalCount } } }", id=DELTA_QUANTITY_ID)
+    body = post_graphql(client, 'query ($id: ID!) { residual(id: $id) { occurrences(after: "??") '
+                        "{ totalCount } } }", id=DELTA_QUANTITY_ID)
     assert "malformed cursor" in error_messages(body)[0]
 
 
@@ -202,10 +193,11 @@ def test_time_limit_stops_a_runaway_request(client: TestClient, example_db: Audi
 
     monkeypatch.setattr(api_schema.queries, "residual_facets", runaway)
     example_db.time_limit = 0.2
-    body = graphql(client, "{ residualFacets { total } }")
+    body = post_graphql(client, "{ residualFacets { total } }")
     assert error_messages(body) == ["query stopped: it ran past the request's time limit"]
     example_db.time_limit = 30
-    assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == LEDGER_LENGTH
+    assert post_graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == (
+        LEDGER_LENGTH)
 
 
 def test_occurrence_counts_come_with_the_page_in_one_statement(
@@ -220,7 +212,7 @@ def test_occurrence_counts_come_with_the_page_in_one_statement(
 
     event.listen(example_db.engine, "before_cursor_execute", record)
     try:
-        body = graphql(client, "{ residuals(first: 20) { nodes { occurrenceCount } } }")
+        body = post_graphql(client, "{ residuals(first: 20) { nodes { occurrenceCount } } }")
     finally:
         event.remove(example_db.engine, "before_cursor_execute", record)
     counts = [n["occurrenceCount"] for n in body["data"]["residuals"]["nodes"]]
@@ -293,7 +285,8 @@ def test_body_too_large_is_413(client: TestClient) -> None:
     response = client.post("/graphql", content=chunks(),
                            headers={"content-type": "application/json"})
     assert response.status_code == 413
-    assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == LEDGER_LENGTH
+    assert post_graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == (
+        LEDGER_LENGTH)
 
 
 def _app_client(example_db: AuditStore, **options: Any) -> TestClient:
@@ -307,23 +300,23 @@ INTROSPECTION = "{ __schema { queryType { name } } }"
 def test_graphiql_and_introspection_on_by_default(client: TestClient) -> None:
     page = client.get("/graphql", headers={"accept": "text/html"})
     assert page.status_code == 200 and "graphiql" in page.text.lower()
-    assert graphql(client, INTROSPECTION) == {"data": {"__schema": {"queryType": {
+    assert post_graphql(client, INTROSPECTION) == {"data": {"__schema": {"queryType": {
         "name": "Query"}}}}
 
 
 def test_graphiql_off(example_db: AuditStore) -> None:
     with _app_client(example_db, graphiql=False) as client:
         assert client.get("/graphql", headers={"accept": "text/html"}).status_code == 404
-        assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == (
+        assert post_graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == (
             LEDGER_LENGTH)
 
 
 def test_introspection_off(example_db: AuditStore) -> None:
     with _app_client(example_db, introspection=False) as client:
-        body = graphql(client, INTROSPECTION)
+        body = post_graphql(client, INTROSPECTION)
         assert body.get("data") is None
         assert "introspection" in error_messages(body)[0].lower()
-        assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == (
+        assert post_graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == (
             LEDGER_LENGTH)
 
 
@@ -339,7 +332,8 @@ def test_server_cannot_write_even_with_raw_sql(client: TestClient, example_db: A
             app_db.engine.begin() as connection,
         ):
             connection.exec_driver_sql(statement)
-    assert graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == LEDGER_LENGTH
+    assert post_graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == (
+        LEDGER_LENGTH)
 
 
 @pytest.mark.slow
@@ -388,7 +382,7 @@ def test_full_introspection_fits_the_limits(client: TestClient) -> None:
     query = get_introspection_query(descriptions=True, specified_by_url=True,
                                     directive_is_repeatable=True, schema_description=True,
                                     input_value_deprecation=True)
-    body = graphql(client, query)
+    body = post_graphql(client, query)
     assert "errors" not in body
     assert body["data"]["__schema"]["queryType"]["name"] == "Query"
 
@@ -396,9 +390,6 @@ def test_full_introspection_fits_the_limits(client: TestClient) -> None:
 def test_serve_command_wires_its_switches(example_store_url: str,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     import uvicorn
-    from click.testing import CliRunner
-
-    from store.cli import main
 
     started: dict[str, Any] = {}
 
@@ -406,14 +397,13 @@ def test_serve_command_wires_its_switches(example_store_url: str,
         started.update(options, app=app)
 
     monkeypatch.setattr(uvicorn, "run", fake_run)
-    result = CliRunner().invoke(main, [
-        "serve", "--db", example_store_url, "--host", "127.0.0.2", "--port", "8123",
-        "--no-graphiql", "--no-introspection", "--cors-origin", "https://wb.example"])
+    result = cli("serve", "--db", example_store_url, "--host", "127.0.0.2", "--port", "8123",
+                 "--no-graphiql", "--no-introspection", "--cors-origin", "https://wb.example")
     assert result.exit_code == 0, result.output
     assert (started["host"], started["port"]) == ("127.0.0.2", 8123)
     with TestClient(started["app"], base_url="http://127.0.0.2") as served:
         assert served.get("/graphql", headers={"accept": "text/html"}).status_code == 404
-        assert "introspection" in error_messages(graphql(served, INTROSPECTION))[0].lower()
+        assert "introspection" in error_messages(post_graphql(served, INTROSPECTION))[0].lower()
         response = served.post("/graphql", headers={"origin": "https://wb.example"},
                                json={"query": "{ ledger { treeSize } }"})
         assert response.headers["access-control-allow-origin"] == "https://wb.example"
@@ -424,7 +414,7 @@ def test_a_nul_character_in_an_argument_matches_nothing(client: TestClient) -> N
     # PostgreSQL text cannot hold U+0000 and its driver refuses such a parameter: the answer
     # must still be "nothing matches" (as on SQLite), not an internal error.
     nul = "unary_delta_transition\x00"
-    body = graphql(client, """
+    body = post_graphql(client, """
         query Q($v: [String!], $id: ID!) {
           residuals(filter: {organ: $v, code: $v}) { totalCount }
           residualFacets(filter: {organ: $v}) { total }
@@ -454,7 +444,8 @@ def test_serve_with_workers_answers_from_several_read_only_processes(
     server = subprocess.Popen(
         [sys.executable, "-c", "from store.cli import main; main()", "serve", "--db",
          example_store_url, "--port", str(port), "--workers", "2", "--no-graphiql"],
-        stdout=subprocess.DEVNULL, stderr=(tmp_path / "serve.log").open("wb"))
+        env=subprocess_environ(), stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "serve.log").open("wb"))
     try:
         deadline = time.monotonic() + 60
         while True:

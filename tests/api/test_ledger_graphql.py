@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 from backends import raw_query
+from cli_runs import cli
+from graphql_requests import graphql_data, post_graphql
 from rfc9162_reference import consistency_ok, inclusion_ok, leaf
 from starlette.testclient import TestClient
-from surface_helpers import cli
 
 from store.api.app import create_app
 from store.api.schema import MASKED_MESSAGE
@@ -49,18 +50,6 @@ def client(store_url: str) -> Iterator[TestClient]:
         db.close()
 
 
-def graphql(client: TestClient, query: str, **variables: Any) -> dict[str, Any]:
-    response = client.post("/graphql", json={"query": query, "variables": variables})
-    assert response.status_code == 200, response.text
-    return dict(response.json())
-
-
-def data(client: TestClient, query: str, **variables: Any) -> dict[str, Any]:
-    body = graphql(client, query, **variables)
-    assert "errors" not in body, body
-    return dict(body["data"])
-
-
 def heads(url: str) -> list[tuple[int, bytes]]:
     return [(int(size), bytes.fromhex(str(root))) for size, root in raw_query(
         url, "SELECT tree_size, root_hash FROM tree_heads ORDER BY tree_size")]
@@ -76,7 +65,7 @@ def check_inclusion(proof: dict[str, Any], root: bytes) -> None:
 def test_ledger_head_and_checkpoint_without_writing_an_origin(client: TestClient,
                                                               store_url: str) -> None:
     query = "{ ledger { treeSize rootHash origin checkpoint } }"
-    ledger = data(client, query)["ledger"]
+    ledger = graphql_data(client, query)["ledger"]
     size, root = heads(store_url)[-1]
     assert (ledger["treeSize"], ledger["rootHash"]) == (size, root.hex())
     assert ledger["origin"] is None and ledger["checkpoint"] is None
@@ -84,7 +73,7 @@ def test_ledger_head_and_checkpoint_without_writing_an_origin(client: TestClient
         assert store.origin() is None  # the read-only server chose no origin
     result = cli("checkpoint", "--db", store_url, "--origin", "example.org/audit")
     assert result.exit_code == 0, result.output
-    ledger = data(client, query)["ledger"]
+    ledger = graphql_data(client, query)["ledger"]
     assert ledger["origin"] == "example.org/audit"
     assert ledger["checkpoint"] == result.stdout
 
@@ -98,7 +87,7 @@ def test_inclusion_proofs_of_each_record_kind(client: TestClient, store_url: str
              f"old: inclusionProof(treeSize: $size) {{ {PROOF_FIELDS} }} }} }} }}")
     tree_heads = heads(store_url)
     newest_size, newest_root = tree_heads[-1]
-    nodes = data(client, query, size=newest_size)[records]["nodes"]
+    nodes = graphql_data(client, query, size=newest_size)[records]["nodes"]
     assert nodes
     for node in nodes:
         check_inclusion(node["newest"], newest_root)
@@ -107,7 +96,7 @@ def test_inclusion_proofs_of_each_record_kind(client: TestClient, store_url: str
         index = node["newest"]["leafIndex"]
         # the first tree head holding the record: the smallest tree it can be proven in
         size, root = next((s, r) for s, r in tree_heads if s > index)
-        proof = data(client, query, size=size)[records]["nodes"]
+        proof = graphql_data(client, query, size=size)[records]["nodes"]
         old = next(n["old"] for n in proof if n[id_field] == node[id_field])
         assert old["treeSize"] == size
         check_inclusion(old, root)
@@ -120,7 +109,7 @@ def test_consistency_between_every_pair_of_tree_heads(client: TestClient,
     query = ("query($from: Int!) { ledger { consistencyProof(fromSize: $from) { "
              "first second firstRoot secondRoot consistencyPath } } }")
     for first, first_root in tree_heads:
-        proof = data(client, query, **{"from": first})["ledger"]["consistencyProof"]
+        proof = graphql_data(client, query, **{"from": first})["ledger"]["consistencyProof"]
         assert (proof["first"], proof["second"]) == (first, newest_size)
         assert (proof["firstRoot"], proof["secondRoot"]) == (first_root.hex(), newest_root.hex())
         path = [bytes.fromhex(h) for h in proof["consistencyPath"]]
@@ -129,9 +118,9 @@ def test_consistency_between_every_pair_of_tree_heads(client: TestClient,
 
 @pytest.mark.parametrize("size", [-1, 0, 100_000, 2**31 - 1])
 def test_an_out_of_range_tree_size_is_a_query_error(client: TestClient, size: int) -> None:
-    body = graphql(client, "query($size: Int) { ledger { treeSize } residuals(first: 2) { "
-                           "nodes { residualId inclusionProof(treeSize: $size) { leafIndex } } "
-                           "} }", size=size)
+    body = post_graphql(client, "query($size: Int) { ledger { treeSize } residuals(first: 2) "
+                                "{ nodes { residualId inclusionProof(treeSize: $size) "
+                                "{ leafIndex } } } }", size=size)
     assert body["errors"] and all(e["message"] != MASKED_MESSAGE for e in body["errors"])
     assert all("treeSize" in e["message"] for e in body["errors"])
     nodes = body["data"]["residuals"]["nodes"]  # the error stays on its field
@@ -141,7 +130,7 @@ def test_an_out_of_range_tree_size_is_a_query_error(client: TestClient, size: in
 
 @pytest.mark.parametrize("first", [-1, 100_000])
 def test_an_out_of_range_from_size_is_a_query_error(client: TestClient, first: int) -> None:
-    body = graphql(client, "query($from: Int!) { ledger { treeSize consistencyProof("
-                           "fromSize: $from) { first } } }", **{"from": first})
+    body = post_graphql(client, "query($from: Int!) { ledger { treeSize consistencyProof("
+                                "fromSize: $from) { first } } }", **{"from": first})
     assert [e["message"][:9] for e in body["errors"]] == ["fromSize:"]
     assert body["data"]["ledger"]["consistencyProof"] is None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from graphql_requests import graphql_data, graphql_errors
 from spec_surfaces import LIGHT_ID
 from spec_values import (
     CODES_IN_APPEND_ORDER,
@@ -20,23 +21,6 @@ from spec_values import (
 )
 from starlette.testclient import TestClient
 
-
-def post(client: TestClient, query: str, **variables: Any) -> dict[str, Any]:
-    response = client.post("/graphql", json={"query": query, "variables": variables})
-    assert response.status_code == 200, response.text
-    return dict(response.json())
-
-
-def data(client: TestClient, query: str, **variables: Any) -> dict[str, Any]:
-    body = post(client, query, **variables)
-    assert "errors" not in body, body
-    return dict(body["data"])
-
-
-def errors(client: TestClient, query: str, **variables: Any) -> list[str]:
-    return [error["message"] for error in post(client, query, **variables)["errors"]]
-
-
 PAGE = """
 query Page($order: Order!, $first: Int, $after: String, $last: Int, $before: String) {
   residuals(order: $order, first: $first, after: $after, last: $last, before: $before) {
@@ -48,7 +32,7 @@ query Page($order: Order!, $first: Int, $after: String, $last: Int, $before: Str
 
 
 def page(client: TestClient, **variables: Any) -> tuple[list[str], dict[str, Any]]:
-    found = data(client, PAGE, **variables)["residuals"]
+    found = graphql_data(client, PAGE, **variables)["residuals"]
     info = found["pageInfo"]
     edges = found["edges"]
     assert info["startCursor"] == (edges[0]["cursor"] if edges else None)
@@ -79,7 +63,7 @@ def test_newest_first_and_the_last_rows(journal_client: TestClient) -> None:
 
 
 def test_nested_sightings_in_either_order(journal_client: TestClient) -> None:
-    found = data(journal_client, """query($id: ID!) { residual(id: $id) {
+    found = graphql_data(journal_client, """query($id: ID!) { residual(id: $id) {
         newest: occurrences(order: NEWEST_FIRST) { totalCount nodes { problemText } }
         last: occurrences(last: 1) { nodes { problemText } pageInfo { hasPreviousPage } }
     } }""", id=DELTA_QUANTITY_ID)["residual"]
@@ -110,29 +94,31 @@ def test_nested_sightings_in_either_order(journal_client: TestClient) -> None:
      "batchIdFrom: must be between 0 and 9223372036854775807, got -1"),
 ])
 def test_refusals_name_the_argument(journal_client: TestClient, query: str, message: str) -> None:
-    assert errors(journal_client, query) == [message]
+    assert graphql_errors(journal_client, query) == [message]
 
 
 def test_a_cursor_from_another_order_is_refused(journal_client: TestClient) -> None:
     _, info = page(journal_client, order="NEWEST_FIRST", first=1)
-    assert errors(journal_client, PAGE, order="MOST_SEEN", first=1, after=info["endCursor"]) == [
+    assert graphql_errors(journal_client, PAGE, order="MOST_SEEN", first=1,
+                          after=info["endCursor"]) == [
         "after: this cursor pages the NEWEST_FIRST order, not MOST_SEEN: use a cursor from a "
         "page in the same order"]
 
 
 def test_a_malformed_ingest_time_is_a_graphql_error(journal_client: TestClient) -> None:
-    [message] = errors(journal_client, "{ residuals(filter: {ingestedFrom: \"last tuesday\"}) "
-                                    "{ totalCount } }")
+    [message] = graphql_errors(journal_client, "{ residuals(filter: "
+                                               "{ingestedFrom: \"last tuesday\"}) { totalCount } }")
     assert "DateTime" in message and "last tuesday" in message
-    [message] = errors(journal_client, "query($t: DateTime) { surfaces(filter: {ingestedTo: $t}) "
-                                    "{ totalCount } }", t="2026-13-01")
+    [message] = graphql_errors(journal_client, "query($t: DateTime) { surfaces(filter: "
+                                               "{ingestedTo: $t}) { totalCount } }", t="2026-13-01")
     assert "DateTime" in message and "2026-13-01" in message
 
 
 def test_ranges_in_filters(journal_client: TestClient) -> None:
-    batches = data(journal_client, "{ batches { nodes { batchId ingestedAt } } }")["batches"]
+    batches = graphql_data(journal_client,
+                           "{ batches { nodes { batchId ingestedAt } } }")["batches"]
     at = {b["batchId"]: b["ingestedAt"] for b in batches["nodes"]}
-    found = data(journal_client, """query($at3: DateTime, $at4: DateTime) {
+    found = graphql_data(journal_client, """query($at3: DateTime, $at4: DateTime) {
         second: residuals(filter: {batchIdFrom: 2, batchIdTo: 2}) {
             totalCount nodes { residualCode } }
         secondFacets: residualFacets(filter: {batchIdFrom: 2, batchIdTo: 2}) {
@@ -176,7 +162,8 @@ query($asOf: Int, $delta: ID!, $light: ID!) {
 
 
 def test_as_of_the_first_head_is_the_first_batch_world(journal_client: TestClient) -> None:
-    found = data(journal_client, AS_OF, asOf=HEADS[1], delta=DELTA_QUANTITY_ID, light=LIGHT_ID)
+    found = graphql_data(journal_client, AS_OF, asOf=HEADS[1], delta=DELTA_QUANTITY_ID,
+                         light=LIGHT_ID)
     residuals = found["residuals"]
     assert residuals["totalCount"] == 6
     assert [n["residualCode"] for n in residuals["nodes"]] == CODES_OF_BATCH_1
@@ -204,8 +191,9 @@ def test_as_of_the_first_head_is_the_first_batch_world(journal_client: TestClien
 
 
 def test_as_of_the_third_head_and_now(journal_client: TestClient) -> None:
-    then = data(journal_client, AS_OF, asOf=HEADS[3], delta=DELTA_QUANTITY_ID, light=LIGHT_ID)
-    now = data(journal_client, AS_OF, delta=DELTA_QUANTITY_ID, light=LIGHT_ID)
+    then = graphql_data(journal_client, AS_OF, asOf=HEADS[3], delta=DELTA_QUANTITY_ID,
+                        light=LIGHT_ID)
+    now = graphql_data(journal_client, AS_OF, delta=DELTA_QUANTITY_ID, light=LIGHT_ID)
     assert then["delta"]["occurrenceCount"] == now["delta"]["occurrenceCount"] == 2
     assert then["delta"]["inclusionProof"]["treeSize"] == 66
     assert now["delta"]["inclusionProof"]["treeSize"] == 83
@@ -221,11 +209,11 @@ def test_as_of_the_third_head_and_now(journal_client: TestClient) -> None:
 
 
 def test_turns_as_of_their_batch(journal_client: TestClient) -> None:
-    key = data(journal_client, "{ turns(first: 1) { nodes { turnKey } } }")["turns"]["nodes"][0][
-        "turnKey"]
+    turns = graphql_data(journal_client, "{ turns(first: 1) { nodes { turnKey } } }")["turns"]
+    key = turns["nodes"][0]["turnKey"]
     query = """query($key: ID!, $asOf: Int) { turn(id: $key, asOf: $asOf) {
         turnId surface { subject occurrenceCount } inclusionProof { treeSize } } }"""
-    assert data(journal_client, query, key=key, asOf=HEADS[3])["turn"] is None
-    assert data(journal_client, query, key=key, asOf=HEADS[4])["turn"] == {
+    assert graphql_data(journal_client, query, key=key, asOf=HEADS[3])["turn"] is None
+    assert graphql_data(journal_client, query, key=key, asOf=HEADS[4])["turn"] == {
         "turnId": 1, "surface": {"subject": "light", "occurrenceCount": 3},
         "inclusionProof": {"treeSize": 83}}

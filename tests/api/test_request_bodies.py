@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 import pytest
+from graphql_requests import graphql_errors
 from spec_values import DELTA_QUANTITY_ID, LEDGER_LENGTH
 from starlette.testclient import TestClient
 
@@ -114,12 +115,6 @@ def test_strawberrys_own_refusals_are_graphql_shaped_too(lenient_client: TestCli
                                                       "operationName": "Nope"})
     assert response.status_code == 400
     assert response.json() == {"errors": [{"message": 'Unknown operation named "Nope".'}]}
-
-
-def graphql_errors(client: TestClient, query: str, **variables: Any) -> list[str]:
-    response = client.post("/graphql", json={"query": query, "variables": variables})
-    assert response.status_code == 200, response.text
-    return [error["message"] for error in response.json()["errors"]]
 
 
 def cursor(text: str) -> str:

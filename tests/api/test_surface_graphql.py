@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from graphql_requests import post_graphql
 from spec_surfaces import (
     LIGHT_ID,
     LIGHT_NODE,
@@ -48,14 +49,8 @@ query Facets($filter: SurfaceFilter) {
 }"""
 
 
-def graphql(client: TestClient, query: str, **variables: Any) -> dict[str, Any]:
-    response = client.post("/graphql", json={"query": query, "variables": variables})
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 def page(client: TestClient, **variables: Any) -> dict[str, Any]:
-    body = graphql(client, SURFACE_PAGE, **variables)
+    body = post_graphql(client, SURFACE_PAGE, **variables)
     assert "errors" not in body, body
     return body["data"]["surfaces"]
 
@@ -66,7 +61,7 @@ def rows(nodes: list[dict[str, Any]]) -> list[tuple[str, str, str, str, int]]:
 
 
 def test_the_enums_are_the_closed_sets(client: TestClient) -> None:
-    body = graphql(client, """{
+    body = post_graphql(client, """{
       g: __type(name: "GroundingSource") { enumValues { name } }
       v: __type(name: "SurfaceVerification") { enumValues { name } } }""")["data"]
     assert [e["name"] for e in body["g"]["enumValues"]] == GROUNDING_SOURCES
@@ -134,7 +129,7 @@ NODE_FIELDS = """surfaceId groundingSource surface subject intent corpusId chain
 
 
 def test_surface_by_id_with_its_turns(client: TestClient) -> None:
-    body = graphql(client, f"""query One($id: ID!) {{ surface(id: $id) {{ {NODE_FIELDS}
+    body = post_graphql(client, f"""query One($id: ID!) {{ surface(id: $id) {{ {NODE_FIELDS}
         occurrences(first: 1) {{ totalCount pageInfo {{ hasNextPage endCursor }}
           nodes {{ sessionId turnId prompt batch {{ batchId source }} }} }} }} }}""",
                    id=LIGHT_ID)
@@ -142,7 +137,7 @@ def test_surface_by_id_with_its_turns(client: TestClient) -> None:
     first = surface.pop("occurrences")
     assert surface == LIGHT_NODE
     assert first["totalCount"] == 2 and first["pageInfo"]["hasNextPage"] is True
-    rest = graphql(client, """query Rest($id: ID!, $after: String) { surface(id: $id) {
+    rest = post_graphql(client, """query Rest($id: ID!, $after: String) { surface(id: $id) {
         occurrences(after: $after) { pageInfo { hasNextPage }
           nodes { sessionId turnId prompt batch { batchId source } } } } }""",
                    id=LIGHT_ID, after=first["pageInfo"]["endCursor"])
@@ -158,15 +153,15 @@ def test_surface_by_id_with_its_turns(client: TestClient) -> None:
                                                   (UNRESOLVABLE_ID, UNRESOLVABLE_NODE)])
 def test_mismatch_and_unresolvable_nodes(client: TestClient, surface_id: str,
                                          node: dict[str, Any]) -> None:
-    body = graphql(client, f"query One($id: ID!) {{ surface(id: $id) {{ {NODE_FIELDS} }} }}",
-                   id=surface_id)
+    body = post_graphql(client, f"query One($id: ID!) {{ surface(id: $id) {{ {NODE_FIELDS} }} }}",
+                        id=surface_id)
     surface = body["data"]["surface"]
     assert {key: surface[key] for key in node} == node
     assert (surface["groundingSource"], surface["occurrenceCount"]) == ("TEACHING", 1)
 
 
 def test_none_record_has_no_surface_and_unknown_id_is_null(client: TestClient) -> None:
-    body = graphql(client, """query Two($id: ID!) {
+    body = post_graphql(client, """query Two($id: ID!) {
       none: surface(id: $id) { groundingSource surface verification occurrenceCount }
       missing: surface(id: "nope") { surfaceId } }""", id=NONE_ID)
     assert body == {"data": {
@@ -176,10 +171,10 @@ def test_none_record_has_no_surface_and_unknown_id_is_null(client: TestClient) -
 
 
 def test_facets_over_graphql(client: TestClient) -> None:
-    assert graphql(client, FACETS) == {"data": {"surfaceFacets": SURFACE_FACETS_ALL}}
-    teaching = graphql(client, FACETS, filter={"groundingSource": ["TEACHING"]})
+    assert post_graphql(client, FACETS) == {"data": {"surfaceFacets": SURFACE_FACETS_ALL}}
+    teaching = post_graphql(client, FACETS, filter={"groundingSource": ["TEACHING"]})
     assert teaching == {"data": {"surfaceFacets": TEACHING_FACETS}}
-    chain = graphql(client, FACETS, filter={"chainId": ["cause_knowledge_requires_evidence"]})
+    chain = post_graphql(client, FACETS, filter={"chainId": ["cause_knowledge_requires_evidence"]})
     assert chain["data"]["surfaceFacets"]["byVerification"] == [
         {"value": "mismatch", "count": 1, "occurrences": 1},
         {"value": "verified", "count": 1, "occurrences": 2}]

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from graphql_requests import graphql_data
 from starlette.testclient import TestClient
 from teaching_data import KNOWLEDGE, KNOWLEDGE_SURFACE, LIGHT, LIGHT_SURFACE, MEMORY, one_corpus
 from turn_data import DISCLOSURE, HEDGE, journal_entry, journal_line
@@ -60,20 +60,12 @@ def turn_client(backend_url: str, tmp_path: Path) -> Iterator[TestClient]:
         yield client
 
 
-def run(client: TestClient, query: str, **variables: Any) -> dict[str, Any]:
-    response = client.post("/graphql", json={"query": query, "variables": variables})
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert "errors" not in body, body
-    return body["data"]
-
-
 def workbench(name: str) -> str:
     return (WORKBENCH / f"{name}.graphql").read_text(encoding="utf-8")
 
 
 def test_turns_say_which_were_grounded_by_what(turn_client: TestClient) -> None:
-    data = run(turn_client, workbench("TurnsByGrounding"))["turns"]
+    data = graphql_data(turn_client, workbench("TurnsByGrounding"))["turns"]
     assert data["totalCount"] == 6
     rows = [(n["kind"], n["turnId"], n["groundingSource"], n["normativeClearance"],
              n["surface"]["verification"], n["surface"]["chainId"])
@@ -109,26 +101,26 @@ def test_turn_filters_and_pages(turn_client: TestClient) -> None:
         totalCount pageInfo { hasNextPage endCursor } nodes { turnId prompt }
       }
     }"""
-    teaching = run(turn_client, page, filter={"groundingSource": ["TEACHING"],
-                                              "verification": ["VERIFIED"]})["turns"]
+    teaching = graphql_data(turn_client, page, filter={"groundingSource": ["TEACHING"],
+                                                       "verification": ["VERIFIED"]})["turns"]
     assert teaching["totalCount"] == 3
-    by_chain = run(turn_client, page,
-                   filter={"chainId": ["cause_knowledge_requires_evidence"]})["turns"]
+    by_chain = graphql_data(turn_client, page,
+                            filter={"chainId": ["cause_knowledge_requires_evidence"]})["turns"]
     assert [n["prompt"] for n in by_chain["nodes"]] == [
         "Why does knowledge require evidence?", "Why does knowledge matter?"]
-    suppressed = run(turn_client, page, filter={"normativeClearance": ["SUPPRESSED"],
-                                                "epistemicState": ["undetermined"]})["turns"]
+    suppressed = graphql_data(turn_client, page, filter={
+        "normativeClearance": ["SUPPRESSED"], "epistemicState": ["undetermined"]})["turns"]
     assert [n["turnId"] for n in suppressed["nodes"]] == [4]
-    single = run(turn_client, page, filter={"surfaceForm": ["SINGLE"]})["turns"]
+    single = graphql_data(turn_client, page, filter={"surfaceForm": ["SINGLE"]})["turns"]
     assert single["totalCount"] == 4  # every verified or mismatched chain template
-    first = run(turn_client, page, first=4)["turns"]
+    first = graphql_data(turn_client, page, first=4)["turns"]
     assert first["pageInfo"]["hasNextPage"] is True
-    rest = run(turn_client, page, first=4, after=first["pageInfo"]["endCursor"])["turns"]
+    rest = graphql_data(turn_client, page, first=4, after=first["pageInfo"]["endCursor"])["turns"]
     assert len(rest["nodes"]) == 2 and rest["pageInfo"]["hasNextPage"] is False
 
 
 def test_turn_facets_count_values_as_core_writes_them(turn_client: TestClient) -> None:
-    facets = run(turn_client, workbench("TurnFacetOverview"))["turnFacets"]
+    facets = graphql_data(turn_client, workbench("TurnFacetOverview"))["turnFacets"]
     assert facets["total"] == 6
     assert facets["byGroundingSource"] == [
         {"value": "teaching", "count": 4}, {"value": "none", "count": 1},
@@ -143,16 +135,17 @@ def test_turn_facets_count_values_as_core_writes_them(turn_client: TestClient) -
         {"value": "suppressed", "count": 1}]
     assert facets["byCorpus"] == [
         {"value": "cognition_chains_v1", "count": 4}, {"value": None, "count": 2}]
-    teaching = run(turn_client, workbench("TurnFacetOverview"),
-                   groundingSource=["TEACHING"])["turnFacets"]
+    teaching = graphql_data(turn_client, workbench("TurnFacetOverview"),
+                            groundingSource=["TEACHING"])["turnFacets"]
     assert teaching["total"] == 4
 
 
 def test_one_turn_by_key_and_an_unknown_key(turn_client: TestClient) -> None:
-    key = run(turn_client, "{ turns(first: 1) { nodes { turnKey } } }")["turns"]["nodes"][0][
-        "turnKey"]
-    one = run(turn_client, "query($id: ID!) { turn(id: $id) { turnId line } }", id=key)["turn"]
+    turns = graphql_data(turn_client, "{ turns(first: 1) { nodes { turnKey } } }")["turns"]
+    key = turns["nodes"][0]["turnKey"]
+    one = graphql_data(turn_client, "query($id: ID!) { turn(id: $id) { turnId line } }",
+                       id=key)["turn"]
     assert one["turnId"] == 1
     assert one["line"] == journal_line(JOURNAL[0])
-    missing = run(turn_client, "query($id: ID!) { turn(id: $id) { turnId } }", id="0" * 64)
+    missing = graphql_data(turn_client, "query($id: ID!) { turn(id: $id) { turnId } }", id="0" * 64)
     assert missing["turn"] is None

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runs import subprocess_environ
 from spec_adr0225 import spec_residual_id
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,6 +33,7 @@ def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[b
         [str(CORE_AUDIT), "project", *args],
         input=stdin if stdin is not None else b"",
         capture_output=True,
+        env=subprocess_environ(),
         cwd=REPO,
         check=False,
         timeout=120,

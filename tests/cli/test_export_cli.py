@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 from backends import BACKENDS, EXAMPLE_FILES, pg_schema
+from cli_runs import cli
+from jsonl_files import write_jsonl
 from spec_values import CODES_IN_APPEND_ORDER, DELTA_QUANTITY_ID, MISSING_ROLE_CODES
-from surface_helpers import cli, write_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
 JOURNAL = REPO / "examples" / "workbench_turn_journal.jsonl"

@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 from backends import BACKENDS, pg_schema, raw_query
+from cli_runs import cli
+from jsonl_files import write_jsonl
 from rfc9162_reference import consistency_ok, inclusion_ok, leaf, mth, sha256
 from sqlalchemy import Connection
-from surface_helpers import cli, write_jsonl
 
 from store.db import queries
 from store.db.audit_store import AuditStore

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from surface_helpers import cli
+from cli_runs import cli
 
 from store.model.checkpoint import SignerKey, VerifierKey, key_hash
 

@@ -16,8 +16,8 @@ import httpx
 import pytest
 import uvicorn
 from backends import EXAMPLE_FILES
+from cli_runs import cli, subprocess_environ
 from starlette.testclient import TestClient
-from surface_helpers import cli
 
 from store.cli.serve import SETTINGS_VARIABLE, app_from_settings
 from store.db.audit_store import AuditStore
@@ -183,7 +183,7 @@ def test_a_real_server_with_workers_uses_every_flag(store: Path, tmp_path: Path)
          str(store), "--port", str(port), "--workers", "2", "--root-path", "/audit",
          "--allowed-host", "audit.example.com", "--max-objects", "50", "--log-format", "json",
          "--time-limit", "3"],
-        stdout=stdout.open("wb"), stderr=stderr.open("wb"))
+        env=subprocess_environ(), stdout=stdout.open("wb"), stderr=stderr.open("wb"))
     base, host = f"http://127.0.0.1:{port}", {"host": "audit.example.com"}
     try:
         deadline = time.monotonic() + 60

@@ -1,4 +1,4 @@
-"""Fixtures for the append-only store's tests (helpers live in store_support.py)."""
+"""Fixtures for the append-only store's tests (the functions they share: store_support.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_runs import cli
 from sqlalchemy import Engine
-from store_support import cli
 
 from store.db.engine import create_store_engine
 from store.db.schema_version import alembic_config as store_alembic_config

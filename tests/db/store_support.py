@@ -1,4 +1,4 @@
-"""Helpers for the append-only store's tests: building frames, looking at files from outside.
+"""What the append-only store's tests share: building frames, looking at files from outside.
 
 Databases are files under tmp_path; raw `sqlite3` connections stand in for the sqlite3
 shell or any other tool that opens the file without our pragmas.
@@ -14,13 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from alembic.script import ScriptDirectory
-from click.testing import CliRunner, Result
-from surface_helpers import dump as full_dump  # noqa: F401 (re-exported: shared raw reads)
-from surface_helpers import history, leaf_entry  # noqa: F401 (re-exported)
-from surface_helpers import query as rows
-from surface_helpers import triggers as trigger_names  # noqa: F401 (re-exported)
+from cli_runs import cli
+from click.testing import Result
+from raw_reads import query
 
-from store.cli import main
 from store.db.engine import create_store_engine
 from store.db.schema_version import alembic_config, current_revision
 
@@ -37,17 +34,21 @@ REV0001_TABLES = (
 )
 # The residual store's tables at every revision: their triggers are always there.
 TABLES = REV0001_TABLES[:-1]
-APPEND_ONLY_OPS = ("update", "delete", "insert")
-EXPECTED_TRIGGERS = frozenset(f"{t}_append_only_{op}" for t in TABLES for op in APPEND_ONLY_OPS)
 SURFACE_TABLES = ("surface_records", "surface_occurrences")  # revision 0002
 TALLY_TABLES = ("residual_tallies",)  # revision 0003
 TURN_TABLES = ("turns",)  # revision 0005
 LOG_TABLES = ("log_subtrees", "tree_heads", "log_origin")  # revision 0006, instead of ledger
-HEAD_TRIGGERS = EXPECTED_TRIGGERS | {
-    f"{t}_append_only_{op}" for t in (*SURFACE_TABLES, *TALLY_TABLES, *TURN_TABLES, *LOG_TABLES)
-    for op in APPEND_ONLY_OPS
-}
+HEAD_TABLES = (*TABLES, *SURFACE_TABLES, *TALLY_TABLES, *TURN_TABLES, *LOG_TABLES)
 
+
+def append_only_triggers(*tables: str) -> frozenset[str]:
+    """The names of each table's three guards, as every revision creates them."""
+    return frozenset(f"{t}_append_only_{op}" for t in tables
+                     for op in ("update", "delete", "insert"))
+
+
+EXPECTED_TRIGGERS = append_only_triggers(*TABLES)
+HEAD_TRIGGERS = append_only_triggers(*HEAD_TABLES)
 
 
 # --- stores and files -------------------------------------------------------------------
@@ -101,11 +102,6 @@ def gained_frame(problem_text: str, *codes: str, ref: str | None = None) -> dict
     )
 
 
-def write_jsonl(path: Path, records: list[object]) -> Path:
-    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records))
-    return path
-
-
 def distinct_frames(count: int, tag: str) -> Iterator[dict]:
     """`count` frames no other tag shares: 2 assessments, 3 residual occurrences each."""
     for i in range(count):
@@ -138,12 +134,12 @@ def raw_connect(path: Path) -> sqlite3.Connection:
 
 def row_counts(path: Path | str) -> dict[str, int]:
     """Rows per residual-store table, and the tree heads (one per batch)."""
-    return {t: rows(path, f"SELECT count(*) FROM {t}")[0][0] for t in (*TABLES, "tree_heads")}
+    return {t: query(path, f"SELECT count(*) FROM {t}")[0][0] for t in (*TABLES, "tree_heads")}
 
 
 def residual_ids(path: Path | str) -> dict[str, int]:
     """residual_id -> seq: the ids and where they entered the ledger."""
-    return dict(rows(path, "SELECT residual_id, seq FROM contract_residuals ORDER BY seq"))
+    return dict(query(path, "SELECT residual_id, seq FROM contract_residuals ORDER BY seq"))
 
 
 def copy_migrations(tmp_path: Path, extra_revisions: dict[str, str] | None = None) -> Path:
@@ -184,11 +180,20 @@ def revision_source(revision: str, down_revision: str, upgrade: str, downgrade: 
     )
 
 
-# --- the command line -------------------------------------------------------------------
+# --- verify -----------------------------------------------------------------------------
 
 
-def cli(*args: str | Path, env: dict[str, str] | None = None) -> Result:
-    """`core-audit ARGS` in-process; stdout and stderr kept apart."""
-    return CliRunner().invoke(main, [str(a) for a in args], env=env, catch_exceptions=False)
+def refused_verify(db: Path | str) -> Result:
+    """`core-audit verify` on a store it must find broken: status 1, through click, so the
+    user sees a message and never a traceback."""
+    result = cli("verify", "--db", db)
+    assert result.exit_code == 1, result.stdout
+    assert isinstance(result.exception, SystemExit), result.exception
+    return result
 
 
+def first_problem(stderr: str) -> str:
+    """The place and reason `verify` names first in its report."""
+    first = stderr.splitlines()[0]
+    assert first.startswith("NOT intact: first problem at "), stderr
+    return first.removeprefix("NOT intact: first problem at ")

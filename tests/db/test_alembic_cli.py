@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -11,7 +10,9 @@ from pathlib import Path
 
 import pytest
 from backends import raw_query
-from store_support import cli, full_dump, raw_connect, revision_of, url_of
+from cli_runs import cli, subprocess_environ
+from raw_reads import dump
+from store_support import raw_connect, revision_of, url_of
 
 from store.db.guards import expected_pg_guards, expected_sqlite_guards
 
@@ -25,10 +26,9 @@ STEPS = ["0005 -> 0006 (head)", "0004 -> 0005", "0003 -> 0004", "0002 -> 0003", 
 def alembic(*args: str | Path, env: dict[str, str] | None = None
             ) -> subprocess.CompletedProcess[str]:
     """`python -m alembic ARGS` in the repository root, as an alembic user runs it there."""
-    clean = {k: v for k, v in os.environ.items()
-             if k not in ("CORE_AUDIT_DB", "CORE_AUDIT_IMMUTABLE", "PYTHONPATH")}
+    clean = {k: v for k, v in subprocess_environ(**(env or {})).items() if k != "PYTHONPATH"}
     return subprocess.run([sys.executable, "-m", "alembic", *map(str, args)], cwd=REPO,
-                          capture_output=True, text=True, env={**clean, **(env or {})})
+                          capture_output=True, text=True, env=clean)
 
 
 def schema_of(db: Path) -> set[tuple[str, str, str]]:
@@ -79,7 +79,7 @@ def test_an_old_store_upgraded_by_alembic_equals_one_upgraded_by_core_audit(tmp_
     assert alembic("-x", f"db={by_alembic}", "upgrade", "head").returncode == 0
     assert cli("db", "upgrade", "--db", by_core_audit).exit_code == 0
 
-    assert full_dump(by_alembic) == full_dump(by_core_audit)
+    assert dump(by_alembic) == dump(by_core_audit)
     assert cli("verify", "--db", by_alembic).exit_code == 0
 
 
@@ -89,7 +89,7 @@ def test_a_failed_upgrade_through_alembic_changes_nothing(tmp_path: Path) -> Non
     with raw_connect(db) as connection:  # a tampered chain: 0006 refuses to convert it
         connection.execute("DROP TRIGGER ledger_append_only_update")
         connection.execute("UPDATE ledger SET row_hash = ? WHERE seq = 5", ("0" * 64,))
-    before = full_dump(db)
+    before = dump(db)
 
     upgraded = alembic("-x", f"db={db}", "upgrade", "head")
 
@@ -97,7 +97,7 @@ def test_a_failed_upgrade_through_alembic_changes_nothing(tmp_path: Path) -> Non
     assert "cannot convert the ledger: seq 5" in upgraded.stderr
     assert "Running upgrade 0004 -> 0005" in upgraded.stderr  # ... and 0005 was undone too
     assert revision_of(url_of(db)) == "0004"
-    assert full_dump(db) == before
+    assert dump(db) == before
 
 
 @pytest.mark.postgres

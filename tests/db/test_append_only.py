@@ -7,7 +7,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from store_support import TABLES, cli, full_dump, raw_connect
+from cli_runs import cli
+from raw_reads import dump
+from store_support import TABLES, raw_connect
 
 # Per table: its primary key and a text column an attacker would like to change.
 PRIMARY_KEY = {
@@ -88,7 +90,7 @@ CASES = [(table, kind) for table in GUARDED for kind in STATEMENT_KINDS]
 def test_a_raw_connection_cannot_change_a_stored_row(
     examples_store: Path, table: str, kind: str
 ) -> None:
-    before = full_dump(examples_store)
+    before = dump(examples_store)
     connection = raw_connect(examples_store)
     sql, args = _statements(connection, table)[kind]
 
@@ -96,7 +98,7 @@ def test_a_raw_connection_cannot_change_a_stored_row(
         connection.execute(sql, args)
     connection.close()
 
-    assert full_dump(examples_store) == before
+    assert dump(examples_store) == before
 
 
 @pytest.mark.parametrize("table", TABLES)
@@ -105,7 +107,7 @@ def test_replace_with_a_new_key_on_a_stored_seq_keeps_every_row_and_is_flagged(
 ) -> None:
     """seq is unique through the ledger, not by a constraint, so REPLACE has nothing to delete
     through; the stray row it adds is an out-of-band insert, which verify names."""
-    before = full_dump(examples_store)
+    before = dump(examples_store)
     connection = raw_connect(examples_store)
     stray = _new_key_on_existing_seq(connection, table)
     sql, args = _insert("REPLACE", table, stray)
@@ -113,7 +115,7 @@ def test_replace_with_a_new_key_on_a_stored_seq_keeps_every_row_and_is_flagged(
     connection.commit()
     connection.close()
 
-    after = full_dump(examples_store)
+    after = dump(examples_store)
     assert set(before) <= set(after)  # every stored row is still there, unchanged
     assert len(after) == len(before) + 1
     result = cli("verify", "--db", examples_store)
@@ -132,11 +134,11 @@ def test_a_raw_connection_runs_with_recursive_triggers_and_foreign_keys_off(
 
 
 def test_insert_or_ignore_of_an_existing_row_changes_nothing(examples_store: Path) -> None:
-    before = full_dump(examples_store)
+    before = dump(examples_store)
     connection = raw_connect(examples_store)
     row = _first_row(connection, "contract_residuals")
     sql, args = _insert("INSERT OR IGNORE", "contract_residuals", {**row, "explanation": "x"})
     with contextlib.suppress(sqlite3.IntegrityError):
         connection.execute(sql, args)
     connection.close()
-    assert full_dump(examples_store) == before
+    assert dump(examples_store) == before

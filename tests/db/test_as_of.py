@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from log_leaves import leaf_entries
+from rfc9162_reference import leaf, mth
 from spec_surfaces import LIGHT_ID, SURFACE_FACETS_ALL
 from spec_values import (
     CODES_IN_APPEND_ORDER,
@@ -21,7 +23,6 @@ from spec_values import (
     spec_residual_id,
 )
 from sqlalchemy.engine import make_url
-from surface_helpers import leaf_entries, rfc9162_root
 
 from store.db import queries
 from store.db.audit_store import AuditStore
@@ -144,7 +145,7 @@ def test_the_head_as_of_is_the_root_of_its_first_leaves(journal_db: AuditStore,
     for size in HEADS.values():
         status = journal_db.execute(queries.ledger_status, size)
         assert status.tree_size == size
-        assert status.root_hash == rfc9162_root(entries[:size]).hex()
+        assert status.root_hash == mth([leaf(e) for e in entries[:size]]).hex()
 
 
 @pytest.mark.parametrize(("as_of", "message"), [

@@ -14,8 +14,8 @@ from pathlib import Path
 import psycopg
 import pytest
 from backends import libpq_url
-from click.testing import Result
-from store_support import cli, raw_connect, spec_residual_id
+from cli_runs import cli
+from store_support import first_problem, raw_connect, refused_verify, spec_residual_id
 
 REPO = Path(__file__).resolve().parents[2]
 # Example A's third residual (seq 6): changed_object_unbound over "gained" 4-10.
@@ -25,19 +25,6 @@ CHANGED_OBJECT_UNBOUND = spec_residual_id(
 )
 RESIDUAL_GUARDS = tuple(f"contract_residuals_append_only_{op}"
                         for op in ("update", "delete", "insert"))
-
-
-def _verify(db: Path | str) -> Result:
-    result = cli("verify", "--db", db)
-    assert result.exit_code == 1, result.stdout
-    assert isinstance(result.exception, SystemExit), result.exception  # no traceback
-    return result
-
-
-def _first_problem(result: Result) -> str:
-    first = result.stderr.splitlines()[0]
-    assert first.startswith("NOT intact: first problem at "), result.stderr
-    return first.removeprefix("NOT intact: first problem at ")
 
 
 def _saved_sql(connection: sqlite3.Connection, table: str, kind: str) -> list[str]:
@@ -66,9 +53,9 @@ def test_sqlite_a_table_rebuilt_without_its_key_and_a_duplicate_row(examples_sto
         connection.execute(sql)
     connection.close()
 
-    result = _verify(examples_store)
+    result = refused_verify(examples_store)
 
-    assert _first_problem(result) == "contract_residuals: primary key is missing"
+    assert first_problem(result.stderr) == "contract_residuals: primary key is missing"
     assert (f"  also contract_residuals: residual_id {CHANGED_OBJECT_UNBOUND} is stored 2 times"
             in result.stderr.splitlines())
 
@@ -102,9 +89,9 @@ def test_postgres_a_dropped_key_constraint_and_a_duplicate_row(
     raw.execute("INSERT INTO surface_occurrences SELECT * FROM surface_occurrences "
                 "WHERE occurrence_id = %s", (occurrence,))
 
-    result = _verify(pg_store)
+    result = refused_verify(pg_store)
 
-    assert _first_problem(result) == "surface_occurrences: primary key is missing"
+    assert first_problem(result.stderr) == "surface_occurrences: primary key is missing"
     assert (f"  also surface_occurrences: occurrence_id {occurrence} is stored 2 times"
             in result.stderr.splitlines())
 
@@ -119,7 +106,7 @@ def test_sqlite_a_guard_replaced_by_a_same_named_no_op(examples_store: Path) -> 
                        "contract_residuals WHEN 0 BEGIN SELECT 1; END")
     connection.close()
 
-    assert _first_problem(_verify(examples_store)) == (
+    assert first_problem(refused_verify(examples_store).stderr) == (
         "contract_residuals: append-only trigger contract_residuals_append_only_update is not "
         "its definition: CREATE TRIGGER contract_residuals_append_only_update BEFORE UPDATE ON "
         "contract_residuals WHEN 0 BEGIN SELECT 1; END")
@@ -133,7 +120,7 @@ def test_sqlite_a_guard_moved_to_another_table_under_its_name(examples_store: Pa
                        "append-only: DELETE rejected'); END")
     connection.close()
 
-    assert _first_problem(_verify(examples_store)) == (
+    assert first_problem(refused_verify(examples_store).stderr) == (
         "contract_residuals: append-only trigger contract_residuals_append_only_delete is on "
         "table ingest_batches instead")
 
@@ -148,7 +135,7 @@ def test_sqlite_a_guard_edited_through_writable_schema(examples_store: Path) -> 
     connection.execute("PRAGMA writable_schema=OFF")
     connection.close()
 
-    assert _first_problem(_verify(examples_store)) == (
+    assert first_problem(refused_verify(examples_store).stderr) == (
         "contract_residuals: append-only trigger contract_residuals_append_only_delete is not "
         "its definition: CREATE TRIGGER contract_residuals_append_only_delete BEFORE DELETE ON "
         "contract_residuals WHEN 0 BEGIN SELECT RAISE(ABORT, 'contract_residuals is "
@@ -162,7 +149,7 @@ def test_sqlite_a_guard_edited_through_writable_schema(examples_store: Path) -> 
 def test_postgres_guards_disabled(pg_store: str, raw: psycopg.Connection) -> None:
     raw.execute("ALTER TABLE contract_residuals DISABLE TRIGGER USER")
 
-    problems = _verify(pg_store).stderr.splitlines()
+    problems = refused_verify(pg_store).stderr.splitlines()
 
     assert problems[:3] == [
         "NOT intact: first problem at contract_residuals: append-only trigger "
@@ -180,7 +167,7 @@ def test_postgres_a_guard_enabled_for_replicas_only(pg_store: str,
     raw.execute("ALTER TABLE contract_residuals ENABLE REPLICA TRIGGER "
                 "contract_residuals_append_only_delete")
 
-    assert _first_problem(_verify(pg_store)) == (
+    assert first_problem(refused_verify(pg_store).stderr) == (
         "contract_residuals: append-only trigger contract_residuals_append_only_delete fires "
         "only in replica sessions (ENABLE REPLICA)")
 
@@ -193,7 +180,7 @@ def test_postgres_the_reject_function_replaced_by_one_that_allows(
                 "LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$")
     raw.execute("UPDATE contract_residuals SET explanation = 'nothing to see'")  # now allowed
 
-    assert _first_problem(_verify(pg_store)) == (
+    assert first_problem(refused_verify(pg_store).stderr) == (
         "ingest_batches: append-only trigger ingest_batches_append_only_update runs "
         "core_audit_reject_change() whose body was changed (it must reject the change)")
 
@@ -213,7 +200,7 @@ def test_sqlite_residual_content_forged_under_its_real_id(examples_store: Path) 
         connection.execute(sql)
     connection.close()
 
-    result = _verify(examples_store)
+    result = refused_verify(examples_store)
 
     assert (f"seq 6: contract_residuals {CHANGED_OBJECT_UNBOUND}: residual_id is not the hash "
             "of its content") in result.stderr
@@ -243,7 +230,7 @@ def test_sqlite_forged_content_of_each_content_addressed_table(
         connection.execute(sql)
     connection.close()
 
-    result = _verify(path)
+    result = refused_verify(path)
 
     assert (f"seq {seq}: {table} {stored_key}: {key} is not the hash of its content"
             in result.stderr)
@@ -258,7 +245,7 @@ def test_postgres_residual_content_forged_in_a_replica_session(
     raw.execute("UPDATE contract_residuals SET residual_code = 'direction_unbound' "
                 "WHERE residual_id = %s", (CHANGED_OBJECT_UNBOUND,))
 
-    result = _verify(pg_store)
+    result = refused_verify(pg_store)
 
     assert (f"seq 6: contract_residuals {CHANGED_OBJECT_UNBOUND}: residual_id is not the hash "
             "of its content") in result.stderr

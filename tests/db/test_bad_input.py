@@ -6,7 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from store_support import cli, full_dump, gained_frame, history, row_counts, write_jsonl
+from cli_runs import cli
+from jsonl_files import write_jsonl
+from log_leaves import history
+from raw_reads import dump
+from store_support import gained_frame, row_counts
 
 GOOD = json.dumps(gained_frame("Ann gained 4.", "quantity_unbound")).encode()
 
@@ -82,13 +86,13 @@ def test_a_bad_line_rejects_the_file_naming_its_line(
 def test_an_empty_file_is_rejected(store_with_rows: Path, tmp_path: Path) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_bytes(b"")
-    before = full_dump(store_with_rows)
+    before = dump(store_with_rows)
 
     result = cli("ingest", "--db", store_with_rows, path)
 
     assert result.exit_code == 2
     assert f"{path}: no records: the input is empty" in result.stderr
-    assert full_dump(store_with_rows) == before
+    assert dump(store_with_rows) == before
 
 
 def test_a_file_of_blank_lines_is_rejected_as_empty(store_with_rows: Path, tmp_path: Path) -> None:
@@ -117,14 +121,14 @@ def test_every_bad_line_of_a_file_is_reported(store_with_rows: Path, tmp_path: P
         _frame_with_span(-1, 3, "Bob"),
         b"\xc3\x28",
     ]) + b"\n")
-    before = full_dump(store_with_rows)
+    before = dump(store_with_rows)
 
     result = cli("ingest", "--db", store_with_rows, path)
 
     assert result.exit_code == 2
     reported = [line.split(": ", 1)[0] for line in result.stderr.splitlines()]
     assert reported == [f"{path}:2", f"{path}:3", f"{path}:5", f"{path}:6", f"{path}"]
-    assert full_dump(store_with_rows) == before
+    assert dump(store_with_rows) == before
 
 
 def test_other_files_in_the_same_command_still_ingest(

@@ -6,18 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from store_support import (
-    cli,
-    full_dump,
-    gained_frame,
-    history,
-    raw_connect,
-    residual_ids,
-    row_counts,
-    rows,
-    spec_residual_id,
-    write_jsonl,
-)
+from cli_runs import cli
+from jsonl_files import write_jsonl
+from log_leaves import history
+from raw_reads import dump, query
+from store_support import gained_frame, raw_connect, residual_ids, row_counts, spec_residual_id
 
 import store.model.projection as projection
 from store.db.audit_store import AuditStore
@@ -110,7 +103,7 @@ def test_two_problems_with_the_same_spans_share_one_residual(
         "turns": {"new": 0, "present": 0},
     }
     assert list(residual_ids(store_db)) == [expected]
-    occurrences = rows(
+    occurrences = query(
         store_db, "SELECT a.problem_text, o.ordinal, o.residual_id FROM residual_occurrences o"
                   " JOIN contract_assessments a USING (assessment_id) ORDER BY o.seq")
     assert occurrences == [("Tom gained apples.", 0, expected),
@@ -144,7 +137,7 @@ def test_the_same_key_with_different_content_rejects_the_file_and_writes_nothing
     db_path: Path, tmp_path: Path, examples_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert cli("ingest", "--db", db_path, examples_path).exit_code == 0
-    before = full_dump(db_path)
+    before = dump(db_path)
     clash = write_jsonl(tmp_path / "clash.jsonl", [
         gained_frame("Ann gained 4.", "quantity_unbound"),       # new residual, fine
         gained_frame("Sam gained pears.", "delta_quantity_unbound"),  # example B's residual
@@ -158,7 +151,7 @@ def test_the_same_key_with_different_content_rejects_the_file_and_writes_nothing
     assert result.exit_code == 2
     assert (f"{clash}:2: contract_residuals {expected} is already stored with different"
             " content") in result.stderr
-    assert full_dump(db_path) == before
+    assert dump(db_path) == before
 
 
 def test_a_clash_rejects_only_its_own_file(

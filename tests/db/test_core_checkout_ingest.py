@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runs import cli
+from raw_reads import query
 from surface_form_data import (
     COGNITION,
     CROSS_IDENTITY,
@@ -20,7 +22,6 @@ from surface_form_data import (
     JUDGMENT_TRANSITIVE,
     TRUTH_GROUNDS_REALITY,
 )
-from surface_helpers import cli, query
 from teaching_data import LIGHT_SURFACE, write_core_checkout
 from turn_data import HEDGE, journal_entry, journal_line
 

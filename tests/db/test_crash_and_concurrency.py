@@ -13,7 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from store_support import cli, distinct_frames, row_counts, write_jsonl
+from cli_runs import cli, subprocess_environ
+from jsonl_files import write_jsonl
+from store_support import distinct_frames, row_counts
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +45,7 @@ print(rounds, flush=True)
 
 
 def _start(*args: str | Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([*CORE_AUDIT, *map(str, args)],
+    return subprocess.Popen([*CORE_AUDIT, *map(str, args)], env=subprocess_environ(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -138,7 +140,7 @@ def test_a_killed_writer_does_not_block_the_next_one(
     process.wait()
 
     result = subprocess.run([*CORE_AUDIT, "ingest", "--db", str(db_path), str(small)],
-                            capture_output=True)
+                            env=subprocess_environ(), capture_output=True)
 
     assert result.returncode == 0, result.stderr.decode()
     assert b"0 new/" in result.stdout  # small was already in; the kill left nothing

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from backends import EXAMPLE_FILES, pg_schema
+from jsonl_files import write_jsonl
 from sqlalchemy import select
-from surface_helpers import write_jsonl
 
 from store.api.execution import execute_operation
 from store.db.audit_store import AuditStore

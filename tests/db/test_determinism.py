@@ -6,7 +6,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from store_support import cli, distinct_frames, gained_frame, history, residual_ids, write_jsonl
+from cli_runs import cli
+from jsonl_files import write_jsonl
+from log_leaves import history
+from store_support import distinct_frames, gained_frame, residual_ids
 
 import store.db.writer as writer
 

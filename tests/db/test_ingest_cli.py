@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from store_support import cli, raw_connect, row_counts
+from cli_runs import cli
+from store_support import raw_connect, row_counts
 
 from store.db.audit_store import AuditStore
 from store.db.schema_version import head_revision

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from store_support import distinct_frames, gained_frame, residual_ids, row_counts, write_jsonl
-from surface_helpers import history
+from jsonl_files import write_jsonl
+from log_leaves import history
+from store_support import distinct_frames, gained_frame, residual_ids, row_counts
 
 import store.db.writer as writer
 from store.db.audit_store import AuditStore

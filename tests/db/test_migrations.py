@@ -7,19 +7,19 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from log_leaves import history
+from raw_reads import dump, tables, triggers
 from sqlalchemy.exc import SQLAlchemyError
 from store_support import (
     EXPECTED_TRIGGERS,
+    append_only_triggers,
     copy_migrations,
-    full_dump,
-    history,
     raw_connect,
     residual_ids,
     revision_of,
     revision_source,
     revisions_oldest_first,
     row_counts,
-    trigger_names,
     url_of,
 )
 
@@ -76,22 +76,14 @@ def test_the_first_revision_is_0001() -> None:
 
 def _guarded_tables(path: Path) -> set[str]:
     """Every table a revision created (alembic's own bookkeeping table aside)."""
-    with raw_connect(path) as connection:
-        names = {row[0] for row in connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
-    connection.close()
-    return names - {"alembic_version"}
-
-
-def _triggers_for(tables: set[str]) -> set[str]:
-    return {f"{t}_append_only_{op}" for t in tables for op in ("update", "delete", "insert")}
+    return tables(path) - {"alembic_version"}
 
 
 def test_append_only_triggers_exist_after_every_revision(db_path: Path) -> None:
     for revision in revisions_oldest_first():
         upgrade(url_of(db_path), revision)
-        assert trigger_names(db_path) >= EXPECTED_TRIGGERS, revision
-        assert trigger_names(db_path) == _triggers_for(_guarded_tables(db_path)), revision
+        assert triggers(db_path) >= EXPECTED_TRIGGERS, revision
+        assert triggers(db_path) == append_only_triggers(*_guarded_tables(db_path)), revision
 
 
 def test_append_only_triggers_exist_after_every_downgrade_step(db_path: Path) -> None:
@@ -99,14 +91,14 @@ def test_append_only_triggers_exist_after_every_downgrade_step(db_path: Path) ->
     upgrade(url_of(db_path), "head")
     for revision in reversed(revisions[:-1]):
         downgrade(url_of(db_path), revision)
-        assert trigger_names(db_path) >= EXPECTED_TRIGGERS, revision
-        assert trigger_names(db_path) == _triggers_for(_guarded_tables(db_path)), revision
+        assert triggers(db_path) >= EXPECTED_TRIGGERS, revision
+        assert triggers(db_path) == append_only_triggers(*_guarded_tables(db_path)), revision
 
 
 def test_downgrade_to_base_removes_every_table_and_trigger(db_path: Path) -> None:
     upgrade(url_of(db_path), "head")
     downgrade(url_of(db_path), "base")
-    assert trigger_names(db_path) == set()
+    assert triggers(db_path) == set()
     assert _revision_of(db_path) is None
 
 
@@ -148,15 +140,9 @@ def test_tallies_dropped_by_a_downgrade_are_backfilled_as_the_writer_wrote_them(
     written = _tallies(db_path)
     assert written
     downgrade(url_of(db_path), "0002")
-    assert "residual_tallies" not in _tables(db_path)
+    assert "residual_tallies" not in tables(db_path)
     upgrade(url_of(db_path), "head")
     assert _tallies(db_path) == written
-
-
-def _tables(path: Path) -> set[str]:
-    with closing(raw_connect(path)) as connection:
-        rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        return {row[0] for row in rows}
 
 
 def _tallies(path: Path) -> list[tuple[object, ...]]:
@@ -176,16 +162,16 @@ def test_a_batch_mode_revision_keeps_rows_ids_and_triggers_both_ways(
 
     upgrade(url, "head", scripts)
     assert _revision_of(db_path) == "9001"
-    assert trigger_names(db_path) >= EXPECTED_TRIGGERS
+    assert triggers(db_path) >= EXPECTED_TRIGGERS
     assert (residual_ids(db_path), history(db_path)) == (ids, ledger)
 
     downgrade(url, HEAD, scripts)
     assert _revision_of(db_path) == HEAD
-    assert trigger_names(db_path) >= EXPECTED_TRIGGERS
+    assert triggers(db_path) >= EXPECTED_TRIGGERS
     assert (residual_ids(db_path), history(db_path)) == (ids, ledger)
 
     upgrade(url, "head", scripts)
-    assert trigger_names(db_path) >= EXPECTED_TRIGGERS
+    assert triggers(db_path) >= EXPECTED_TRIGGERS
     assert (residual_ids(db_path), history(db_path), row_counts(db_path)) == (
         ids, ledger, counts)
 
@@ -207,13 +193,13 @@ def test_a_failed_upgrade_leaves_the_file_byte_for_byte_as_before(
     url = url_of(db_path)
     upgrade(url, HEAD, scripts)
     _ingest_at_current_revision(db_path, examples_path)
-    before_bytes, before_dump = db_path.read_bytes(), full_dump(db_path)
+    before_bytes, before_dump = db_path.read_bytes(), dump(db_path)
 
     with pytest.raises((RuntimeError, SQLAlchemyError), match="this revision fails"):
         upgrade(url, "head", scripts)
 
     assert not Path(f"{db_path}-wal").exists() or Path(f"{db_path}-wal").stat().st_size == 0
     assert db_path.read_bytes() == before_bytes
-    assert full_dump(db_path) == before_dump
+    assert dump(db_path) == before_dump
     assert _revision_of(db_path) == HEAD
-    assert "half_done" not in "".join(before_dump + full_dump(db_path))
+    assert "half_done" not in "".join(before_dump + dump(db_path))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from backends import raw_query
-from surface_helpers import cli
+from cli_runs import cli, subprocess_environ
 
 from store.db.record_kinds import LEDGERED_KEYS
 from store.db.schema_version import head_revision
@@ -95,11 +94,10 @@ def _free_port() -> int:
 def test_serve(pg_url: str) -> None:
     _ok("ingest", "--db", pg_url, EXAMPLES[0])
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CORE_AUDIT_")}
     command = Path(sys.executable).parent / "core-audit"
     server = subprocess.Popen(
         [str(command), "serve", "--db", pg_url, "--port", str(port)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        env=subprocess_environ(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60

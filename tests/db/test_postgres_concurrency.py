@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from backends import pg_schema, raw_query
-from surface_helpers import write_jsonl
+from cli_runs import subprocess_environ
+from jsonl_files import write_jsonl
 
 from store.db.audit_store import AuditStore
 from store.db.record_kinds import APPEND_ONLY_TABLES, LEDGERED_KEYS
@@ -59,6 +60,7 @@ def test_concurrent_writers_keep_one_gap_free_chain(tmp_path: Path, pg_url: str)
         expected = _counts(reference)
     # The store does not exist yet: the writers also race to create it.
     writers = [subprocess.Popen([CORE_AUDIT, "ingest", "--db", pg_url, str(path)],
+                                env=subprocess_environ(),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                for path in files]
     outcomes = [(w.wait(timeout=300), w.stderr.read().decode() if w.stderr else "")
@@ -70,7 +72,7 @@ def test_concurrent_writers_keep_one_gap_free_chain(tmp_path: Path, pg_url: str)
     assert seqs == list(range(1, len(seqs) + 1))
     assert sorted(r[0] for r in raw_query(pg_url, "SELECT batch_id FROM ingest_batches")) == [
         *range(1, WRITERS + 1)]
-    verify = subprocess.run([CORE_AUDIT, "verify", "--db", pg_url], capture_output=True,
-                            text=True, check=False)
+    verify = subprocess.run([CORE_AUDIT, "verify", "--db", pg_url], env=subprocess_environ(),
+                            capture_output=True, text=True, check=False)
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert verify.stdout.startswith(f"intact: {len(seqs)} leaves")

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from backends import EXAMPLE_FILES, pg_schema
+from cli_runs import cli
 from sqlalchemy import select
-from surface_helpers import cli
 
 from store.db import copy as copy_module
 from store.db import row_stream

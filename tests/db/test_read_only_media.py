@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 from backends import EXAMPLE_FILES
+from cli_runs import cli
 from spec_values import LEDGER_LENGTH
 from starlette.testclient import TestClient
-from surface_helpers import cli
 
 from store.db.engine import read_only_mode
 from store.db.errors import StoreError

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 from backends import EXAMPLE_FILES
-from store_support import cli, distinct_frames, full_dump, raw_connect, write_jsonl
+from cli_runs import cli
+from jsonl_files import write_jsonl
+from raw_reads import dump
+from store_support import distinct_frames, raw_connect
 from turn_data import journal_entry, journal_line
 
 from store.db.record_kinds import APPEND_ONLY_TABLES
@@ -59,7 +62,7 @@ def _fresh(value: object) -> object:
 @pytest.mark.parametrize("verb", ["INSERT OR REPLACE", "REPLACE"])
 def test_replace_onto_a_stored_rowid_is_refused(every_table_store: Path, table: str,
                                                 verb: str) -> None:
-    before = full_dump(every_table_store)
+    before = dump(every_table_store)
     with closing(raw_connect(every_table_store)) as connection:
         connection.row_factory = sqlite3.Row
         stored = connection.execute(f"SELECT rowid AS rid, * FROM {table} LIMIT 1").fetchone()
@@ -72,4 +75,4 @@ def test_replace_onto_a_stored_rowid_is_refused(every_table_store: Path, table: 
         with pytest.raises(sqlite3.IntegrityError, match=f"{table} is append-only"):
             connection.execute(f"{verb} INTO {table} ({names}) VALUES ({marks})",
                                [stored["rid"], *row.values()])
-    assert full_dump(every_table_store) == before
+    assert dump(every_table_store) == before

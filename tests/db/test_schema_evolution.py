@@ -11,18 +11,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from surface_helpers import (
-    cli,
-    dump,
-    history,
-    leaf_entries,
-    query,
-    rfc9162_root,
-    table_dump,
-    tables,
-    triggers,
-    write_jsonl,
-)
+from cli_runs import cli
+from jsonl_files import write_jsonl
+from log_leaves import history, leaf_entries
+from raw_reads import dump, query, table_dump, tables, triggers
+from rfc9162_reference import leaf, mth
+from store_support import HEAD_TABLES, HEAD_TRIGGERS, REV0001_TABLES, append_only_triggers
 from teaching_data import LIGHT_SURFACE, MEMORY_SURFACE
 
 from store.db.audit_store import AuditStore
@@ -34,21 +28,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
 REV0001_HEAD = "133 6f7afdc54f2cfb5f3f815f3bc21d55a3ffa989b606a181cc8da2e3d9fe038161"
 REV0001_CHECKPOINT = REV0001_HEAD.replace(" ", ":")
 
-REV0001_TABLES = ("ingest_batches", "contract_assessments", "contract_residuals",
-                  "residual_occurrences", "ledger")
-SURFACE_TABLES = ("surface_records", "surface_occurrences")
-
-
-def trigger_names(*tables: str) -> set[str]:
-    return {f"{t}_append_only_{op}" for t in tables for op in ("update", "delete", "insert")}
-
-
-REV0001_TRIGGERS = trigger_names(*REV0001_TABLES)
-REV0002_TRIGGERS = trigger_names(*SURFACE_TABLES)
+REV0001_TRIGGERS = append_only_triggers(*REV0001_TABLES)
 HEAD = "0006"  # 0003 tallies, 0004 the rowid guard, 0005 turns, 0006 the log
-LOG_TABLES = ("log_subtrees", "tree_heads", "log_origin")  # revision 0006, instead of ledger
-HEAD_TABLES = {*REV0001_TABLES[:-1], *SURFACE_TABLES, "residual_tallies", "turns", *LOG_TABLES}
-HEAD_TRIGGERS = trigger_names(*HEAD_TABLES)
 
 SURFACE_LINES = [
     {"grounding_source": "teaching", "surface": LIGHT_SURFACE, "subject": "light",
@@ -136,7 +117,7 @@ def test_upgrade_keeps_every_row_id_and_ledger_hash(old_store: Path) -> None:
     assert history(old_store) == chain
     current = cli("db", "current", "--db", old_store)
     assert current.stdout.strip() == f"{HEAD} (at head)"
-    root = rfc9162_root(leaf_entries(old_store)).hex()
+    root = mth([leaf(e) for e in leaf_entries(old_store)]).hex()
     verify = cli("verify", "--db", old_store)
     assert verify.exit_code == 0, verify.output
     assert verify.stdout.strip() == f"intact: 133 leaves, root {root}"
@@ -287,4 +268,4 @@ def test_a_store_at_revision_0004_upgrades_keeping_its_surface_records(tmp_path:
     assert verified.exit_code == 0, verified.output
     checkpoint = cli("checkpoint", "--db", store).stdout
     assert checkpoint.split("\n")[1] == REV0004_HEAD.split()[0]
-    assert root_of(checkpoint) == rfc9162_root(leaf_entries(store)).hex()
+    assert root_of(checkpoint) == mth([leaf(e) for e in leaf_entries(store)]).hex()

@@ -6,16 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runs import cli
+from raw_reads import dump, triggers
 from store_support import (
     HEAD_TRIGGERS,
-    cli,
     copy_migrations,
-    full_dump,
     raw_connect,
     revision_of,
     revision_source,
     row_counts,
-    trigger_names,
     url_of,
 )
 
@@ -48,7 +47,7 @@ def test_a_new_store_is_created_at_head_with_its_triggers(db_path: Path) -> None
     assert not db_path.exists()
     AuditStore.open(str(db_path)).close()
     assert _revision_of(db_path) == HEAD
-    assert trigger_names(db_path) == HEAD_TRIGGERS
+    assert triggers(db_path) == HEAD_TRIGGERS
     assert row_counts(db_path) == dict.fromkeys(row_counts(db_path), 0)
 
 
@@ -84,7 +83,7 @@ def test_a_store_behind_head_is_refused_naming_db_upgrade(
     db_path: Path, newer_head: Path
 ) -> None:
     upgrade(url_of(db_path), HEAD, newer_head)
-    before = full_dump(db_path)
+    before = dump(db_path)
 
     with pytest.raises(StoreError) as refused:
         AuditStore.open(str(db_path))
@@ -92,7 +91,7 @@ def test_a_store_behind_head_is_refused_naming_db_upgrade(
     message = str(refused.value)
     assert "behind head 9001" in message
     assert "core-audit db upgrade" in message
-    assert full_dump(db_path) == before
+    assert dump(db_path) == before
     assert _revision_of(db_path) == HEAD
 
 
@@ -100,13 +99,13 @@ def test_ingest_into_a_store_behind_head_exits_1_and_writes_nothing(
     db_path: Path, newer_head: Path, examples_path: Path
 ) -> None:
     upgrade(url_of(db_path), HEAD, newer_head)
-    before = full_dump(db_path)
+    before = dump(db_path)
 
     result = cli("ingest", "--db", db_path, examples_path)
 
     assert result.exit_code == 1
     assert f"core-audit db upgrade --db {db_path}" in result.stderr
-    assert full_dump(db_path) == before
+    assert dump(db_path) == before
 
 
 def test_db_upgrade_then_lets_the_store_open(

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from surface_helpers import cli, dump, table_dump, write_jsonl
+from cli_runs import cli
+from jsonl_files import write_jsonl
+from raw_reads import dump, table_dump
 from teaching_data import LIGHT_SURFACE
 
 KEYS = {"surface_records": "surface_id", "surface_occurrences": "occurrence_id"}

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from surface_helpers import cli, query, table_rows, write_jsonl
+from cli_runs import cli
+from jsonl_files import write_jsonl
+from raw_reads import query, table_rows
 from teaching_data import (
     KNOWLEDGE,
     KNOWLEDGE_SURFACE,

@@ -17,7 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from store_support import cli, gained_frame, raw_connect, spec_residual_id, write_jsonl
+from cli_runs import cli
+from jsonl_files import write_jsonl
+from store_support import first_problem, gained_frame, raw_connect, spec_residual_id
 
 from store.db.audit_store import AuditStore
 
@@ -46,12 +48,6 @@ def _verify(path: Path, *extra: str):  # type: ignore[no-untyped-def]
     return cli("verify", "--db", path, *extra)
 
 
-def _first_problem(stderr: str) -> str:
-    first = stderr.splitlines()[0]
-    assert first.startswith("NOT intact: first problem at "), stderr
-    return first.removeprefix("NOT intact: first problem at ")
-
-
 def test_the_examples_store_verifies_intact_with_18_leaves(examples_store: Path) -> None:
     result = _verify(examples_store)
     assert result.exit_code == 0, result.stderr
@@ -75,7 +71,7 @@ def test_a_dropped_trigger_fails_verify_naming_it(examples_store: Path, operatio
     result = _verify(examples_store)
 
     assert result.exit_code == 1
-    assert _first_problem(result.stderr) == (
+    assert first_problem(result.stderr) == (
         f"contract_residuals: append-only trigger contract_residuals_append_only_{operation}"
         " is missing")
 
@@ -90,7 +86,7 @@ def test_an_edited_row_fails_verify_naming_seq_table_and_key(examples_store: Pat
 
     assert result.exit_code == 1
     # The explanation is not part of residual_id: the tree names the batch the row is in.
-    assert _first_problem(result.stderr) == (
+    assert first_problem(result.stderr) == (
         "seq 18: ingest_batches 1: seq 1..18 do not make this batch's tree head (a row among "
         "them was changed out of band, or the head was)")
 
@@ -103,7 +99,7 @@ def test_a_deleted_row_fails_verify_naming_seq_table_and_key(examples_store: Pat
     result = _verify(examples_store)
 
     assert result.exit_code == 1
-    assert _first_problem(result.stderr) == (
+    assert first_problem(result.stderr) == (
         "seq 6: log leaf 5: leaves 5..5 have no row (deleted out of band)")
 
 
@@ -122,7 +118,7 @@ def test_a_row_inserted_out_of_band_fails_verify_naming_seq_table_and_key(
     result = _verify(examples_store)
 
     assert result.exit_code == 1
-    assert _first_problem(result.stderr) == (
+    assert first_problem(result.stderr) == (
         f"seq 19: contract_residuals {forged}: row is beyond the newest tree head "
         "(added out of band)")
 
@@ -134,7 +130,7 @@ def test_an_edited_tree_head_fails_verify_naming_its_batch(examples_store: Path)
     result = _verify(examples_store)
 
     assert result.exit_code == 1
-    assert _first_problem(result.stderr) == (
+    assert first_problem(result.stderr) == (
         "seq 18: ingest_batches 1: seq 1..18 do not make this batch's tree head (a row among "
         "them was changed out of band, or the head was)")
 
@@ -156,7 +152,7 @@ def test_each_tampering_is_found_on_its_own_copy(examples_store: Path, tmp_path:
         " FROM ingest_batches")
     connection.close()
 
-    problems = {name: _first_problem(_verify(path).stderr) for name, path in copies.items()}
+    problems = {name: first_problem(_verify(path).stderr) for name, path in copies.items()}
 
     # problem_text is part of assessment_id: the content check names the row itself.
     assert problems["edit"].startswith("seq 8: contract_assessments ")
@@ -223,7 +219,7 @@ def test_removing_the_last_batch_consistently_passes_verify_but_not_the_checkpoi
     result = _verify(examples_store, "--checkpoint", checkpoint)
     assert result.exit_code == 1
     assert checkpoint.read_text().splitlines()[1] == "21"
-    assert _first_problem(result.stderr) == (
+    assert first_problem(result.stderr) == (
         "log checkpoint 21: the checkpoint's tree has 21 leaves, the store 18 "
         "(rows were removed)")
 
@@ -244,7 +240,7 @@ def test_rewritten_and_regrown_history_fails_the_checkpoint(
     assert _verify(examples_store).exit_code == 0
     result = _verify(examples_store, "--checkpoint", checkpoint)
     assert result.exit_code == 1
-    assert _first_problem(result.stderr) == (
+    assert first_problem(result.stderr) == (
         "log checkpoint 21: the store does not extend the checkpoint's tree "
         "(history was rewritten)")
 
@@ -255,7 +251,7 @@ def test_an_edited_tally_fails_verify_naming_its_batch(examples_store: Path) -> 
             "UPDATE residual_tallies SET occurrences = occurrences + 1 WHERE ordinal = 1")
     result = _verify(examples_store)
     assert result.exit_code == 1
-    assert _first_problem(result.stderr).startswith("residual_tallies batch 1: ")
+    assert first_problem(result.stderr).startswith("residual_tallies batch 1: ")
 
 
 def test_a_tally_added_out_of_band_fails_verify(examples_store: Path) -> None:
@@ -267,7 +263,7 @@ def test_a_tally_added_out_of_band_fails_verify(examples_store: Path) -> None:
     connection.close()
     result = _verify(examples_store)
     assert result.exit_code == 1
-    assert _first_problem(result.stderr).startswith("residual_tallies batch 1: ")
+    assert first_problem(result.stderr).startswith("residual_tallies batch 1: ")
 
 
 @pytest.mark.parametrize("table", ["residual_occurrences", "residual_tallies", "tree_heads"])
@@ -278,7 +274,7 @@ def test_a_dropped_table_fails_verify_naming_it(examples_store: Path, table: str
     result = _verify(examples_store)
     assert result.exit_code == 1
     assert isinstance(result.exception, SystemExit), result.exception  # no traceback
-    assert _first_problem(result.stderr) == f"{table}: table is missing (dropped out of band)"
+    assert first_problem(result.stderr) == f"{table}: table is missing (dropped out of band)"
 
 
 def test_a_dropped_column_fails_verify_naming_it(examples_store: Path) -> None:
@@ -288,7 +284,7 @@ def test_a_dropped_column_fails_verify_naming_it(examples_store: Path) -> None:
     result = _verify(examples_store)
     assert result.exit_code == 1
     assert isinstance(result.exception, SystemExit), result.exception
-    assert _first_problem(result.stderr) == (
+    assert first_problem(result.stderr) == (
         "contract_residuals: columns are missing: explanation")
 
 

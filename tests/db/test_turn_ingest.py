@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from surface_helpers import cli, query, table_rows
+from cli_runs import cli
+from raw_reads import query, table_rows
 from teaching_data import KNOWLEDGE, KNOWLEDGE_SURFACE, LIGHT, LIGHT_SURFACE, MEMORY, one_corpus
 from turn_data import DISCLOSURE, HEDGE, canonical, journal_entry, journal_line
 

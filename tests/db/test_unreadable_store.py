@@ -7,23 +7,15 @@ from pathlib import Path
 
 import pytest
 from backends import pg_server_url, schema_url
-from click.testing import Result
-from store_support import cli, raw_connect
-
-
-def _verify(db: Path | str) -> Result:
-    result = cli("verify", "--db", db)
-    assert result.exit_code == 1, result.stdout
-    assert isinstance(result.exception, SystemExit), result.exception  # no traceback
-    return result
-
+from store_support import raw_connect, refused_verify
 
 
 def test_a_file_that_is_not_a_database(tmp_path: Path) -> None:
     path = tmp_path / "notes.db"
     path.write_bytes(b"these are my notes, not a database\n" * 200)
 
-    assert _verify(path).stderr == f"NOT intact: {path}: cannot open: file is not a database\n"
+    assert refused_verify(path).stderr == (
+        f"NOT intact: {path}: cannot open: file is not a database\n")
 
 
 def test_a_malformed_sqlite_page(examples_store: Path) -> None:
@@ -36,7 +28,7 @@ def test_a_malformed_sqlite_page(examples_store: Path) -> None:
         file.seek((root - 1) * page_size)
         file.write(b"\xff" * 64)  # the b-tree page header and its first cell pointers
 
-    assert _verify(examples_store).stderr == (
+    assert refused_verify(examples_store).stderr == (
         f"NOT intact: {examples_store}: cannot be read: database disk image is malformed\n")
 
 
@@ -44,11 +36,11 @@ def test_a_malformed_sqlite_page(examples_store: Path) -> None:
 def test_a_postgres_url_naming_a_missing_schema() -> None:
     url = schema_url(pg_server_url(), "no_such_schema_for_core_audit")
 
-    assert _verify(url).stderr == (
+    assert refused_verify(url).stderr == (
         f"NOT intact: {url}: its search_path names no schema that exists\n")
 
 
 def test_an_unknown_dialect() -> None:
-    assert _verify("nosuchdb://host/store").stderr == (
+    assert refused_verify("nosuchdb://host/store").stderr == (
         "NOT intact: nosuchdb://host/store: not a database this core-audit can open: "
         "Can't load plugin: sqlalchemy.dialects:nosuchdb\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from cli_runs import cli
 from teaching_data import (
     COGNITION_PACK,
     CORE_CORPORA,
@@ -22,7 +22,6 @@ from teaching_data import (
     write_core_checkout,
 )
 
-from store.cli import main
 from store.model.core_checkout import CROSS_PACK_CORPUS, TEACHING_CORPORA
 from store.model.corpora import CorpusError, TeachingIntent
 from store.model.teaching_registry import load_core_registry
@@ -77,7 +76,7 @@ def test_a_folder_that_is_not_a_checkout_is_refused(tmp_path: Path, missing: str
     (core / missing).rename(core / "elsewhere")
     with pytest.raises(CorpusError, match=f"not a CORE checkout: no {missing}/"):
         load_core_registry(core)
-    result = CliRunner().invoke(main, ["corpus", "check", "--core", str(core)])
+    result = cli("corpus", "check", "--core", core)
     assert result.exit_code == 1 and "not a CORE checkout" in result.output
 
 
@@ -171,7 +170,7 @@ def test_a_missing_pack_gives_its_corpus_no_chains(tmp_path: Path) -> None:
 # --- corpus check: errors vs warnings --------------------------------------------------------
 
 def run_check(core: Path, *extra: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, ["corpus", "check", "--core", str(core), *extra])
+    result = cli("corpus", "check", "--core", core, *extra)
     return result.exit_code, result.output
 
 
@@ -227,15 +226,13 @@ def test_errors_fail_the_check(tmp_path: Path) -> None:
 
 def test_the_environment_names_the_checkout(tmp_path: Path) -> None:
     core = write_core_checkout(tmp_path, {"cognition_chains_v1": [LIGHT]})
-    runner = CliRunner()
     env = {"CORE_AUDIT_CORE": str(core), "CORE_AUDIT_PACKS": "", "CORE_AUDIT_TEACHING": ""}
-    result = runner.invoke(main, ["surface", "light", "--intent", "cause"], env=env)
+    result = cli("surface", "light", "--intent", "cause", env=env)
     assert result.exit_code == 0, result.output
     printed = json.loads(result.output)
     assert (printed["surface"], printed["pack_id"], printed["pack_version"]) == (
         LIGHT_SURFACE, COGNITION_PACK, "1.0.0")
-    result = runner.invoke(main, ["surface", "light", "--intent", "cause", "--core",
-                                  str(core)])
+    result = cli("surface", "light", "--intent", "cause", "--core", core)
     assert json.loads(result.output)["surface"] == LIGHT_SURFACE
 
 
@@ -251,6 +248,5 @@ def test_ingest_takes_core_too(tmp_path: Path) -> None:
     records = tmp_path / "in.jsonl"
     records.write_text(json.dumps({"grounding_source": "teaching", "surface": LIGHT_SURFACE})
                        + "\n", encoding="utf-8")
-    result = CliRunner().invoke(main, ["ingest", str(records), "--db",
-                                       str(tmp_path / "a.db"), "--core", str(core), "--json"])
+    result = cli("ingest", records, "--db", tmp_path / "a.db", "--core", core, "--json")
     assert result.exit_code == 0, result.output

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_runs import cli
 from surface_form_data import (
     COGNITION,
     CROSS_IDENTITY,
@@ -24,7 +24,6 @@ from teaching_data import (
     write_core_checkout,
 )
 
-from store.cli import main
 from store.model.corpora import TeachingIntent, TeachingRegistry
 from store.model.surface_forms import SurfaceForm
 from store.model.teaching_registry import load_core_registry
@@ -108,7 +107,6 @@ def test_cross_pack_rules(tmp_path: Path) -> None:
 
 def test_cli_form_and_max_depth(tmp_path: Path) -> None:
     core = write_core_checkout(tmp_path, {"cognition_chains_v1": COGNITION})
-    runner = CliRunner()
     base = ["surface", "judgment", "--intent", "cause", "--core", str(core)]
     for extra, expected, hops in [
         ([], JUDGMENT_SINGLE, 0),
@@ -116,7 +114,7 @@ def test_cli_form_and_max_depth(tmp_path: Path) -> None:
         (["--form", "transitive"], JUDGMENT_TRANSITIVE, 2),
         (["--form", "transitive", "--max-depth", "1"], JUDGMENT_COMPOSED, 1),
     ]:
-        result = runner.invoke(main, [*base, *extra])
+        result = cli(*base, *extra)
         assert result.exit_code == 0, result.output
         printed = json.loads(result.output)
         assert (printed["surface"], printed["hops"], len(printed["hop_chain_ids"])) == (

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from cli_runs import cli
 from teaching_data import (
     CORPUS_ID,
     KNOWLEDGE,
@@ -24,15 +24,13 @@ from teaching_data import (
     write_registry,
 )
 
-from store.cli import main
 from store.model.corpora import CorpusError, TeachingIntent
 from store.model.teaching_registry import load_teaching_registry
 from store.model.teaching_surface import teaching_grounded_surface
 
 
 def check(packs: Path, teaching: Path, *extra: str) -> tuple[int, list[str]]:
-    result = CliRunner().invoke(
-        main, ["corpus", "check", "--packs", str(packs), "--teaching", str(teaching), *extra])
+    result = cli("corpus", "check", "--packs", packs, "--teaching", teaching, *extra)
     return result.exit_code, result.output.splitlines()
 
 
@@ -145,8 +143,7 @@ def test_a_clean_corpus_checks_with_status_zero(tmp_path: Path) -> None:
 
 
 def test_the_shipped_corpus_is_clean() -> None:
-    result = CliRunner().invoke(main, ["corpus", "check"], env={
-        "CORE_AUDIT_PACKS": "", "CORE_AUDIT_TEACHING": ""})
+    result = cli("corpus", "check", env={"CORE_AUDIT_PACKS": "", "CORE_AUDIT_TEACHING": ""})
     assert result.exit_code == 0, result.output
     assert result.output == (
         "checked 1 corpus (1 pack): 3 chains resolve, 0 inactive, 0 errors, 0 warnings\n")
@@ -389,12 +386,11 @@ def test_an_unusable_registry_is_an_error(tmp_path: Path, registry_text: str, wo
 
 def test_cli_reads_the_data_dirs_from_the_environment(tmp_path: Path) -> None:
     packs, teaching, corpus = one_corpus(tmp_path, [LIGHT, "oops"])
-    result = CliRunner().invoke(main, ["corpus", "check"], env={
-        "CORE_AUDIT_PACKS": str(packs), "CORE_AUDIT_TEACHING": str(teaching)})
+    env = {"CORE_AUDIT_PACKS": str(packs), "CORE_AUDIT_TEACHING": str(teaching)}
+    result = cli("corpus", "check", env=env)
     assert result.exit_code == 1
     assert result.output.startswith(f"{corpus}:2: ")
-    result = CliRunner().invoke(main, ["surface", "light", "--intent", "cause"], env={
-        "CORE_AUDIT_PACKS": str(packs), "CORE_AUDIT_TEACHING": str(teaching)})
+    result = cli("surface", "light", "--intent", "cause", env=env)
     assert LIGHT_SURFACE in result.output
 
 

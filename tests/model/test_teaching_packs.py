@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_runs import cli
 from teaching_data import (
     ADR_DOMAINS,
     LIGHT,
@@ -20,7 +20,6 @@ from teaching_data import (
     write_pack,
 )
 
-from store.cli import main
 from store.model.packs import PackError, load_pack
 from store.model.teaching_registry import load_teaching_registry
 from store.model.teaching_surface import teaching_grounded_surface
@@ -55,11 +54,10 @@ def test_an_edited_lexicon_is_refused(tmp_path: Path) -> None:
     lexicon.write_bytes(lexicon.read_bytes().replace(b"logos.core", b"logos.edit"))
     with pytest.raises(PackError, match="refused"):
         load_teaching_registry(teaching, packs)
-    runner = CliRunner()
-    dirs = ["--packs", str(packs), "--teaching", str(teaching)]
-    checked = runner.invoke(main, ["corpus", "check", *dirs])
+    dirs = ["--packs", packs, "--teaching", teaching]
+    checked = cli("corpus", "check", *dirs)
     assert checked.exit_code == 1 and PACK_ID in checked.output
-    surfaced = runner.invoke(main, ["surface", "light", "--intent", "cause", *dirs])
+    surfaced = cli("surface", "light", "--intent", "cause", *dirs)
     assert surfaced.exit_code == 1 and "refused" in surfaced.output
 
 
@@ -95,8 +93,7 @@ def test_a_bad_lexicon_line_is_dropped_and_reported(tmp_path: Path) -> None:
     lexicon = packs / PACK_ID / "lexicon.jsonl"
     assert [(d.source, d.line, d.severity.value) for d in registry.dropped] == [
         (lexicon, 2, "error"), (lexicon, 3, "warning"), (lexicon, 5, "error")]
-    result = CliRunner().invoke(
-        main, ["corpus", "check", "--packs", str(packs), "--teaching", str(teaching)])
+    result = cli("corpus", "check", "--packs", packs, "--teaching", teaching)
     assert result.exit_code == 1
     assert result.output.splitlines()[1] == (
         f"{lexicon}:3: warning: entry 'truth': semantic_domains is not a non-empty list:"

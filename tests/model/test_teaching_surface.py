@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_runs import subprocess_environ
 from teaching_data import (
     KNOWLEDGE,
     KNOWLEDGE_SURFACE,
@@ -47,11 +47,9 @@ ADR_CASES = [
 
 
 def run_cli(*args: str, seed: str = "0") -> subprocess.CompletedProcess[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CORE_AUDIT_")}
-    env["PYTHONHASHSEED"] = seed
     return subprocess.run(
         [sys.executable, "-c", "from store.cli import main; main()", *args],
-        capture_output=True, env=env, cwd=REPO, check=False,
+        capture_output=True, env=subprocess_environ(PYTHONHASHSEED=seed), cwd=REPO, check=False,
     )
 
 
