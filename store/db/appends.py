@@ -3,6 +3,9 @@ batch. Shared by the writer, copy, checkpoints and schema creation."""
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Connection, func, select, text
@@ -20,7 +23,15 @@ def insert_rows(connection: Connection, table: str, rows: list[dict[str, Any]]) 
     marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
     sql = (f"INSERT INTO {table} ({', '.join(columns)}) "
            f"VALUES ({', '.join([marker] * len(columns))})")
-    connection.exec_driver_sql(sql, [tuple(r[c] for c in columns) for r in rows])
+    connection.exec_driver_sql(sql, list(map(_values(tuple(columns)), rows)))
+
+
+@functools.cache
+def _values(columns: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A row's values in column order, as a tuple."""
+    if len(columns) == 1:
+        return lambda row: (row[columns[0]],)
+    return operator.itemgetter(*columns)
 
 
 def lock_log_tip(connection: Connection) -> None:

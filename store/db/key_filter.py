@@ -18,7 +18,6 @@ from store.db.tables import metadata
 
 BITS_PER_KEY = 16  # with 4 probes: under 0.3% false "maybe" at the sized capacity
 HEADROOM_KEYS = 1 << 20  # room for a large batch's new keys beyond those stored
-_PROBES = 4
 _SCAN_ROWS = 10_000
 
 
@@ -35,16 +34,22 @@ class KeyFilter:
         self._mask = bits - 1
         self._bits = bytearray(bits // 8)
 
-    def _positions(self, key: str) -> list[int]:
-        digest = _digest(key)
-        return [(digest >> (32 * i)) & self._mask for i in range(_PROBES)]
+    def _positions(self, key: str) -> tuple[int, int, int, int]:
+        digest, mask = _digest(key), self._mask
+        return (digest & mask, (digest >> 32) & mask, (digest >> 64) & mask,
+                (digest >> 96) & mask)
 
     def add(self, key: str) -> None:
+        bits = self._bits
         for position in self._positions(key):
-            self._bits[position >> 3] |= 1 << (position & 7)
+            bits[position >> 3] |= 1 << (position & 7)
 
     def may_hold(self, key: str) -> bool:
-        return all(self._bits[p >> 3] & (1 << (p & 7)) for p in self._positions(key))
+        bits = self._bits
+        for position in self._positions(key):
+            if not bits[position >> 3] >> (position & 7) & 1:
+                return False
+        return True
 
     def add_all(self, keys: Iterable[str]) -> None:
         for key in keys:

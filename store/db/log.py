@@ -149,8 +149,17 @@ class LogAppender:
 
     def append_leaf(self, row: dict[str, Any], leaf: bytes) -> None:
         """`append`, with the row's leaf hash already computed (by the input's reader)."""
-        row["seq"] = self.tree.size + 1
-        self.subtrees.extend(s for s in self.tree.append(leaf) if s.level >= SUBTREE_LEVEL)
+        self.append_leaves([row], [leaf])
+
+    def append_leaves(self, rows: list[dict[str, Any]], leaves: list[bytes]) -> None:
+        """Sets each row's seq, in order: rows[i] becomes the leaf hashed `leaves[i]`."""
+        if len(rows) != len(leaves):
+            raise ValueError(f"{len(rows)} rows for {len(leaves)} leaf hashes")
+        seq = self.tree.size
+        for row in rows:
+            seq += 1
+            row["seq"] = seq
+        self.subtrees.extend(self.tree.extend(leaves, SUBTREE_LEVEL))
 
     def subtree_rows(self) -> list[dict[str, Any]]:
         rows = [{"level": s.level, "start": s.start, "hash": s.digest.hex()}

@@ -155,3 +155,56 @@ def test_a_key_filter_admits_few_keys_it_does_not_hold() -> None:
     key_filter.add_all(held)
     # 16 bits a key, 4 probes: about 0.24% expected; a lookup for each is all it costs.
     assert sum(key_filter.may_hold(key) for key in absent) < 200
+
+
+def _foreign_keys_setting(store: AuditStore) -> int:
+    with store.engine.connect() as connection:
+        return int(connection.exec_driver_sql("PRAGMA foreign_keys").scalar_one())
+
+
+def test_the_writer_connection_gets_its_foreign_key_checks_back(tmp_path: Path) -> None:
+    """A batch runs without SQLite's row-by-row checks; the pooled connection must not keep
+    that setting, whether the batch was written or rejected."""
+    good = write_jsonl(tmp_path / "good.jsonl", list(distinct_frames(3, "g")))
+    bad = write_jsonl(tmp_path / "bad.jsonl", [*distinct_frames(2, "h"), {"not": "a frame"}])
+    with AuditStore.open(str(tmp_path / "store.db")) as store:
+        assert _foreign_keys_setting(store) == 1
+        with good.open("rb") as stream:
+            store.ingest(stream, source=good.name, parallel=False)
+        assert _foreign_keys_setting(store) == 1
+        with bad.open("rb") as stream, pytest.raises(BatchRejected):
+            store.ingest(stream, source=bad.name, parallel=False)
+        assert _foreign_keys_setting(store) == 1
+
+
+def test_a_row_referring_to_a_record_outside_store_and_batch_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the foreign keys refused, the writer refuses: here a reader gone wrong sends
+    occurrences whose assessment rows it dropped."""
+    db = tmp_path / "store.db"
+    source = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(4, "r")))
+    original = writer.row_chunks
+
+    def without_assessments(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        for chunk in original(*args, **kwargs):
+            chunk.rows = [r for r in chunk.rows if r[1] != "contract_assessments"]
+            yield chunk
+
+    monkeypatch.setattr(writer, "row_chunks", without_assessments)
+    with pytest.raises(writer.BrokenReference, match="residual_occurrences row refers to"
+                       " contract_assessments [0-9a-f]{64}, which is neither stored nor in"):
+        _ingest(db, source, parallel=False)
+    assert row_counts(db) == dict.fromkeys(row_counts(db), 0)
+
+
+def test_references_are_every_foreign_key_but_the_batch() -> None:
+    assert writer.REFERENCES == {
+        "contract_assessments": (),
+        "contract_residuals": (),
+        "residual_occurrences": (("assessment_id", "contract_assessments"),
+                                 ("residual_id", "contract_residuals")),
+        "surface_records": (),
+        "surface_occurrences": (("surface_id", "surface_records"),),
+        "turns": (("surface_id", "surface_records"),),
+    }

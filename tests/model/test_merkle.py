@@ -343,3 +343,26 @@ def test_digest_from_hex_is_strict():
             digest_from_hex(bad, "root_hash")
     with pytest.raises(ValueError, match="root_hash"):
         digest_from_hex(12345, "root_hash")  # type: ignore[arg-type]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 40), st.integers(0, 70), st.integers(0, 7))
+def test_extend_is_append_one_leaf_at_a_time(before: int, added: int, min_level: int):
+    """The writer's one call per chunk: same tree, same subtrees, only those it keeps."""
+    hashes, _ = _tree(before + added) if before + added else ([], None)
+    one_by_one, at_once = CompactRange(), CompactRange()
+    for digest in hashes[:before]:
+        one_by_one.append(digest)
+        at_once.append(digest)
+    expected = [node for digest in hashes[before:] for node in one_by_one.append(digest)
+                if node.level >= min_level]
+    assert at_once.extend(hashes[before:], min_level) == expected
+    assert at_once.size == one_by_one.size == before + added
+    assert at_once.frontier == one_by_one.frontier and at_once.root() == one_by_one.root()
+
+
+def test_extend_refuses_a_non_digest_after_keeping_the_leaves_before_it():
+    compact = CompactRange()
+    with pytest.raises(ValueError, match="32 bytes"):
+        compact.extend([leaf_hash(b"a"), leaf_hash(b"b"), b"entry, not its hash"])
+    assert compact.size == 2 and compact.root() == root_hash([leaf_hash(b"a"), leaf_hash(b"b")])
