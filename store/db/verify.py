@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
-from sqlalchemy import Connection, inspect, select, text
+from sqlalchemy import Connection, exists, inspect, literal, select, text
 
 from store.db.content_checks import content_id_problems
 from store.db.log import LogError, StoredLog, TreeHead, latest_head, leaf_rows, log_entry
@@ -128,6 +128,26 @@ def _tally_problems(connection: Connection) -> Iterator[Problem]:
                       f"{len(found)} tally rows for a batch without residuals")
 
 
+def _reference_problems(connection: Connection, skip: Collection[str]) -> Iterator[Problem]:
+    """Every foreign key holds: the writer checks them itself, and tools that write to a
+    SQLite file out of band check none unless told to."""
+    for table in metadata.sorted_tables:
+        for fk in sorted(table.foreign_keys, key=lambda fk: fk.parent.name):
+            parent = fk.column.table
+            if table.name in skip or parent.name in skip:
+                continue
+            child, target, key = fk.parent, fk.column, list(table.primary_key.columns)
+            position = table.c.seq if "seq" in table.c else literal(None)
+            orphans = connection.execute(
+                select(position, child, *key)
+                .where(child.is_not(None), ~exists().where(target == child))
+                .order_by(position, *key).limit(MAX_PROBLEMS))
+            for seq, value, *key_values in orphans:
+                yield Problem(seq, table.name, ledger_key(tuple(key_values)),
+                              f"{child.name} refers to {parent.name} {value},"
+                              " which is not stored")
+
+
 def _unreadable_tables(connection: Connection) -> dict[str, Problem]:
     """Tables dropped or stripped of columns out of band: reported, and not read further."""
     inspector = inspect(connection)
@@ -175,6 +195,7 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     content.close()  # ends the streamed read when the cap is met
     # Structural problems (no seq) first, then rows in leaf order, then the derived
     # tallies (a changed row also upsets its batch's tallies: name the row first).
+    problems.extend(_reference_problems(connection, unreadable.keys()))
     problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
     if not {"residual_tallies", "contract_residuals", "residual_occurrences"} & unreadable.keys():
         problems.extend(_tally_problems(connection))

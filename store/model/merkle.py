@@ -185,11 +185,13 @@ class FullSubtree:
 class CompactRange:
     """The frontier of a growing tree: one full subtree per set bit of the size, O(log n) memory."""
 
-    __slots__ = ("_frontier", "_size")
+    __slots__ = ("_digests", "_size")
 
     def __init__(self) -> None:
         self._size = 0
-        self._frontier: list[FullSubtree] = []  # largest (leftmost) first
+        # The frontier's hashes, largest (leftmost) subtree first; their levels are the set
+        # bits of the size, so only the hashes are kept: appends are the writer's hot path.
+        self._digests: list[bytes] = []
 
     @classmethod
     def restore(cls, size: int, full: Subtree) -> CompactRange:
@@ -201,7 +203,7 @@ class CompactRange:
         for level in range(size.bit_length() - 1, -1, -1):
             if size >> level & 1:
                 end = start + (1 << level)
-                compact._frontier.append(FullSubtree(start, level, full(start, end)))
+                compact._digests.append(full(start, end))
                 start = end
         compact._size = size
         return compact
@@ -212,7 +214,13 @@ class CompactRange:
 
     @property
     def frontier(self) -> tuple[FullSubtree, ...]:
-        return tuple(self._frontier)
+        levels = [level for level in range(self._size.bit_length() - 1, -1, -1)
+                  if self._size >> level & 1]
+        nodes, start = [], 0
+        for level, digest in zip(levels, self._digests, strict=True):
+            nodes.append(FullSubtree(start, level, digest))
+            start += 1 << level
+        return tuple(nodes)
 
     def append(self, leaf: bytes) -> list[FullSubtree]:
         """Add one leaf hash; return the full subtrees it completes, the leaf itself first."""
@@ -221,30 +229,30 @@ class CompactRange:
     def extend(self, leaves: Iterable[bytes], min_level: int = 0) -> list[FullSubtree]:
         """Add leaf hashes in order; return the full subtrees they complete of `min_level` or
         more, smallest first per leaf. The writer's hot path: one call per chunk of rows."""
-        frontier, done, size = self._frontier, [], self._size
+        digests, done, size = self._digests, [], self._size
         sha256 = hashlib.sha256
         for leaf in leaves:
             if type(leaf) is not bytes or len(leaf) != HASH_SIZE:
                 raise ValueError("a leaf hash is 32 bytes")
-            node = FullSubtree(size, 0, leaf)
             if min_level == 0:
-                done.append(node)
+                done.append(FullSubtree(size, 0, leaf))
+            node, level, merges = leaf, 0, size
             size += 1
-            while frontier and frontier[-1].level == node.level:
-                left = frontier.pop()
-                node = FullSubtree(left.start, node.level + 1,
-                                   sha256(b"\x01" + left.digest + node.digest).digest())
-                if node.level >= min_level:
-                    done.append(node)
-            frontier.append(node)
+            while merges & 1:  # each trailing one bit of the old size is a subtree to merge
+                node = sha256(b"\x01" + digests.pop() + node).digest()
+                level += 1
+                merges >>= 1
+                if level >= min_level:
+                    done.append(FullSubtree(size - (1 << level), level, node))
+            digests.append(node)
             self._size = size
         return done
 
     def root(self) -> bytes:
         """MTH of everything appended: the frontier folded from the right."""
-        if not self._frontier:
+        if not self._digests:
             return EMPTY_ROOT
-        digest = self._frontier[-1].digest
-        for node in reversed(self._frontier[:-1]):
-            digest = node_hash(node.digest, digest)
+        digest = self._digests[-1]
+        for left in reversed(self._digests[:-1]):
+            digest = node_hash(left, digest)
         return digest

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from cli_runs import cli
 from jsonl_files import write_jsonl
 from log_leaves import history
 from store_support import distinct_frames, gained_frame, residual_ids, row_counts
@@ -208,3 +210,33 @@ def test_references_are_every_foreign_key_but_the_batch() -> None:
         "surface_occurrences": (("surface_id", "surface_records"),),
         "turns": (("surface_id", "surface_records"),),
     }
+
+
+def test_verify_names_rows_that_refer_to_records_not_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rows in the log whose references dangle (a writer defect, or a tool writing without
+    foreign key checks): verify names each, by seq, table, key and the missing record."""
+    db = tmp_path / "store.db"
+    source = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(1, "o")))
+    original = writer.row_chunks
+
+    def without_assessments(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        for chunk in original(*args, **kwargs):
+            chunk.rows = [r for r in chunk.rows if r[1] != "contract_assessments"]
+            yield chunk
+
+    monkeypatch.setattr(writer, "row_chunks", without_assessments)
+    monkeypatch.setattr(writer, "check_references", lambda inserts, known: None)
+    _ingest(db, source, parallel=False)
+
+    result = cli("verify", "--db", db, "--json")
+
+    assert result.exit_code == 1
+    problems = json.loads(result.stdout)["problems"]
+    # 1 frame: 2 assessments, 2 and 1 residuals; each residual row precedes its occurrence.
+    assert len(problems) == 3, problems
+    for problem, (seq, ordinal) in zip(problems, [(2, 0), (4, 1), (6, 0)], strict=True):
+        assert re.fullmatch(
+            rf"seq {seq}: residual_occurrences ([0-9a-f]{{64}})/{ordinal}: assessment_id refers"
+            r" to contract_assessments \1, which is not stored", problem), problem
