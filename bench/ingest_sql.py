@@ -1,0 +1,147 @@
+"""Where the writer's SQL time goes: the same rows replayed into the schema with parts removed.
+
+    .venv/bin/python bench/ingest_sql.py [--occurrences 300000] [--seed 0] [--variants ...]
+
+Generates frames (bench/frames.py), ingests them once through AuditStore, then replays the
+stored rows, in leaf order and in the writer's chunks and table order, with a raw sqlite3
+`executemany` into fresh stores made by the migrations, each with one part of the schema
+removed or changed (the guards, the residual filter indexes, ids stored as 32 bytes, a
+1 GiB page cache), on a connection set up as the writer's is (same page cache, WAL,
+temp_store, no row-by-row foreign key checks). No Python work but the replay loop: the figures are SQLite's
+alone. Prints seconds and each variant's ratio to the floor (keys only) measured in the same
+run; asserts nothing about time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from frames import write_frames
+
+from store.db.audit_store import AuditStore
+from store.db.engine import WRITE_CACHE_KIB
+from store.db.row_stream import CHUNK_ROWS
+from store.db.writer import INPUT_KINDS
+
+ROW_TABLES = ("contract_assessments", "contract_residuals", "residual_occurrences")
+ID_COLUMNS = ("assessment_id", "residual_id")
+FILTER_INDEXES = ("ix_contract_residuals_candidate_organ_seq",
+                  "ix_contract_residuals_family_id_seq", "ix_contract_residuals_residual_code_seq",
+                  "ix_contract_residuals_residual_kind_seq",
+                  "ix_contract_residuals_source_axis_seq")
+
+
+def _drop(kind: str, names: Callable[[sqlite3.Connection], list[str]]
+          ) -> Callable[[sqlite3.Connection], None]:
+    def apply(connection: sqlite3.Connection) -> None:
+        for name in names(connection):
+            connection.execute(f"DROP {kind} {name}")
+    return apply
+
+
+def _named(sql: str) -> Callable[[sqlite3.Connection], list[str]]:
+    return lambda connection: [name for (name,) in connection.execute(sql)]
+
+
+def _cache(kib: int) -> Callable[[sqlite3.Connection], None]:
+    return lambda connection: connection.execute(f"PRAGMA cache_size=-{kib}")
+
+
+def _blob_keys(connection: sqlite3.Connection) -> None:
+    """Marks the replay to store every sha256 id as its 32 bytes (see replay)."""
+
+
+VARIANTS: dict[str, tuple[Callable[[sqlite3.Connection], None], ...]] = {
+    "as stored": (),
+    "without the insert guards": (
+        _drop("TRIGGER", _named("SELECT name FROM sqlite_master WHERE type = 'trigger'")),),
+    "without the residual filter indexes": (_drop("INDEX", lambda _: list(FILTER_INDEXES)),),
+    "32-byte BLOB ids instead of 64 hex characters": (_blob_keys,),
+    "a 1 GiB page cache": (_cache(1 << 20),),
+    "keys only (floor)": (
+        _drop("TRIGGER", _named("SELECT name FROM sqlite_master WHERE type = 'trigger'")),
+        _drop("INDEX", _named("SELECT name FROM sqlite_master WHERE type = 'index'"
+                              " AND name LIKE 'ix_%'"))),
+}
+
+
+def stored_rows(path: Path) -> tuple[list[tuple[int, str, tuple]], dict[str, list[str]]]:
+    """Every row of the residual tables in leaf order, and each table's columns."""
+    connection = sqlite3.connect(path)
+    columns = {t: [r[1] for r in connection.execute(f"PRAGMA table_info({t})")]
+               for t in ROW_TABLES}
+    rows = []
+    for table in ROW_TABLES:
+        seq = columns[table].index("seq")
+        rows.extend((row[seq], table, row) for row in connection.execute(f"SELECT * FROM {table}"))
+    connection.close()
+    rows.sort(key=lambda row: row[0])
+    return rows, columns
+
+
+def replay(rows: list[tuple[int, str, tuple]], columns: dict[str, list[str]], path: Path,
+           changes: tuple[Callable[[sqlite3.Connection], None], ...]) -> float:
+    with AuditStore.open(str(path)):
+        pass  # the migrations make the schema
+    connection = sqlite3.connect(path, isolation_level=None)
+    for pragma in ("journal_mode=WAL", "synchronous=FULL", "recursive_triggers=ON",
+                   f"cache_size=-{WRITE_CACHE_KIB}", "temp_store=MEMORY", "foreign_keys=OFF"):
+        connection.execute(f"PRAGMA {pragma}")
+    for change in changes:
+        change(connection)
+    order = [kind.name for kind in INPUT_KINDS if kind.name in ROW_TABLES]
+    if _blob_keys in changes:  # the columns' TEXT affinity leaves a bytes value a BLOB
+        ids = {t: [i for i, c in enumerate(columns[t]) if c in ID_COLUMNS] for t in ROW_TABLES}
+        rows = [(seq, t, tuple(bytes.fromhex(v) if i in ids[t] else v
+                               for i, v in enumerate(row))) for seq, t, row in rows]
+    sql = {t: f"INSERT INTO {t} ({', '.join(columns[t])}) VALUES"
+              f" ({', '.join('?' * len(columns[t]))})" for t in ROW_TABLES}
+    started = time.perf_counter()
+    connection.execute("BEGIN IMMEDIATE")
+    for start in range(0, len(rows), CHUNK_ROWS):
+        chunk = rows[start:start + CHUNK_ROWS]
+        for table in order:
+            connection.executemany(sql[table], [row for _, t, row in chunk if t == table])
+    connection.execute("COMMIT")
+    elapsed = time.perf_counter() - started
+    connection.close()
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--occurrences", type=int, default=300_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variants", nargs="*", choices=sorted(VARIANTS), default=list(VARIANTS))
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="core-audit-bench-") as tmp:
+        directory = Path(tmp)
+        source = directory / "frames.jsonl"
+        frames, occurrences = write_frames(source, args.occurrences, args.seed)
+        with AuditStore.open(str(directory / "source.db")) as store, source.open("rb") as stream:
+            store.ingest(stream, source=source.name)
+        rows, columns = stored_rows(directory / "source.db")
+        print(f"input: {frames} frames, {occurrences} residual occurrences, {len(rows)} rows"
+              f" (seed {args.seed}); page cache {WRITE_CACHE_KIB // 1024} MiB")
+        seconds = {}
+        for name in [*args.variants, "keys only (floor)"]:
+            if name in seconds:
+                continue
+            seconds[name] = replay(rows, columns, directory / f"{len(seconds)}.db",
+                                   VARIANTS[name])
+        floor = seconds["keys only (floor)"]
+        for name, elapsed in seconds.items():
+            print(f"{name}: {elapsed:.1f} s, {occurrences / elapsed:,.0f} occurrences/s,"
+                  f" {elapsed / floor:.2f}x the floor")
+
+
+if __name__ == "__main__":
+    main()
