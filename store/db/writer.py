@@ -341,7 +341,10 @@ def _batch_transaction(engine: Engine) -> Iterator[Connection]:
             if driver is not None:
                 try:
                     driver.execute("PRAGMA foreign_keys=ON")
+                    restored = driver.execute("PRAGMA foreign_keys").fetchone() == (1,)
                 except sqlite3.Error:
+                    restored = False
+                if not restored:
                     connection.invalidate()  # never back to the pool with its checks off
 
 
