@@ -179,13 +179,8 @@ def test_the_writer_connection_gets_its_foreign_key_checks_back(tmp_path: Path) 
         assert _foreign_keys_setting(store) == 1
 
 
-def test_a_row_referring_to_a_record_outside_store_and_batch_writes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """What the foreign keys refused, the writer refuses: here a reader gone wrong sends
-    occurrences whose assessment rows it dropped."""
-    db = tmp_path / "store.db"
-    source = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(4, "r")))
+def _drop_assessment_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader gone wrong: every chunk reaches the writer without its assessment rows."""
     original = writer.row_chunks
 
     def without_assessments(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
@@ -194,6 +189,16 @@ def test_a_row_referring_to_a_record_outside_store_and_batch_writes_nothing(
             yield chunk
 
     monkeypatch.setattr(writer, "row_chunks", without_assessments)
+
+
+def test_a_row_referring_to_a_record_outside_store_and_batch_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the foreign keys refused, the writer refuses: here a reader gone wrong sends
+    occurrences whose assessment rows it dropped."""
+    db = tmp_path / "store.db"
+    source = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(4, "r")))
+    _drop_assessment_rows(monkeypatch)
     with pytest.raises(writer.BrokenReference, match="residual_occurrences row refers to"
                        " contract_assessments [0-9a-f]{64}, which is neither stored nor in"):
         _ingest(db, source, parallel=False)
@@ -219,14 +224,7 @@ def test_verify_names_rows_that_refer_to_records_not_stored(
     foreign key checks): verify names each, by seq, table, key and the missing record."""
     db = tmp_path / "store.db"
     source = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(1, "o")))
-    original = writer.row_chunks
-
-    def without_assessments(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
-        for chunk in original(*args, **kwargs):
-            chunk.rows = [r for r in chunk.rows if r[1] != "contract_assessments"]
-            yield chunk
-
-    monkeypatch.setattr(writer, "row_chunks", without_assessments)
+    _drop_assessment_rows(monkeypatch)
     monkeypatch.setattr(writer, "check_references", lambda inserts, known: None)
     _ingest(db, source, parallel=False)
 
