@@ -7,9 +7,9 @@ stored rows, in leaf order and in the writer's chunks and table order, with a ra
 `executemany` into fresh stores made by the migrations, each with one part of the schema
 removed or changed (the guards, the residual filter indexes, ids stored as 32 bytes, a
 1 GiB page cache), on a connection set up as the writer's is (same page cache, WAL,
-temp_store, no row-by-row foreign key checks). No Python work but the replay loop: the figures are SQLite's
-alone. Prints seconds and each variant's ratio to the floor (keys only) measured in the same
-run; asserts nothing about time.
+temp_store, no row-by-row foreign key checks). No Python work but the replay loop: the
+figures are SQLite's alone. Prints seconds and each variant's ratio to the floor (keys
+only) measured in the same run; asserts nothing about time.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -51,25 +52,27 @@ def _named(sql: str) -> Callable[[sqlite3.Connection], list[str]]:
     return lambda connection: [name for (name,) in connection.execute(sql)]
 
 
-def _cache(kib: int) -> Callable[[sqlite3.Connection], None]:
-    return lambda connection: connection.execute(f"PRAGMA cache_size=-{kib}")
+_NO_TRIGGERS = _drop("TRIGGER", _named("SELECT name FROM sqlite_master WHERE type = 'trigger'"))
 
 
-def _blob_keys(connection: sqlite3.Connection) -> None:
-    """Marks the replay to store every sha256 id as its 32 bytes (see replay)."""
+@dataclass(frozen=True)
+class Variant:
+    schema_changes: tuple[Callable[[sqlite3.Connection], None], ...] = ()
+    blob_ids: bool = False  # the columns' TEXT affinity leaves a bytes value a BLOB
+    cache_kib: int = WRITE_CACHE_KIB
 
 
-VARIANTS: dict[str, tuple[Callable[[sqlite3.Connection], None], ...]] = {
-    "as stored": (),
-    "without the insert guards": (
-        _drop("TRIGGER", _named("SELECT name FROM sqlite_master WHERE type = 'trigger'")),),
-    "without the residual filter indexes": (_drop("INDEX", lambda _: list(FILTER_INDEXES)),),
-    "32-byte BLOB ids instead of 64 hex characters": (_blob_keys,),
-    "a 1 GiB page cache": (_cache(1 << 20),),
-    "keys only (floor)": (
-        _drop("TRIGGER", _named("SELECT name FROM sqlite_master WHERE type = 'trigger'")),
+VARIANTS: dict[str, Variant] = {
+    "as stored": Variant(),
+    "without the insert guards": Variant((_NO_TRIGGERS,)),
+    "without the residual filter indexes": Variant(
+        (_drop("INDEX", lambda _: list(FILTER_INDEXES)),)),
+    "32-byte BLOB ids instead of 64 hex characters": Variant(blob_ids=True),
+    "a 1 GiB page cache": Variant(cache_kib=1 << 20),
+    "keys only (floor)": Variant((
+        _NO_TRIGGERS,
         _drop("INDEX", _named("SELECT name FROM sqlite_master WHERE type = 'index'"
-                              " AND name LIKE 'ix_%'"))),
+                              " AND name LIKE 'ix_%'")))),
 }
 
 
@@ -88,17 +91,17 @@ def stored_rows(path: Path) -> tuple[list[tuple[int, str, tuple]], dict[str, lis
 
 
 def replay(rows: list[tuple[int, str, tuple]], columns: dict[str, list[str]], path: Path,
-           changes: tuple[Callable[[sqlite3.Connection], None], ...]) -> float:
+           variant: Variant) -> float:
     with AuditStore.open(str(path)):
         pass  # the migrations make the schema
     connection = sqlite3.connect(path, isolation_level=None)
     for pragma in ("journal_mode=WAL", "synchronous=FULL", "recursive_triggers=ON",
-                   f"cache_size=-{WRITE_CACHE_KIB}", "temp_store=MEMORY", "foreign_keys=OFF"):
+                   f"cache_size=-{variant.cache_kib}", "temp_store=MEMORY", "foreign_keys=OFF"):
         connection.execute(f"PRAGMA {pragma}")
-    for change in changes:
+    for change in variant.schema_changes:
         change(connection)
     order = [kind.name for kind in INPUT_KINDS if kind.name in ROW_TABLES]
-    if _blob_keys in changes:  # the columns' TEXT affinity leaves a bytes value a BLOB
+    if variant.blob_ids:
         ids = {t: [i for i, c in enumerate(columns[t]) if c in ID_COLUMNS] for t in ROW_TABLES}
         rows = [(seq, t, tuple(bytes.fromhex(v) if i in ids[t] else v
                                for i, v in enumerate(row))) for seq, t, row in rows]

@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from cli_runs import cli
 from hypothesis import given
 from hypothesis import strategies as st
-from cli_runs import cli
 from jsonl_files import write_jsonl
 from log_leaves import history
 from store_support import distinct_frames, gained_frame, residual_ids, row_counts
@@ -199,8 +199,8 @@ def test_a_row_referring_to_a_record_outside_store_and_batch_writes_nothing(
     db = tmp_path / "store.db"
     source = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(4, "r")))
     _drop_assessment_rows(monkeypatch)
-    with pytest.raises(writer.BrokenReference, match="residual_occurrences row refers to"
-                       " contract_assessments [0-9a-f]{64}, which is neither stored nor in"):
+    with pytest.raises(writer.BrokenReference, match=r"residual_occurrences row refers to"
+                       r" contract_assessments [0-9a-f]{64}, which is neither stored nor in"):
         _ingest(db, source, parallel=False)
     assert row_counts(db) == dict.fromkeys(row_counts(db), 0)
 

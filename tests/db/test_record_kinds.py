@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from log_leaves import LEAF_KEYS
 from sqlalchemy import Column, Integer, MetaData, String, Table, Text
 
 from store.db import content_ids
@@ -25,15 +26,7 @@ def test_every_table_of_the_schema_is_declared_once() -> None:
 
 def test_the_log_s_leaves_and_the_guarded_tables_follow_from_the_declarations() -> None:
     # The leaf tables and their keys as DESIGN.md and revision 0006 define them.
-    assert dict(LEDGERED_KEYS) == {
-        "ingest_batches": ("batch_id",),
-        "contract_assessments": ("assessment_id",),
-        "contract_residuals": ("residual_id",),
-        "residual_occurrences": ("assessment_id", "ordinal"),
-        "surface_records": ("surface_id",),
-        "surface_occurrences": ("occurrence_id",),
-        "turns": ("turn_key",),
-    }
+    assert dict(LEDGERED_KEYS) == LEAF_KEYS
     derived = ("residual_tallies", "log_subtrees", "tree_heads", "log_origin")
     assert tuple(APPEND_ONLY_TABLES) == (*LEDGERED_KEYS, *derived)
 
