@@ -5,11 +5,12 @@
 Generates frames (bench/frames.py), ingests them once through AuditStore, then replays the
 stored rows, in leaf order and in the writer's chunks and table order, with a raw sqlite3
 `executemany` into fresh stores made by the migrations, each with one part of the schema
-removed or changed (the guards, the residual filter indexes, ids stored as 32 bytes, a
-1 GiB page cache), on a connection set up as the writer's is (same page cache, WAL,
-temp_store, no row-by-row foreign key checks). No Python work but the replay loop: the
-figures are SQLite's alone. Prints seconds and each variant's ratio to the floor (keys
-only) measured in the same run; asserts nothing about time.
+removed or changed (the guards, the residual filter indexes, the seq indexes, the
+occurrences' residual index dropped or keyed on a 16-character prefix, ids stored as 32
+bytes, bigger pages, a bigger page cache), on a connection set up as the writer's is (same
+page cache, WAL, temp_store, no row-by-row foreign key checks). No Python work but the
+replay loop: the figures are SQLite's alone. Prints seconds and each variant's ratio to the
+floor (keys only) measured in the same run; asserts nothing about time.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class Variant:
     schema_changes: tuple[Callable[[sqlite3.Connection], None], ...] = ()
     blob_ids: bool = False  # the columns' TEXT affinity leaves a bytes value a BLOB
     cache_kib: int = WRITE_CACHE_KIB
+    page_size: int = 4096  # SQLite's default; set when the file is created
 
 
 VARIANTS: dict[str, Variant] = {
@@ -69,6 +71,18 @@ VARIANTS: dict[str, Variant] = {
         (_drop("INDEX", lambda _: list(FILTER_INDEXES)),)),
     "32-byte BLOB ids instead of 64 hex characters": Variant(blob_ids=True),
     "a 1 GiB page cache": Variant(cache_kib=1 << 20),
+    "8 KiB pages": Variant(page_size=8192),
+    "16 KiB pages": Variant(page_size=16384),
+    "without the seq indexes": Variant(
+        (_drop("INDEX", lambda _: [f"ix_{table}_seq" for table in ROW_TABLES]),)),
+    "the occurrences' residual index on 16 hex characters": Variant((
+        _drop("INDEX", lambda _: ["ix_residual_occurrences_residual_id_seq"]),
+        lambda connection: connection.execute(
+            "CREATE INDEX ix_residual_occurrences_residual_prefix_seq ON residual_occurrences"
+            " (substr(residual_id, 1, 16), seq)"))),
+    "a 96 MiB page cache": Variant(cache_kib=96 * 1024),
+    "without the occurrences' residual index": Variant(
+        (_drop("INDEX", lambda _: ["ix_residual_occurrences_residual_id_seq"]),)),
     "keys only (floor)": Variant((
         _NO_TRIGGERS,
         _drop("INDEX", _named("SELECT name FROM sqlite_master WHERE type = 'index'"
@@ -92,6 +106,10 @@ def stored_rows(path: Path) -> tuple[list[tuple[int, str, tuple]], dict[str, lis
 
 def replay(rows: list[tuple[int, str, tuple]], columns: dict[str, list[str]], path: Path,
            variant: Variant) -> float:
+    created = sqlite3.connect(path)
+    created.execute(f"PRAGMA page_size={variant.page_size}")
+    created.execute("VACUUM")  # writes the empty file with that page size
+    created.close()
     with AuditStore.open(str(path)):
         pass  # the migrations make the schema
     connection = sqlite3.connect(path, isolation_level=None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy import Connection, func, select, text
@@ -15,23 +15,62 @@ from store.db.tables import ingest_batches, metadata
 LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes log appends
 
 
+# A ledgered row as the writer appends it: (seq, batch_id, *content_columns(table)).
+APPENDED_PREFIX: tuple[str, ...] = ("seq", "batch_id")
+
+
 def insert_rows(connection: Connection, table: str, rows: list[dict[str, Any]]) -> None:
     """executemany straight to the driver: SQLAlchemy's per-row parameter work dominated."""
     if not rows:
         return
-    columns = [c.name for c in metadata.tables[table].columns]
-    marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-    sql = (f"INSERT INTO {table} ({', '.join(columns)}) "
-           f"VALUES ({', '.join([marker] * len(columns))})")
-    connection.exec_driver_sql(sql, list(map(_values(tuple(columns)), rows)))
+    columns = tuple(c.name for c in metadata.tables[table].columns)
+    insert_values(connection, table, columns, list(map(_values(columns), rows)))
+
+
+def insert_values(connection: Connection, table: str, columns: tuple[str, ...],
+                  rows: list[tuple[Any, ...]]) -> None:
+    """Rows given as tuples of `columns`' values: the writer's hot path, no dict per row."""
+    if rows:
+        connection.exec_driver_sql(_insert_sql(table, columns, connection.dialect.paramstyle),
+                                   rows)
 
 
 @functools.cache
-def _values(columns: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+def content_columns(table: str) -> tuple[str, ...]:
+    """A ledgered row's content, as the input's reader sends it: every column but seq and
+    batch_id, in column order."""
+    return tuple(c.name for c in metadata.tables[table].columns
+                 if c.name not in APPENDED_PREFIX)
+
+
+@functools.cache
+def _insert_sql(table: str, columns: tuple[str, ...], paramstyle: str) -> str:
+    marker = "?" if paramstyle == "qmark" else "%s"
+    return (f"INSERT INTO {table} ({', '.join(columns)}) "
+            f"VALUES ({', '.join([marker] * len(columns))})")
+
+
+@functools.cache
+def _values(columns: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
     """A row's values in column order, as a tuple."""
     if len(columns) == 1:
         return lambda row: (row[columns[0]],)
     return operator.itemgetter(*columns)
+
+
+def values_of(columns: tuple[str, ...], row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """`row`'s values of `columns`, in that order."""
+    return _values(columns)(row)
+
+
+def key_getter(columns: tuple[str, ...], key: tuple[str, ...]
+               ) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """Takes a row given as a tuple of `columns` to its `key` columns' values, as a tuple."""
+    positions = [columns.index(name) for name in key]
+    if len(positions) == 1:
+        position = positions[0]
+        return lambda row: (row[position],)
+    return operator.itemgetter(*positions)
 
 
 def lock_log_tip(connection: Connection) -> None:

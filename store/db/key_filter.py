@@ -19,6 +19,7 @@ from store.db.tables import metadata
 BITS_PER_KEY = 16  # with 4 probes: under 0.3% false "maybe" at the sized capacity
 HEADROOM_KEYS = 1 << 20  # room for a large batch's new keys beyond those stored
 _SCAN_ROWS = 10_000
+_PROBE_SHIFTS = (0, 32, 64, 96)  # four probes, each from its own 32 bits of the digest
 
 
 def _digest(key: str) -> int:
@@ -34,26 +35,24 @@ class KeyFilter:
         self._mask = bits - 1
         self._bits = bytearray(bits // 8)
 
-    def _positions(self, key: str) -> tuple[int, int, int, int]:
-        digest, mask = _digest(key), self._mask
-        return (digest & mask, (digest >> 32) & mask, (digest >> 64) & mask,
-                (digest >> 96) & mask)
-
     def add(self, key: str) -> None:
-        bits = self._bits
-        for position in self._positions(key):
-            bits[position >> 3] |= 1 << (position & 7)
+        self.add_all((key,))
 
     def may_hold(self, key: str) -> bool:
-        bits = self._bits
-        for position in self._positions(key):  # noqa: SIM110 - no generator on the hot path
+        bits, mask, digest = self._bits, self._mask, _digest(key)
+        for shift in _PROBE_SHIFTS:
+            position = digest >> shift & mask
             if not bits[position >> 3] >> (position & 7) & 1:
                 return False
         return True
 
     def add_all(self, keys: Iterable[str]) -> None:
+        bits, mask = self._bits, self._mask
         for key in keys:
-            self.add(key)
+            digest = _digest(key)
+            for shift in _PROBE_SHIFTS:
+                position = digest >> shift & mask
+                bits[position >> 3] |= 1 << (position & 7)
 
 
 def stored_key_filter(connection: Connection, table: str, key: str, stored_rows: int

@@ -159,6 +159,11 @@ class LogAppender:
         for row in rows:
             seq += 1
             row["seq"] = seq
+        self.append_hashes(leaves)
+
+    def append_hashes(self, leaves: list[bytes]) -> None:
+        """The next leaves, in order; their rows' seqs are size + 1, size + 2, ... (the
+        size before this call), which the caller gave them."""
         self.subtrees.extend(self.tree.extend(leaves, SUBTREE_LEVEL))
 
     def subtree_rows(self) -> list[dict[str, Any]]:

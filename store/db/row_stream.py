@@ -18,8 +18,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from store.db.appends import content_columns, values_of
 from store.db.log import log_entry
 from store.db.rows import PendingRow, RecordReader, RegistryProvider
+from store.db.tallies import Combo, combo_of
 from store.model.fields import RecordError
 from store.model.jsonl import iter_json_lines
 from store.model.merkle import leaf_hash
@@ -34,9 +36,11 @@ NUL_REFUSED = ("a text value holds U+0000 (NUL), which the store refuses "
                "(PostgreSQL cannot store it)")
 
 
-# (line, table, key, row, leaf hash of the row as stored in this batch): a plain tuple, as
-# unpickling a dataclass per row cost a fifth of the writer's time.
-RowToAppend = tuple[int, str, tuple[Any, ...], dict[str, Any], bytes]
+# (line, table, key, content: the row's values of content_columns(table), leaf hash of the
+# row as stored in this batch, the residual's tally combination or None): plain tuples, as
+# unpickling a dataclass per row cost a fifth of the writer's time, and every per-row step
+# that needs no database is done here, beside the writer, not in it.
+RowToAppend = tuple[int, str, tuple[Any, ...], tuple[Any, ...], bytes, Combo | None]
 
 
 @dataclass
@@ -91,6 +95,22 @@ def _holds_nul(rows: list[PendingRow]) -> bool:
     return any(isinstance(v, str) and "\x00" in v for p in rows for v in p.row.values())
 
 
+def _rows_to_append(line: int, rows: list[PendingRow], batch_id: int) -> list[RowToAppend]:
+    combos: dict[str, Combo] = {}  # a frame's residuals come before their occurrences
+    found: list[RowToAppend] = []
+    for pending in rows:
+        table, row = pending.table, pending.row
+        combo = None
+        if table == "contract_residuals":
+            combo = combos[row["residual_id"]] = combo_of(row)
+        elif table == "residual_occurrences":
+            combo = combos[row["residual_id"]]
+        leaf = leaf_hash(log_entry(table, {**row, "batch_id": batch_id}))
+        found.append((line, table, pending.key, values_of(content_columns(table), row), leaf,
+                      combo))
+    return found
+
+
 def row_chunks(source: IO[bytes] | Iterable[bytes | str], batch_id: int,
                registry: RegistryProvider, max_line_bytes: int) -> Iterator[RowChunk]:
     """The input's rows (as stored in batch `batch_id`) and bad lines, chunk by chunk."""
@@ -118,9 +138,7 @@ def row_chunks(source: IO[bytes] | Iterable[bytes | str], batch_id: int,
             continue
         chunk.records += 1
         chunk.record_types.add(record_type)
-        for pending in rows:
-            leaf = leaf_hash(log_entry(pending.table, {**pending.row, "batch_id": batch_id}))
-            chunk.rows.append((line.number, pending.table, pending.key, pending.row, leaf))
+        chunk.rows.extend(_rows_to_append(line.number, rows, batch_id))
         if len(chunk.rows) >= CHUNK_ROWS:
             yield chunk
             chunk = RowChunk(lines=chunk.lines)

@@ -13,7 +13,16 @@ from typing import IO, Any
 from sqlalchemy import Connection, Engine, select
 
 from store import __version__
-from store.db.appends import batch_of_input, insert_rows, last_batch_id, lock_log_tip
+from store.db.appends import (
+    APPENDED_PREFIX,
+    batch_of_input,
+    content_columns,
+    insert_rows,
+    insert_values,
+    key_getter,
+    last_batch_id,
+    lock_log_tip,
+)
 from store.db.key_filter import KeyFilter, stored_key_filter
 from store.db.log import LogAppender
 from store.db.record_kinds import KINDS_BY_TABLE, RECORD_KINDS, RecordKind
@@ -27,7 +36,7 @@ from store.db.row_stream import (
 )
 from store.db.rows import RegistryProvider, ledger_key
 from store.db.tables import ingest_batches
-from store.db.tallies import BatchTally, Combo, combo_of
+from store.db.tallies import BatchTally
 from store.model.jsonl import MAX_LINE_BYTES
 from store.model.teaching_surface import default_registry
 
@@ -65,19 +74,38 @@ def _check_references_declared() -> None:
 
 _check_references_declared()
 
+_APPENDED_COLUMNS: dict[str, tuple[str, ...]] = {
+    kind.name: APPENDED_PREFIX + content_columns(kind.name) for kind in INPUT_KINDS}
+# A record's key from its content (content_columns order).
+_CONTENT_KEYS: dict[str, Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {
+    kind.name: key_getter(content_columns(kind.name), kind.key) for kind in INPUT_KINDS}
+# Where a one-column key sits in an appended row: the key filters hold those values.
+_KEY_POSITIONS: dict[str, int] = {
+    kind.name: _APPENDED_COLUMNS[kind.name].index(kind.key[0])
+    for kind in INPUT_KINDS if len(kind.key) == 1}
+
 
 class BrokenReference(Exception):
     """A row would refer to a record neither stored nor in its batch: a defect, not bad input."""
 
 
-def check_references(inserts: Mapping[str, list[dict[str, Any]]],
+# Where each reference's value sits in an appended row (seq, batch_id, *content).
+_REFERENCE_POSITIONS: dict[str, tuple[tuple[int, str], ...]] = {
+    table: tuple((len(APPENDED_PREFIX) + content_columns(table).index(column), parent)
+                 for column, parent in references)
+    for table, references in REFERENCES.items()
+}
+
+
+def check_references(inserts: Mapping[str, list[tuple[Any, ...]]],
                      known: Mapping[str, Mapping[tuple[Any, ...], Any]]) -> None:
-    """Every reference of the rows to insert names a record in `known` (stored or new)."""
+    """Every reference of the rows to insert (appended rows: seq, batch_id, content) names a
+    record in `known` (stored or new)."""
     for table, rows in inserts.items():
-        for column, parent in REFERENCES[table]:
+        for position, parent in _REFERENCE_POSITIONS[table]:
             records = known[parent]
             for row in rows:
-                value = row[column]
+                value = row[position]
                 if value is not None and (value,) not in records:
                     raise BrokenReference(f"a {table} row refers to {parent} {value},"
                                           " which is neither stored nor in the batch")
@@ -161,10 +189,6 @@ class BatchRejected(Exception):
         self.summary = summary
 
 
-def _content(row: Mapping[Any, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k not in ("seq", "batch_id")}
-
-
 class _BatchWriter:
     def __init__(self, connection: Connection, summary: BatchSummary, batch_id: int) -> None:
         self.connection = connection
@@ -199,15 +223,21 @@ class _BatchWriter:
             keys = {k for k in keys if key_filter.may_hold(k[0])}
         if not keys:
             return {}
-        t, names = kind.table, kind.key
+        t, columns = kind.table, content_columns(kind.name)
+        key_of = _CONTENT_KEYS[kind.name]
         # On the key's first column only: SQLite does not use an index for a row-value IN
         # list (3,500 occurrence keys took a second), so the rest is matched here.
         firsts = {k[0] for k in keys}
-        result = self.connection.execute(select(t).where(t.c[names[0]].in_(firsts)))
-        found = [(tuple(r[n] for n in names), r) for r in result.mappings()]
-        found = [(key, r) for key, r in found if key in keys]
-        self.holding.update(r["batch_id"] for _, r in found)
-        return {key: _content(r) for key, r in found}
+        result = self.connection.execute(
+            select(t.c.batch_id, *(t.c[c] for c in columns)).where(t.c[kind.key[0]].in_(firsts)))
+        found: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        for row in result:  # (batch_id, *content): tuples, not mappings, on the hot path
+            content = tuple(row[1:])
+            key = key_of(content)
+            if key in keys:
+                found[key] = content
+                self.holding.add(row[0])
+        return found
 
     def _filter_keys(self) -> None:
         self.filters = {
@@ -218,8 +248,8 @@ class _BatchWriter:
 
     def _lookup(self) -> dict[str, dict[tuple[Any, ...], Any]]:
         keys: dict[str, set[tuple[Any, ...]]] = {kind.name: set() for kind in INPUT_KINDS}
-        for _, table, key, _, _ in self.pending:
-            keys[table].add(key)
+        for row in self.pending:
+            keys[row[1]].add(row[2])  # (line, table, key, ...)
         self.looked_up += len(self.pending)
         if not self.filters and self.looked_up * FILTER_AFTER_FRACTION >= self.stored_rows:
             self._filter_keys()
@@ -246,16 +276,11 @@ class _BatchWriter:
             self.pending.clear()
             return
         stored = self._lookup()
-        inserts: dict[str, list[dict[str, Any]]] = {table: [] for table in stored}
-        new_rows: list[dict[str, Any]] = []
+        inserts: dict[str, list[tuple[Any, ...]]] = {table: [] for table in stored}
         leaves: list[bytes] = []
-        # A frame's occurrences and their residuals arrive together, so within one chunk.
-        combos: dict[str, Combo] = {
-            row["residual_id"]: combo_of(row)
-            for _, table, _, row, _ in self.pending if table == "contract_residuals"
-        }
         tables, tally, batch_id = self.summary.tables, self.tally, self.batch_id
-        for line, table, key, content, leaf in self.pending:
+        seq = self.appender.size
+        for line, table, key, content, leaf, combo in self.pending:
             counts = tables[table]
             existing = stored[table].get(key)
             if existing is not None:
@@ -267,16 +292,16 @@ class _BatchWriter:
                     break
                 counts.present += 1
                 continue
-            row = {**content, "batch_id": batch_id}
-            new_rows.append(row)
+            seq += 1
+            inserts[table].append((seq, batch_id, *content))
             leaves.append(leaf)
-            inserts[table].append(row)
             stored[table][key] = content  # later sightings in this batch are "present"
             counts.new += 1
-            if table == "contract_residuals":
-                tally.add(combos[content["residual_id"]], residuals=1)
-            elif table == "residual_occurrences":
-                tally.add(combos[content["residual_id"]], occurrences=1)
+            if combo is not None:  # a new residual, or a new sighting of one
+                if table == "residual_occurrences":
+                    tally.add(combo, occurrences=1)
+                else:
+                    tally.add(combo, residuals=1)
         self.pending.clear()
         if self.summary.rejected:
             return
@@ -284,10 +309,11 @@ class _BatchWriter:
         for table, rows in inserts.items():
             key_filter = self.filters.get(table)
             if key_filter is not None:
-                key_filter.add_all(row[KINDS_BY_TABLE[table].key[0]] for row in rows)
-        self.appender.append_leaves(new_rows, leaves)
+                position = _KEY_POSITIONS[table]
+                key_filter.add_all(row[position] for row in rows)
+        self.appender.append_hashes(leaves)
         for table, rows in inserts.items():
-            insert_rows(self.connection, table, rows)
+            insert_values(self.connection, table, _APPENDED_COLUMNS[table], rows)
         insert_rows(self.connection, "log_subtrees", self.appender.subtree_rows())
 
     def close(self, input_sha256: str) -> None:

@@ -19,6 +19,7 @@ from jsonl_files import write_jsonl
 from log_leaves import history
 from store_support import distinct_frames, gained_frame, residual_ids, row_counts
 
+import store.db.rows as rows_module
 import store.db.writer as writer
 from store.db.audit_store import AuditStore
 from store.db.key_filter import KeyFilter
@@ -238,3 +239,28 @@ def test_verify_names_rows_that_refer_to_records_not_stored(
         assert re.fullmatch(
             rf"seq {seq}: residual_occurrences ([0-9a-f]{{64}})/{ordinal}: assessment_id refers"
             r" to contract_assessments \1, which is not stored", problem), problem
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_row_stored_with_other_content_under_its_key_refuses_the_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parallel: bool,
+) -> None:
+    """A later projection that orders an assessment's residuals otherwise gives its
+    occurrence (assessment_id, 0) another residual: the stored row wins, the batch is
+    refused at the line that disagrees, and nothing of it is written."""
+    db = tmp_path / "store.db"
+    source = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(1, "c")))
+    _ingest(db, source, parallel=parallel)
+    stored = row_counts(db)
+    original = rows_module.project_assessment
+    monkeypatch.setattr(rows_module, "project_assessment",
+                        lambda assessment: list(reversed(original(assessment))))
+
+    with pytest.raises(BatchRejected) as refused:
+        _ingest(db, source, parallel=parallel)
+
+    [failure] = refused.value.summary.failures
+    assert failure.line == 1
+    assert re.fullmatch(r"residual_occurrences [0-9a-f]{64}/0 is already stored with"
+                        r" different content", failure.reason), failure.reason
+    assert row_counts(db) == stored
