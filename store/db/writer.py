@@ -201,6 +201,7 @@ class _BatchWriter:
         self.tally = BatchTally()
         self.stored_rows = self.appender.size  # at most this many rows in any one table
         self.looked_up = 0
+        self.filtering = False  # once True, each kind's key filter is built when first needed
         self.filters: dict[str, KeyFilter] = {}
         self.holding: set[int] = set()  # the batches of the rows found already stored
 
@@ -218,7 +219,7 @@ class _BatchWriter:
 
     def _stored(self, kind: RecordKind, keys: set[tuple[Any, ...]]
                 ) -> dict[tuple[Any, ...], Any]:
-        key_filter = self.filters.get(kind.name)
+        key_filter = self._key_filter(kind) if keys else None
         if key_filter is not None:
             keys = {k for k in keys if key_filter.may_hold(k[0])}
         if not keys:
@@ -239,20 +240,24 @@ class _BatchWriter:
                 self.holding.add(row[0])
         return found
 
-    def _filter_keys(self) -> None:
-        self.filters = {
-            kind.name: stored_key_filter(self.connection, kind.name, kind.key[0],
-                                         self.stored_rows)
-            for kind in INPUT_KINDS if len(kind.key) == 1
-        }
+    def _key_filter(self, kind: RecordKind) -> KeyFilter | None:
+        """The kind's filter, built on its first use (a batch of residuals builds none for
+        surfaces or turns); it then holds the rows this batch has stored so far too."""
+        if not self.filtering or len(kind.key) != 1:
+            return None
+        found = self.filters.get(kind.name)
+        if found is None:
+            found = self.filters[kind.name] = stored_key_filter(
+                self.connection, kind.name, kind.key[0], self.stored_rows)
+        return found
 
     def _lookup(self) -> dict[str, dict[tuple[Any, ...], Any]]:
         keys: dict[str, set[tuple[Any, ...]]] = {kind.name: set() for kind in INPUT_KINDS}
         for row in self.pending:
             keys[row[1]].add(row[2])  # (line, table, key, ...)
         self.looked_up += len(self.pending)
-        if not self.filters and self.looked_up * FILTER_AFTER_FRACTION >= self.stored_rows:
-            self._filter_keys()
+        if self.looked_up * FILTER_AFTER_FRACTION >= self.stored_rows:
+            self.filtering = True
         stored: dict[str, dict[tuple[Any, ...], Any]] = {}
         for kind in _LOOKUP_ORDER:
             wanted = keys[kind.name]
