@@ -41,6 +41,17 @@ def peak_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
     return resource.getrusage(who).ru_maxrss / 1024  # Linux: KiB
 
 
+def io_counts() -> dict[str, int]:
+    """This process's read/write syscalls and bytes so far (Linux /proc; empty elsewhere):
+    how much of the page cache spilled and was read back, whatever the machine's speed."""
+    try:
+        text = Path("/proc/self/io").read_text()
+    except OSError:
+        return {}
+    return {name: int(value) for name, value in
+            (line.split(": ") for line in text.splitlines())}
+
+
 def cpu_seconds(who: int) -> float:
     usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
@@ -100,6 +111,7 @@ def main() -> None:
         with AuditStore.open(db) as store:
             profiler = cProfile.Profile() if args.profile else None
             cpu_before = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
+            io_before = io_counts()
             started = time.perf_counter()
             with source.open("rb") as stream:
                 if profiler:
@@ -108,6 +120,7 @@ def main() -> None:
                 if profiler:
                     profiler.disable()
             ingest_seconds = time.perf_counter() - started
+            io_after = io_counts()
             writer_cpu = cpu_seconds(resource.RUSAGE_SELF) - cpu_before[0]
             reader_cpu = cpu_seconds(resource.RUSAGE_CHILDREN) - cpu_before[1]
             ingest_rss = peak_rss_mib()  # before the baseline's rows are loaded
@@ -138,6 +151,11 @@ def main() -> None:
               f" (wall {ingest_seconds:.1f} s; on a busy machine wall > the larger CPU figure)")
         print(f"peak RSS during the ingest: writer process {ingest_rss:.0f} MiB, input-reading"
               f" process {reader_rss:.0f} MiB (forked: pages they share count in both)")
+        if io_after:
+            io = {name: io_after[name] - io_before[name] for name in io_after}
+            print(f"writer I/O during the ingest: {io['syscr']:,} reads"
+                  f" ({io['rchar'] / 2**20:,.0f} MiB, the input's pipe included),"
+                  f" {io['syscw']:,} writes ({io['wchar'] / 2**20:,.0f} MiB)")
         if profiler:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
             pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
