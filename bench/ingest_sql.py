@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from frames import write_frames
 
+from store.db.appended_rows import INPUT_KINDS
 from store.db.audit_store import AuditStore
 from store.db.engine import WRITE_CACHE_KIB
 from store.db.row_stream import CHUNK_ROWS
-from store.db.writer import INPUT_KINDS
 
 ROW_TABLES = ("contract_assessments", "contract_residuals", "residual_occurrences")
 ID_COLUMNS = ("assessment_id", "residual_id")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,19 +13,24 @@ from typing import IO, Any
 from sqlalchemy import Connection, Engine, select
 
 from store import __version__
+from store.db.appended_rows import (
+    APPENDED_COLUMNS,
+    CONTENT_KEYS,
+    INPUT_KINDS,
+    KEY_POSITIONS,
+    check_references,
+)
 from store.db.appends import (
-    APPENDED_PREFIX,
     batch_of_input,
     content_columns,
     insert_rows,
     insert_values,
-    key_getter,
     last_batch_id,
     lock_log_tip,
 )
 from store.db.key_filter import KeyFilter, stored_key_filter
 from store.db.log import LogAppender
-from store.db.record_kinds import KINDS_BY_TABLE, RECORD_KINDS, RecordKind
+from store.db.record_kinds import KINDS_BY_TABLE, RecordKind
 from store.db.row_stream import (
     CHUNK_ROWS,
     RowChunk,
@@ -35,7 +40,6 @@ from store.db.row_stream import (
     worth_a_process,
 )
 from store.db.rows import RegistryProvider, ledger_key
-from store.db.tables import ingest_batches
 from store.db.tallies import BatchTally
 from store.model.jsonl import MAX_LINE_BYTES
 from store.model.teaching_surface import default_registry
@@ -47,68 +51,7 @@ MAX_REPORTED_ERRORS = 20
 FILTER_AFTER_FRACTION = 8
 
 
-# What input lines become (the batch's own row is written by the batch).
-INPUT_KINDS: tuple[RecordKind, ...] = tuple(
-    k for k in RECORD_KINDS if k.ledgered and k.table is not ingest_batches)
 _LOOKUP_ORDER = sorted(INPUT_KINDS, key=lambda k: k.part_of is not None)  # parents first
-# Each input kind's references to another input kind, (column, table): every foreign key but
-# the batch's. SQLite checked them row by row; the writer checks them per chunk instead.
-REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
-    kind.name: tuple(sorted((fk.parent.name, fk.column.table.name)
-                            for fk in kind.table.foreign_keys
-                            if fk.column.table is not ingest_batches))
-    for kind in INPUT_KINDS
-}
-
-
-def _check_references_declared() -> None:
-    """A reference must name an input kind by its whole key, or the check would miss it."""
-    for table, references in REFERENCES.items():
-        for column, parent in references:
-            kind = KINDS_BY_TABLE.get(parent)
-            target = KINDS_BY_TABLE[table].table.c[column].foreign_keys
-            if kind not in INPUT_KINDS or [fk.column.name for fk in target] != list(kind.key):
-                raise RuntimeError(f"{table}.{column} refers to {parent}, which is not an "
-                                   "input record kind keyed by that column alone")
-
-
-_check_references_declared()
-
-_APPENDED_COLUMNS: dict[str, tuple[str, ...]] = {
-    kind.name: APPENDED_PREFIX + content_columns(kind.name) for kind in INPUT_KINDS}
-# A record's key from its content (content_columns order).
-_CONTENT_KEYS: dict[str, Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {
-    kind.name: key_getter(content_columns(kind.name), kind.key) for kind in INPUT_KINDS}
-# Where a one-column key sits in an appended row: the key filters hold those values.
-_KEY_POSITIONS: dict[str, int] = {
-    kind.name: _APPENDED_COLUMNS[kind.name].index(kind.key[0])
-    for kind in INPUT_KINDS if len(kind.key) == 1}
-
-
-class BrokenReference(Exception):
-    """A row would refer to a record neither stored nor in its batch: a defect, not bad input."""
-
-
-# Where each reference's value sits in an appended row (seq, batch_id, *content).
-_REFERENCE_POSITIONS: dict[str, tuple[tuple[int, str], ...]] = {
-    table: tuple((len(APPENDED_PREFIX) + content_columns(table).index(column), parent)
-                 for column, parent in references)
-    for table, references in REFERENCES.items()
-}
-
-
-def check_references(inserts: Mapping[str, list[tuple[Any, ...]]],
-                     known: Mapping[str, Mapping[tuple[Any, ...], Any]]) -> None:
-    """Every reference of the rows to insert (appended rows: seq, batch_id, content) names a
-    record in `known` (stored or new)."""
-    for table, rows in inserts.items():
-        for position, parent in _REFERENCE_POSITIONS[table]:
-            records = known[parent]
-            for row in rows:
-                value = row[position]
-                if value is not None and (value,) not in records:
-                    raise BrokenReference(f"a {table} row refers to {parent} {value},"
-                                          " which is neither stored nor in the batch")
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +168,7 @@ class _BatchWriter:
         if not keys:
             return {}
         t, columns = kind.table, content_columns(kind.name)
-        key_of = _CONTENT_KEYS[kind.name]
+        key_of = CONTENT_KEYS[kind.name]
         # On the key's first column only: SQLite does not use an index for a row-value IN
         # list (3,500 occurrence keys took a second), so the rest is matched here.
         firsts = {k[0] for k in keys}
@@ -314,11 +257,11 @@ class _BatchWriter:
         for table, rows in inserts.items():
             key_filter = self.filters.get(table)
             if key_filter is not None:
-                position = _KEY_POSITIONS[table]
+                position = KEY_POSITIONS[table]
                 key_filter.add_all(row[position] for row in rows)
         self.appender.append_hashes(leaves)
         for table, rows in inserts.items():
-            insert_values(self.connection, table, _APPENDED_COLUMNS[table], rows)
+            insert_values(self.connection, table, APPENDED_COLUMNS[table], rows)
         insert_rows(self.connection, "log_subtrees", self.appender.subtree_rows())
 
     def close(self, input_sha256: str) -> None:

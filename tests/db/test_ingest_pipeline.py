@@ -19,6 +19,7 @@ from jsonl_files import write_jsonl
 from log_leaves import history
 from store_support import distinct_frames, gained_frame, residual_ids, row_counts
 
+import store.db.appended_rows as appended_rows
 import store.db.rows as rows_module
 import store.db.writer as writer
 from store.db.audit_store import AuditStore
@@ -200,14 +201,14 @@ def test_a_row_referring_to_a_record_outside_store_and_batch_writes_nothing(
     db = tmp_path / "store.db"
     source = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(4, "r")))
     _drop_assessment_rows(monkeypatch)
-    with pytest.raises(writer.BrokenReference, match=r"residual_occurrences row refers to"
+    with pytest.raises(appended_rows.BrokenReference, match=r"residual_occurrences row refers to"
                        r" contract_assessments [0-9a-f]{64}, which is neither stored nor in"):
         _ingest(db, source, parallel=False)
     assert row_counts(db) == dict.fromkeys(row_counts(db), 0)
 
 
 def test_references_are_every_foreign_key_but_the_batch() -> None:
-    assert writer.REFERENCES == {
+    assert appended_rows.REFERENCES == {
         "contract_assessments": (),
         "contract_residuals": (),
         "residual_occurrences": (("assessment_id", "contract_assessments"),
