@@ -50,12 +50,18 @@ def _insert_sql(table: str, columns: tuple[str, ...], paramstyle: str) -> str:
             f"VALUES ({', '.join([marker] * len(columns))})")
 
 
+def _tuple_getter(items: tuple[Any, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """Takes a row to its values at `items` (names or positions), always as a tuple."""
+    if len(items) == 1:
+        item = items[0]
+        return lambda row: (row[item],)
+    return operator.itemgetter(*items)
+
+
 @functools.cache
 def _values(columns: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
     """A row's values in column order, as a tuple."""
-    if len(columns) == 1:
-        return lambda row: (row[columns[0]],)
-    return operator.itemgetter(*columns)
+    return _tuple_getter(columns)
 
 
 def values_of(columns: tuple[str, ...], row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -66,11 +72,7 @@ def values_of(columns: tuple[str, ...], row: Mapping[str, Any]) -> tuple[Any, ..
 def key_getter(columns: tuple[str, ...], key: tuple[str, ...]
                ) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
     """Takes a row given as a tuple of `columns` to its `key` columns' values, as a tuple."""
-    positions = [columns.index(name) for name in key]
-    if len(positions) == 1:
-        position = positions[0]
-        return lambda row: (row[position],)
-    return operator.itemgetter(*positions)
+    return _tuple_getter(tuple(columns.index(name) for name in key))
 
 
 def lock_log_tip(connection: Connection) -> None:

@@ -145,21 +145,8 @@ class LogAppender:
 
     def append(self, table: str, row: dict[str, Any]) -> None:
         """Sets row["seq"]: the row becomes the next leaf."""
-        self.append_leaf(row, leaf_hash(log_entry(table, row)))
-
-    def append_leaf(self, row: dict[str, Any], leaf: bytes) -> None:
-        """`append`, with the row's leaf hash already computed (by the input's reader)."""
-        self.append_leaves([row], [leaf])
-
-    def append_leaves(self, rows: list[dict[str, Any]], leaves: list[bytes]) -> None:
-        """Sets each row's seq, in order: rows[i] becomes the leaf hashed `leaves[i]`."""
-        if len(rows) != len(leaves):
-            raise ValueError(f"{len(rows)} rows for {len(leaves)} leaf hashes")
-        seq = self.tree.size
-        for row in rows:
-            seq += 1
-            row["seq"] = seq
-        self.append_hashes(leaves)
+        row["seq"] = self.tree.size + 1
+        self.append_hashes([leaf_hash(log_entry(table, row))])
 
     def append_hashes(self, leaves: list[bytes]) -> None:
         """The next leaves, in order; their rows' seqs are size + 1, size + 2, ... (the
