@@ -5,7 +5,8 @@
 Generates frames (bench/frames.py), ingests them once through AuditStore, then replays the
 stored rows, in leaf order and in the writer's chunks and table order, with a raw sqlite3
 `executemany` into fresh stores made by the migrations, each with one part of the schema
-removed or changed (the guards, the residual filter indexes, the seq indexes, the
+removed or changed (the insert guards, lifted as the writer lifts them inside its
+transaction, store/db/lifted_guards.py; the residual filter indexes, the seq indexes, the
 occurrences' residual index dropped or keyed on a 16-character prefix, ids stored as 32
 bytes, bigger pages, a bigger page cache), on a connection set up as the writer's is (same
 page cache, WAL, temp_store, no row-by-row foreign key checks). No Python work but the
@@ -31,6 +32,7 @@ from frames import write_frames
 from store.db.appended_rows import INPUT_KINDS
 from store.db.audit_store import AuditStore
 from store.db.engine import WRITE_CACHE_KIB
+from store.db.lifted_guards import INSERT_GUARDS
 from store.db.row_stream import CHUNK_ROWS
 
 ROW_TABLES = ("contract_assessments", "contract_residuals", "residual_occurrences")
@@ -54,6 +56,7 @@ def _named(sql: str) -> Callable[[sqlite3.Connection], list[str]]:
 
 
 _NO_TRIGGERS = _drop("TRIGGER", _named("SELECT name FROM sqlite_master WHERE type = 'trigger'"))
+_NO_INSERT_GUARDS = _drop("TRIGGER", lambda _: list(INSERT_GUARDS))
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,8 @@ class Variant:
 
 
 VARIANTS: dict[str, Variant] = {
-    "as stored": Variant(),
-    "without the insert guards": Variant((_NO_TRIGGERS,)),
+    "as stored": Variant(),  # every guard firing, as any other writer meets them
+    "without the insert guards": Variant((_NO_INSERT_GUARDS,)),  # as the writer appends
     "without the residual filter indexes": Variant(
         (_drop("INDEX", lambda _: list(FILTER_INDEXES)),)),
     "32-byte BLOB ids instead of 64 hex characters": Variant(blob_ids=True),

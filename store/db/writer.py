@@ -29,6 +29,7 @@ from store.db.appends import (
     lock_log_tip,
 )
 from store.db.key_filter import KeyFilter, stored_key_filter
+from store.db.lifted_guards import insert_guards_lifted
 from store.db.log import LogAppender
 from store.db.record_kinds import KINDS_BY_TABLE, RecordKind
 from store.db.row_stream import (
@@ -348,13 +349,14 @@ def append_batch(
         def chunks() -> Iterator[RowChunk]:
             return row_chunks(source_lines, batch_id, registry, max_line_bytes)
 
-        for chunk in (chunks_in_process(chunks) if parallel else chunks()):
-            if on_bytes and chunk.bytes_read:
-                on_bytes(chunk.bytes_read)
-            writer.add(chunk)
-            if chunk.input_sha256 is not None:
-                summary.input_sha256 = chunk.input_sha256
-        writer.flush()
+        with insert_guards_lifted(connection):  # back before the batch's own rows
+            for chunk in (chunks_in_process(chunks) if parallel else chunks()):
+                if on_bytes and chunk.bytes_read:
+                    on_bytes(chunk.bytes_read)
+                writer.add(chunk)
+                if chunk.input_sha256 is not None:
+                    summary.input_sha256 = chunk.input_sha256
+            writer.flush()
         if summary.records == 0 and not summary.rejected:
             summary.fail(0, "no records: the input is empty")
         if summary.rejected:

@@ -1,0 +1,115 @@
+"""The writer lifts the insert guards only inside its own write transaction: every state
+another connection can see or write to has every guard, byte for byte as before the batch."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from raw_reads import query
+from store_support import (
+    HEAD_TRIGGERS,
+    distinct_frames,
+    raw_connect,
+    refused_verify,
+    row_counts,
+    url_of,
+)
+
+from store.db.audit_store import AuditStore
+from store.db.writer import BatchRejected
+
+TRIGGERS = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'"
+# A residual's insert guard made a no-op, as an attacker with the file could leave it.
+NO_OP_GUARD = (
+    "CREATE TRIGGER contract_residuals_append_only_insert BEFORE INSERT ON contract_residuals "
+    "WHEN 0 BEGIN SELECT RAISE(ABORT, 'contract_residuals is append-only: "
+    "a row with this key exists'); END"
+)
+
+
+def _triggers(path: Path) -> set[tuple[str, ...]]:
+    return set(query(path, TRIGGERS))
+
+
+def _lines(count: int, tag: str) -> list[bytes]:
+    return [json.dumps(f).encode() + b"\n" for f in distinct_frames(count, tag)]
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "audit.db"
+    AuditStore.open(url_of(path)).close()  # a new store at head: every guard, no batch
+    assert {name for _, name, _, _ in _triggers(path)} == HEAD_TRIGGERS
+    yield path
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_batch_leaves_every_trigger_as_it_was(store_path: Path, parallel: bool) -> None:
+    before = _triggers(store_path)
+    with AuditStore.open(url_of(store_path)) as store:
+        summary = store.ingest(_lines(1200, "big"), "big.jsonl", parallel=parallel)
+        assert summary.batch_id == 1
+        assert store.verify().intact
+    assert _triggers(store_path) == before
+
+
+def test_while_a_batch_writes_other_connections_see_every_guard_and_cannot_write(
+    store_path: Path,
+) -> None:
+    before = _triggers(store_path)
+    seen: list[set[tuple[str, ...]]] = []
+
+    def lines() -> Iterator[bytes]:
+        first, second = _lines(600, "one"), _lines(600, "two")
+        yield from first  # enough rows that the writer has flushed some of them
+        other = sqlite3.connect(store_path, isolation_level=None, timeout=0)
+        seen.append(set(other.execute(TRIGGERS).fetchall()))
+        with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+            other.execute("REPLACE INTO ingest_batches (batch_id) VALUES (1)")
+        other.close()
+        yield from second
+
+    with AuditStore.open(url_of(store_path)) as store:
+        store.ingest(lines(), "mid.jsonl", parallel=False)
+    assert seen == [before]
+    assert _triggers(store_path) == before
+
+
+def test_a_rejected_batch_leaves_every_guard_in_place(store_path: Path) -> None:
+    before, counts = _triggers(store_path), row_counts(store_path)
+    bad = [*_lines(1200, "ok"), b"{not json\n"]  # rows flushed before the bad line
+    with AuditStore.open(url_of(store_path)) as store, pytest.raises(BatchRejected):
+        store.ingest(bad, "bad.jsonl", parallel=False)
+    assert _triggers(store_path) == before
+    assert row_counts(store_path) == counts
+
+
+def test_a_batch_whose_input_fails_mid_read_leaves_every_guard_in_place(
+    store_path: Path,
+) -> None:
+    before, counts = _triggers(store_path), row_counts(store_path)
+
+    def lines() -> Iterator[bytes]:
+        yield from _lines(1200, "cut")
+        raise OSError("input went away")
+
+    with AuditStore.open(url_of(store_path)) as store, pytest.raises(OSError, match="went"):
+        store.ingest(lines(), "cut.jsonl", parallel=False)
+    assert _triggers(store_path) == before
+    assert row_counts(store_path) == counts
+
+
+def test_a_tampered_guard_stays_as_found_and_verify_still_reports_it(store_path: Path) -> None:
+    with raw_connect(store_path) as connection:
+        connection.execute("DROP TRIGGER contract_residuals_append_only_insert")
+        connection.execute(NO_OP_GUARD)
+        connection.execute("DROP TRIGGER surface_records_append_only_insert")
+    tampered = _triggers(store_path)
+    with AuditStore.open(url_of(store_path)) as store:
+        store.ingest(_lines(50, "after"), "after.jsonl")
+    assert _triggers(store_path) == tampered  # neither repaired nor hidden
+    assert "contract_residuals_append_only_insert" in refused_verify(store_path).stderr
