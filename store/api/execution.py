@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from strawberry.schema.exceptions import CannotGetOperationTypeError
+
 from store.api.context import RequestContext
+from store.api.operation_choice import unknown_operation
 from store.api.schema import build_schema
 from store.db.audit_store import AuditStore
 
@@ -13,10 +16,13 @@ async def execute_operation(database: AuditStore, source: str,
                             variables: dict[str, Any] | None,
                             operation: str | None) -> dict[str, Any]:
     """The same schema, limits and masking as the server, without HTTP."""
-    result = await build_schema().execute(
-        source, variable_values=variables, operation_name=operation,
-        context_value=RequestContext(database),
-    )
+    try:
+        result = await build_schema().execute(
+            source, variable_values=variables, operation_name=operation,
+            context_value=RequestContext(database),
+        )
+    except CannotGetOperationTypeError:  # the HTTP view answers 400 with the same message
+        return {"data": None, "errors": [{"message": unknown_operation(operation or "")}]}
     output: dict[str, Any] = {"data": result.data}
     if result.errors:
         output["errors"] = [error.formatted for error in result.errors]

@@ -27,6 +27,7 @@ from store.api.filter_types import AssessmentFilter, ResidualFilter, SurfaceFilt
 from store.api.log_types import Ledger
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.object_limit import ObjectLimit
+from store.api.operation_choice import OperationChoice
 from store.api.registry_types import TeachingRegistryView
 from store.api.surface_types import Surface, SurfaceFacets
 from store.api.turn_types import Turn, TurnFacets
@@ -228,6 +229,7 @@ def build_schema(*, introspection: bool = True,
         functools.partial(AddValidationRules, _LIMIT_RULES),
         functools.partial(MaxTokensLimiter, max_token_count=MAX_TOKENS),
         TextVariables,
+        OperationChoice,
         functools.partial(ObjectLimit, max_objects=max_objects),
         functools.partial(MaskErrors, should_mask_error=is_masked, error_message=MASKED_MESSAGE),
         ParserCache,

@@ -247,6 +247,20 @@ def test_query_command_inline_and_errors(example_store_url: str) -> None:
     assert bad_json.exit_code == 2
 
 
+def test_query_command_with_several_operations_needs_a_known_name(example_store_url: str) -> None:
+    two = "query Size { ledger { treeSize } } query Root { ledger { rootHash } }"
+    chosen = cli("query", "--db", example_store_url, two, "--operation", "Size")
+    assert (chosen.exit_code, json.loads(chosen.output)) == (
+        0, {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}})
+    unnamed = cli("query", "--db", example_store_url, two)
+    assert (unnamed.exit_code, json.loads(unnamed.output)) == (1, {"data": None, "errors": [
+        {"message": "Must provide operation name if query contains multiple operations."}]})
+    unknown = cli("query", "--db", example_store_url, two, "--operation", "Nope")
+    assert unknown.exception is None or isinstance(unknown.exception, SystemExit)
+    assert (unknown.exit_code, json.loads(unknown.output)) == (1, {"data": None, "errors": [
+        {"message": 'Unknown operation named "Nope".'}]})
+
+
 def test_query_command_needs_an_existing_store(tmp_path: Path) -> None:
     result = cli("query", "--db", tmp_path / "none.db", "{ ledger { treeSize } }")
     assert result.exit_code == 1

@@ -188,3 +188,24 @@ def test_a_paired_surrogate_escape_is_text(client: TestClient) -> None:
                        "variables": {"id": "\U0001f600"}})  # sent as "\ud83d\ude00"
     response = client.post("/graphql", content=body, headers=JSON)
     assert response.json() == {"data": {"residual": None}}
+
+
+TWO_OPERATIONS = "query Size { ledger { treeSize } } query Root { ledger { rootHash } }"
+NAME_NEEDED = "Must provide operation name if query contains multiple operations."  # GraphQL §6.1
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+def test_several_operations_without_a_name_are_refused_not_the_first_run(
+    client: TestClient, method: str
+) -> None:
+    params = {"query": TWO_OPERATIONS}
+    response = (client.post("/graphql", json=params) if method == "POST"
+                else client.get("/graphql", params=params, headers={"accept": "application/json"}))
+    assert response.json() == {"data": None, "errors": [{"message": NAME_NEEDED}]}
+
+
+def test_several_operations_with_a_name_run_that_one(client: TestClient) -> None:
+    response = client.post("/graphql", json={"query": TWO_OPERATIONS, "operationName": "Size"})
+    assert response.json() == {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}}
+    unknown = client.post("/graphql", json={"query": TWO_OPERATIONS, "operationName": "Nope"})
+    assert_refused(unknown, 400, 'Unknown operation named "Nope".')
