@@ -10,7 +10,8 @@ Lifting them for the writer's own plain INSERTs keeps what they guarantee:
   is killed rolls the drop back with the rest of its writes;
 - the writer inserts only keys it looked up, never a rowid, under the tables' own keys.
 The stored text is put back as it was, tampered or not: the writer neither repairs nor hides
-what `verify` would report.
+what `verify` would report. A batch of one chunk keeps them (lifting costs ~1 ms and a schema
+change that readers then re-read).
 """
 
 from __future__ import annotations
@@ -31,19 +32,35 @@ _STORED_GUARDS = text(
 ).bindparams(bindparam("names", expanding=True))
 
 
+class InsertGuards:
+    """A write transaction's insert guards: lifted on demand, restored once, on SQLite only
+    (PostgreSQL has no REPLACE and no insert guards)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.lifted: list[tuple[str, str]] = []  # (name, stored text), to put back
+
+    def lift(self) -> None:
+        connection = self.connection
+        if self.lifted or connection.dialect.name != "sqlite":
+            return
+        if not connection.in_transaction():
+            raise RuntimeError("insert guards may be lifted only inside a write transaction")
+        self.lifted = [(name, sql) for name, sql in connection.execute(
+            _STORED_GUARDS, {"names": list(INSERT_GUARDS)})]
+        for name, _ in self.lifted:
+            connection.exec_driver_sql(f'DROP TRIGGER "{name}"')
+
+    def restore(self) -> None:
+        for _, sql in self.lifted:
+            self.connection.exec_driver_sql(sql)
+        self.lifted = []
+
+
 @contextmanager
-def insert_guards_lifted(connection: Connection) -> Iterator[None]:
-    """Within a write transaction: drop the insert guards, and recreate each from its stored
-    text once the block ends without an error (on an error the caller rolls back). Nothing
-    on PostgreSQL, which has no REPLACE and no insert guards."""
-    if connection.dialect.name != "sqlite":
-        yield
-        return
-    if not connection.in_transaction():
-        raise RuntimeError("insert guards may be lifted only inside a write transaction")
-    stored = connection.execute(_STORED_GUARDS, {"names": list(INSERT_GUARDS)}).all()
-    for name, _ in stored:
-        connection.exec_driver_sql(f'DROP TRIGGER "{name}"')
-    yield
-    for _, sql in stored:
-        connection.exec_driver_sql(sql)
+def insert_guards_liftable(connection: Connection) -> Iterator[InsertGuards]:
+    """Guards the block may lift (InsertGuards.lift), recreated from their stored text once
+    it ends without an error; on an error the caller's transaction rolls the drop back."""
+    guards = InsertGuards(connection)
+    yield guards
+    guards.restore()

@@ -29,7 +29,7 @@ from store.db.appends import (
     lock_log_tip,
 )
 from store.db.key_filter import KeyFilter, stored_key_filter
-from store.db.lifted_guards import insert_guards_lifted
+from store.db.lifted_guards import InsertGuards, insert_guards_liftable
 from store.db.log import LogAppender
 from store.db.record_kinds import KINDS_BY_TABLE, RecordKind
 from store.db.row_stream import (
@@ -134,8 +134,11 @@ class BatchRejected(Exception):
 
 
 class _BatchWriter:
-    def __init__(self, connection: Connection, summary: BatchSummary, batch_id: int) -> None:
+    def __init__(self, connection: Connection, summary: BatchSummary, batch_id: int,
+                 guards: InsertGuards) -> None:
         self.connection = connection
+        self.guards = guards
+        self.flushes = 0
         self.summary = summary
         self.batch_id = batch_id
         self.appender = LogAppender(connection)
@@ -261,6 +264,9 @@ class _BatchWriter:
                 position = KEY_POSITIONS[table]
                 key_filter.add_all(row[position] for row in rows)
         self.appender.append_hashes(leaves)
+        self.flushes += 1
+        if self.flushes > 1:  # a batch of one chunk keeps them: no schema change for it
+            self.guards.lift()
         for table, rows in inserts.items():
             insert_values(self.connection, table, APPENDED_COLUMNS[table], rows)
         insert_rows(self.connection, "log_subtrees", self.appender.subtree_rows())
@@ -344,12 +350,12 @@ def append_batch(
     with _batch_transaction(engine) as connection, _collector_paused():
         lock_log_tip(connection)
         batch_id = last_batch_id(connection) + 1
-        writer = _BatchWriter(connection, summary, batch_id)
 
         def chunks() -> Iterator[RowChunk]:
             return row_chunks(source_lines, batch_id, registry, max_line_bytes)
 
-        with insert_guards_lifted(connection):  # back before the batch's own rows
+        with insert_guards_liftable(connection) as guards:  # back before the batch's own rows
+            writer = _BatchWriter(connection, summary, batch_id, guards)
             for chunk in (chunks_in_process(chunks) if parallel else chunks()):
                 if on_bytes and chunk.bytes_read:
                     on_bytes(chunk.bytes_read)

@@ -20,6 +20,7 @@ from store_support import (
 )
 
 from store.db.audit_store import AuditStore
+from store.db.lifted_guards import InsertGuards
 from store.db.writer import BatchRejected
 
 TRIGGERS = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'"
@@ -33,6 +34,10 @@ NO_OP_GUARD = (
 
 def _triggers(path: Path) -> set[tuple[str, ...]]:
     return set(query(path, TRIGGERS))
+
+
+def _schema_version(path: Path) -> int:
+    return int(query(path, "PRAGMA schema_version")[0][0])
 
 
 def _lines(count: int, tag: str) -> list[bytes]:
@@ -49,23 +54,37 @@ def store_path(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_a_batch_leaves_every_trigger_as_it_was(store_path: Path, parallel: bool) -> None:
-    before = _triggers(store_path)
+    before, version = _triggers(store_path), _schema_version(store_path)
     with AuditStore.open(url_of(store_path)) as store:
         summary = store.ingest(_lines(1200, "big"), "big.jsonl", parallel=parallel)
         assert summary.batch_id == 1
         assert store.verify().intact
+    assert _schema_version(store_path) > version  # they were lifted: dropped and recreated
     assert _triggers(store_path) == before
 
 
+def test_a_batch_of_one_chunk_leaves_the_schema_untouched(store_path: Path) -> None:
+    """Small batches (a journal's few lines) keep their guards: no schema change for the
+    readers of a served store to notice."""
+    before, version = _triggers(store_path), _schema_version(store_path)
+    with AuditStore.open(url_of(store_path)) as store:
+        assert store.ingest(_lines(20, "small"), "small.jsonl").batch_id == 1
+    assert (_triggers(store_path), _schema_version(store_path)) == (before, version)
+
+
 def test_while_a_batch_writes_other_connections_see_every_guard_and_cannot_write(
-    store_path: Path,
+    store_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     before = _triggers(store_path)
     seen: list[set[tuple[str, ...]]] = []
+    lifts: list[bool] = []
+    lift = InsertGuards.lift
+    monkeypatch.setattr(InsertGuards, "lift", lambda self: (lifts.append(True), lift(self))[1])
 
     def lines() -> Iterator[bytes]:
-        first, second = _lines(600, "one"), _lines(600, "two")
-        yield from first  # enough rows that the writer has flushed some of them
+        first, second = _lines(1500, "one"), _lines(600, "two")
+        yield from first
+        assert lifts  # the writer has lifted its guards by now
         other = sqlite3.connect(store_path, isolation_level=None, timeout=0)
         seen.append(set(other.execute(TRIGGERS).fetchall()))
         with pytest.raises(sqlite3.OperationalError, match="database is locked"):
@@ -110,6 +129,6 @@ def test_a_tampered_guard_stays_as_found_and_verify_still_reports_it(store_path:
         connection.execute("DROP TRIGGER surface_records_append_only_insert")
     tampered = _triggers(store_path)
     with AuditStore.open(url_of(store_path)) as store:
-        store.ingest(_lines(50, "after"), "after.jsonl")
+        store.ingest(_lines(1200, "after"), "after.jsonl")  # a batch that lifts them
     assert _triggers(store_path) == tampered  # neither repaired nor hidden
     assert "contract_residuals_append_only_insert" in refused_verify(store_path).stderr
