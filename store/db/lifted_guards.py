@@ -38,11 +38,11 @@ class InsertGuards:
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self.lifted: list[tuple[str, str]] = []  # (name, stored text), to put back
+        self.lifted: list[tuple[str, str]] | None = None  # (name, stored text), to put back
 
     def lift(self) -> None:
         connection = self.connection
-        if self.lifted or connection.dialect.name != "sqlite":
+        if self.lifted is not None or connection.dialect.name != "sqlite":
             return
         if not connection.in_transaction():
             raise RuntimeError("insert guards may be lifted only inside a write transaction")
@@ -52,9 +52,9 @@ class InsertGuards:
             connection.exec_driver_sql(f'DROP TRIGGER "{name}"')
 
     def restore(self) -> None:
-        for _, sql in self.lifted:
+        for _, sql in self.lifted or ():
             self.connection.exec_driver_sql(sql)
-        self.lifted = []
+        self.lifted = None
 
 
 @contextmanager
