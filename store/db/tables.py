@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     ForeignKey,
@@ -25,12 +26,15 @@ metadata = MetaData(
 )
 
 Sha256 = String(64)
+# A position in the log (seq, a tree size, a subtree's start) counts every row ever stored:
+# 64-bit. SQLite's INTEGER is 64-bit already; PostgreSQL's is 32 (revision 0007 widens it).
+LogPosition = BigInteger().with_variant(Integer(), "sqlite")
 
 
 def _seq() -> Column[int]:
     """The row's position in append order: its leaf index in the log is seq - 1. Not a UNIQUE
     constraint (one more key for REPLACE to delete through): verify checks one row a leaf."""
-    return Column("seq", Integer, nullable=False, index=True)
+    return Column("seq", LogPosition, nullable=False, index=True)
 
 
 def _batch_reference() -> ForeignKey:
@@ -245,7 +249,7 @@ log_subtrees = Table(
     "log_subtrees",
     metadata,
     Column("level", Integer, primary_key=True, autoincrement=False),
-    Column("start", Integer, primary_key=True, autoincrement=False),
+    Column("start", LogPosition, primary_key=True, autoincrement=False),
     Column("hash", Sha256, nullable=False),
 )
 
@@ -253,7 +257,7 @@ tree_heads = Table(
     "tree_heads",
     metadata,
     Column("batch_id", Integer, _batch_reference(), primary_key=True, autoincrement=False),
-    Column("tree_size", Integer, nullable=False, unique=True),
+    Column("tree_size", LogPosition, nullable=False, unique=True),
     Column("root_hash", Sha256, nullable=False),
 )
 

@@ -30,7 +30,7 @@ from store.db.schema_version import (
 )
 from store.db.writer import append_batch
 
-HEAD = "0006"
+HEAD = "0007"
 REV0001_STORE = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
-from backends import raw_query
+from backends import libpq_url, raw_query
 from pytest_alembic.tests import (
     test_model_definitions_match_ddl,
     test_single_head_revision,
@@ -144,3 +145,48 @@ def test_a_failed_upgrade_leaves_the_schema_as_it_was(tmp_path: Path, pg_url: st
     assert _snapshot(pg_url) == before
     assert revision_of(pg_url) == HEAD
     assert "half_done" not in _tables(pg_url)
+
+
+POSITIONS = {  # revision 0007: every place a log position is stored
+    ("contract_assessments", "seq"), ("contract_residuals", "seq"), ("ingest_batches", "seq"),
+    ("residual_occurrences", "seq"), ("surface_occurrences", "seq"), ("surface_records", "seq"),
+    ("turns", "seq"), ("tree_heads", "tree_size"), ("log_subtrees", "start"),
+}
+PAST_INT32 = 2**31 + 256  # a subtree start no 32-bit INTEGER holds
+
+
+def _position_types(url: str) -> set[tuple[object, ...]]:
+    return set(raw_query(url, "SELECT table_name, column_name, data_type FROM "
+                              "information_schema.columns WHERE table_schema = "
+                              "current_schema() AND column_name IN ('seq', 'tree_size', 'start')"))
+
+
+def _stores_past_int32(url: str) -> bool:
+    """Whether a subtree row at a start past 2**31 - 1 is accepted (then rolled back)."""
+    with psycopg.connect(libpq_url(url)) as connection:
+        try:
+            connection.execute("INSERT INTO log_subtrees (level, start, hash) VALUES (8, %s, %s)",
+                               (PAST_INT32, "0" * 64))
+        except psycopg.errors.NumericValueOutOfRange:
+            return False
+        finally:
+            connection.rollback()
+    return True
+
+
+def test_log_positions_hold_more_than_two_billion_rows(pg_url: str, examples_path: Path) -> None:
+    upgrade(pg_url, "0006")
+    _ingest(pg_url, examples_path)
+    assert not _stores_past_int32(pg_url)  # INTEGER: ingest would stop at 2**31 - 1 rows
+    before = _snapshot(pg_url)
+
+    upgrade(pg_url, "head")
+    assert _position_types(pg_url) == {(t, c, "bigint") for t, c in POSITIONS}
+    assert _stores_past_int32(pg_url)
+    after = _snapshot(pg_url)
+    assert {t: after[t] for t in LEDGERED_KEYS} == {t: before[t] for t in LEDGERED_KEYS}
+    assert sorted(_triggers(pg_url)) == before["triggers"]
+
+    downgrade(pg_url, "0006")
+    assert _position_types(pg_url) == {(t, c, "integer") for t, c in POSITIONS}
+    assert _snapshot(pg_url) == before
