@@ -48,5 +48,10 @@ def triggers(db: Path) -> set[str]:
     return {name for (name,) in query(db, "SELECT name FROM sqlite_master WHERE type='trigger'")}
 
 
+def trigger_definitions(db: Path) -> set[tuple[str, str, str]]:
+    """Every trigger as SQLite stores it: (name, table, CREATE text)."""
+    return set(query(db, "SELECT name, tbl_name, sql FROM sqlite_master WHERE type='trigger'"))
+
+
 def tables(db: Path) -> set[str]:
     return {name for (name,) in query(db, "SELECT name FROM sqlite_master WHERE type='table'")}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cli_runs import cli, subprocess_environ
 from jsonl_files import write_jsonl
-from raw_reads import query
+from raw_reads import trigger_definitions
 from store_support import distinct_frames, row_counts
 
 pytestmark = pytest.mark.slow
@@ -25,8 +25,6 @@ CORE_AUDIT = (
     [str(_CONSOLE_SCRIPT)] if _CONSOLE_SCRIPT.exists()
     else [sys.executable, "-c", "from store.cli import main; main()"]
 )
-
-TRIGGERS = "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name"
 
 # Reads in a loop until told to stop: every snapshot a reader sees must verify intact.
 READER = """
@@ -75,7 +73,7 @@ def test_ingest_killed_mid_file_leaves_the_store_as_it_was(
 ) -> None:
     big = write_jsonl(tmp_path / "big.jsonl", list(distinct_frames(4000, "crash")))
     assert cli("ingest", "--db", db_path, examples_path).exit_code == 0
-    before, guards = row_counts(db_path), query(db_path, TRIGGERS)
+    before, guards = row_counts(db_path), trigger_definitions(db_path)
 
     process = _start("ingest", "--db", db_path, big)
     _wait_until_writing(Path(f"{db_path}-wal"), process)
@@ -86,7 +84,7 @@ def test_ingest_killed_mid_file_leaves_the_store_as_it_was(
     verified = cli("verify", "--db", db_path)
     assert verified.exit_code == 0, verified.stderr
     assert row_counts(db_path) == before  # the killed batch is wholly absent
-    assert query(db_path, TRIGGERS) == guards  # and every guard is there as it was
+    assert trigger_definitions(db_path) == guards  # and every guard is there as it was
 
     assert cli("ingest", "--db", db_path, big).exit_code == 0
     assert cli("verify", "--db", db_path).exit_code == 0

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from raw_reads import query
+from raw_reads import query, trigger_definitions
 from store_support import (
     HEAD_TRIGGERS,
     distinct_frames,
@@ -23,17 +23,12 @@ from store.db.audit_store import AuditStore
 from store.db.lifted_guards import InsertGuards
 from store.db.writer import BatchRejected
 
-TRIGGERS = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'"
 # A residual's insert guard made a no-op, as an attacker with the file could leave it.
 NO_OP_GUARD = (
     "CREATE TRIGGER contract_residuals_append_only_insert BEFORE INSERT ON contract_residuals "
     "WHEN 0 BEGIN SELECT RAISE(ABORT, 'contract_residuals is append-only: "
     "a row with this key exists'); END"
 )
-
-
-def _triggers(path: Path) -> set[tuple[str, ...]]:
-    return set(query(path, TRIGGERS))
 
 
 def _schema_version(path: Path) -> int:
@@ -48,45 +43,50 @@ def _lines(count: int, tag: str) -> list[bytes]:
 def store_path(tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / "audit.db"
     AuditStore.open(url_of(path)).close()  # a new store at head: every guard, no batch
-    assert {name for _, name, _, _ in _triggers(path)} == HEAD_TRIGGERS
+    assert {name for name, _, _ in trigger_definitions(path)} == HEAD_TRIGGERS
     yield path
 
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_a_batch_leaves_every_trigger_as_it_was(store_path: Path, parallel: bool) -> None:
-    before, version = _triggers(store_path), _schema_version(store_path)
+    before, version = trigger_definitions(store_path), _schema_version(store_path)
     with AuditStore.open(url_of(store_path)) as store:
         summary = store.ingest(_lines(1200, "big"), "big.jsonl", parallel=parallel)
         assert summary.batch_id == 1
         assert store.verify().intact
     assert _schema_version(store_path) > version  # they were lifted: dropped and recreated
-    assert _triggers(store_path) == before
+    assert trigger_definitions(store_path) == before
 
 
 def test_a_batch_of_one_chunk_leaves_the_schema_untouched(store_path: Path) -> None:
     """Small batches (a journal's few lines) keep their guards: no schema change for the
     readers of a served store to notice."""
-    before, version = _triggers(store_path), _schema_version(store_path)
+    before, version = trigger_definitions(store_path), _schema_version(store_path)
     with AuditStore.open(url_of(store_path)) as store:
         assert store.ingest(_lines(20, "small"), "small.jsonl").batch_id == 1
-    assert (_triggers(store_path), _schema_version(store_path)) == (before, version)
+    assert (trigger_definitions(store_path), _schema_version(store_path)) == (before, version)
 
 
 def test_while_a_batch_writes_other_connections_see_every_guard_and_cannot_write(
     store_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    before = _triggers(store_path)
-    seen: list[set[tuple[str, ...]]] = []
+    before = trigger_definitions(store_path)
+    seen: list[set[tuple[str, str, str]]] = []
     lifts: list[bool] = []
     lift = InsertGuards.lift
-    monkeypatch.setattr(InsertGuards, "lift", lambda self: (lifts.append(True), lift(self))[1])
+
+    def lift_counted(guards: InsertGuards) -> None:
+        lifts.append(True)
+        lift(guards)
+
+    monkeypatch.setattr(InsertGuards, "lift", lift_counted)
 
     def lines() -> Iterator[bytes]:
         first, second = _lines(1500, "one"), _lines(600, "two")
         yield from first
         assert lifts  # the writer has lifted its guards by now
         other = sqlite3.connect(store_path, isolation_level=None, timeout=0)
-        seen.append(set(other.execute(TRIGGERS).fetchall()))
+        seen.append(trigger_definitions(store_path))
         with pytest.raises(sqlite3.OperationalError, match="database is locked"):
             other.execute("REPLACE INTO ingest_batches (batch_id) VALUES (1)")
         other.close()
@@ -95,22 +95,22 @@ def test_while_a_batch_writes_other_connections_see_every_guard_and_cannot_write
     with AuditStore.open(url_of(store_path)) as store:
         store.ingest(lines(), "mid.jsonl", parallel=False)
     assert seen == [before]
-    assert _triggers(store_path) == before
+    assert trigger_definitions(store_path) == before
 
 
 def test_a_rejected_batch_leaves_every_guard_in_place(store_path: Path) -> None:
-    before, counts = _triggers(store_path), row_counts(store_path)
+    before, counts = trigger_definitions(store_path), row_counts(store_path)
     bad = [*_lines(1200, "ok"), b"{not json\n"]  # rows flushed before the bad line
     with AuditStore.open(url_of(store_path)) as store, pytest.raises(BatchRejected):
         store.ingest(bad, "bad.jsonl", parallel=False)
-    assert _triggers(store_path) == before
+    assert trigger_definitions(store_path) == before
     assert row_counts(store_path) == counts
 
 
 def test_a_batch_whose_input_fails_mid_read_leaves_every_guard_in_place(
     store_path: Path,
 ) -> None:
-    before, counts = _triggers(store_path), row_counts(store_path)
+    before, counts = trigger_definitions(store_path), row_counts(store_path)
 
     def lines() -> Iterator[bytes]:
         yield from _lines(1200, "cut")
@@ -118,7 +118,7 @@ def test_a_batch_whose_input_fails_mid_read_leaves_every_guard_in_place(
 
     with AuditStore.open(url_of(store_path)) as store, pytest.raises(OSError, match="went"):
         store.ingest(lines(), "cut.jsonl", parallel=False)
-    assert _triggers(store_path) == before
+    assert trigger_definitions(store_path) == before
     assert row_counts(store_path) == counts
 
 
@@ -127,8 +127,8 @@ def test_a_tampered_guard_stays_as_found_and_verify_still_reports_it(store_path:
         connection.execute("DROP TRIGGER contract_residuals_append_only_insert")
         connection.execute(NO_OP_GUARD)
         connection.execute("DROP TRIGGER surface_records_append_only_insert")
-    tampered = _triggers(store_path)
+    tampered = trigger_definitions(store_path)
     with AuditStore.open(url_of(store_path)) as store:
         store.ingest(_lines(1200, "after"), "after.jsonl")  # a batch that lifts them
-    assert _triggers(store_path) == tampered  # neither repaired nor hidden
+    assert trigger_definitions(store_path) == tampered  # neither repaired nor hidden
     assert "contract_residuals_append_only_insert" in refused_verify(store_path).stderr
