@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from query import build_store, stored_residuals
 
 from store.db.audit_store import AuditStore
-from store.db.engine import resolve_url, sqlite_path
 from store.db.queries.exports import EXPORT_KINDS
+from store.db.schema.engine import resolve_url, sqlite_path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Run first in each child: at exit, write its own peak RSS (kB) where the bench reads it.

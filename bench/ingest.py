@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from frames import write_frames
 
 from store.db.audit_store import AuditStore
-from store.db.engine import resolve_url, sqlite_path
-from store.db.log import log_entry
-from store.db.rows import RecordReader
+from store.db.log.stored_log import log_entry
+from store.db.schema.engine import resolve_url, sqlite_path
+from store.db.write.row_builders import RecordReader
 from store.model.jsonl import iter_json_lines
 from store.model.merkle import CompactRange, leaf_hash
 from store.model.teaching_surface import default_registry

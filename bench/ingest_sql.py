@@ -6,7 +6,7 @@ Generates frames (bench/frames.py), ingests them once through AuditStore, then r
 stored rows, in leaf order and in the writer's chunks and table order, with a raw sqlite3
 `executemany` into fresh stores made by the migrations, each with one part of the schema
 removed or changed (the insert guards, lifted as the writer lifts them inside its
-transaction, store/db/lifted_guards.py; the residual filter indexes, the seq indexes, the
+transaction, store/db/write/guard_lift.py; the residual filter indexes, the seq indexes, the
 occurrences' residual index dropped or keyed on a 16-character prefix, ids stored as 32
 bytes, bigger pages, a bigger page cache), on a connection set up as the writer's is (same
 page cache, WAL, temp_store, no row-by-row foreign key checks). No Python work but the
@@ -29,11 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from frames import write_frames
 
-from store.db.appended_rows import INPUT_KINDS
 from store.db.audit_store import AuditStore
-from store.db.engine import WRITE_CACHE_KIB
-from store.db.lifted_guards import INSERT_GUARDS
-from store.db.row_stream import CHUNK_ROWS
+from store.db.schema.engine import WRITE_CACHE_KIB
+from store.db.write.guard_lift import INSERT_GUARDS
+from store.db.write.input_kinds import INPUT_KINDS
+from store.db.write.reading_process import CHUNK_ROWS
 
 ROW_TABLES = ("contract_assessments", "contract_residuals", "residual_occurrences")
 ID_COLUMNS = ("assessment_id", "residual_id")

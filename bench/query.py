@@ -54,8 +54,8 @@ from frames import write_frames
 
 from store.db import queries
 from store.db.audit_store import AuditStore
-from store.db.engine import resolve_url, sqlite_path
-from store.db.errors import StoreError
+from store.db.schema.engine import resolve_url, sqlite_path
+from store.errors import StoreError
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,8 +12,8 @@ from sqlalchemy import Engine
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # revisions import append_only
 
-from store.db.engine import create_store_engine, resolve_url
-from store.db.tables import metadata
+from store.db.schema.engine import create_store_engine, resolve_url
+from store.db.schema.tables import metadata
 
 config = context.config
 if config.config_file_name is not None:  # the alembic CLI, with the repository's alembic.ini

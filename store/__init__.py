@@ -3,12 +3,12 @@
 The public Python API; everything else is reachable through its module.
 """
 
-__version__ = "0.1.0"  # before the imports below: store.db.writer reads it
+__version__ = "0.1.0"  # before the imports below: store.db.write.writer reads it
 
 from store.db.audit_store import AuditStore
-from store.db.errors import StoreError
-from store.db.verify import VerifyReport
-from store.db.writer import BatchRejected, BatchSummary
+from store.db.verify.store_checks import VerifyReport
+from store.db.write.writer import BatchRejected, BatchSummary
+from store.errors import StoreError
 from store.model.checkpoint import Checkpoint
 from store.model.parsing import parse_frame
 from store.model.projection import project_residuals

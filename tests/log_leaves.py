@@ -9,7 +9,7 @@ from pathlib import Path
 
 from raw_reads import query, table_rows
 
-from store.db.tables import metadata
+from store.db.schema.tables import metadata
 
 # The leaf tables and their keys (DESIGN.md: every stored row is one leaf, in seq order).
 LEAF_KEYS = {

@@ -27,7 +27,7 @@ _SURFACE_COLUMNS = ("surface_form", "hops", "hop_chain_ids", "candidate_chain_id
 
 
 def _fk(table: str, column: str, target: str) -> sa.ForeignKeyConstraint:
-    target_table, target_column = target.split(".")
+    target_table = target.split(".")[0]
     return sa.ForeignKeyConstraint(
         [column], [target], name=f"fk_{table}_{column}_{target_table}",
         deferrable=True, initially="DEFERRED",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from store.db.copy import copy_store
-from store.db.errors import StoreError
+from store.errors import StoreError
 
 
 @click.command()

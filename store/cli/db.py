@@ -8,9 +8,15 @@ from alembic.util import CommandError
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.cli.options import db_option, say_if_immutable
-from store.db.engine import create_store_engine, resolve_url
-from store.db.errors import StoreError
-from store.db.schema_version import current_revision, downgrade, head_revision, history, upgrade
+from store.db.schema.engine import create_store_engine, resolve_url
+from store.db.schema.schema_version import (
+    current_revision,
+    downgrade,
+    head_revision,
+    history,
+    upgrade,
+)
+from store.errors import StoreError
 
 
 @click.group()

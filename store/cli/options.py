@@ -10,9 +10,9 @@ import click
 from sqlalchemy import Engine
 
 from store.db.audit_store import AuditStore
-from store.db.engine import IMMUTABLE_ENV_VAR, opened_immutable
-from store.db.errors import StoreError
+from store.db.schema.engine import IMMUTABLE_ENV_VAR, opened_immutable
 from store.db.time_limit import DEFAULT_TIME_LIMIT
+from store.errors import StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

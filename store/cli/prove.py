@@ -11,7 +11,7 @@ from sqlalchemy import Connection
 
 from store.cli.options import db_option, open_store
 from store.db import queries
-from store.db.log import LogError
+from store.db.log.stored_log import LogError
 
 _HEX_ID = re.compile(r"[0-9a-f]{64}", re.ASCII)
 # option name -> (table, what a user calls its id)

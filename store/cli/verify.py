@@ -11,7 +11,7 @@ import orjson
 
 from store.cli.options import db_option, open_store, say_if_immutable
 from store.db.audit_store import AuditStore
-from store.db.errors import StoreError
+from store.errors import StoreError
 from store.model.checkpoint import (
     MAX_NOTE_BYTES,
     Checkpoint,

@@ -15,17 +15,17 @@ import anyio.to_thread
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import ArgumentError, DatabaseError
 
-from store.db.appends import insert_rows, lock_log_tip
-from store.db.engine import create_store_engine, resolve_url, sqlite_path
-from store.db.errors import StoreError
-from store.db.log import TreeHead, latest_head, stored_origin
+from store.db.log.stored_log import TreeHead, latest_head, stored_origin
 from store.db.queries import LedgerStatus, ledger_status
 from store.db.queries.ledger import DEFAULT_ORIGIN_PREFIX
-from store.db.rows import RegistryProvider
-from store.db.schema_version import ensure_at_head
+from store.db.schema.engine import create_store_engine, resolve_url, sqlite_path
+from store.db.schema.schema_version import ensure_at_head
 from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
-from store.db.verify import VerifyReport, verify_store
-from store.db.writer import BatchSummary, append_batch
+from store.db.verify.store_checks import VerifyReport, verify_store
+from store.db.write.inserts import insert_rows, lock_log_tip
+from store.db.write.row_builders import RegistryProvider
+from store.db.write.writer import BatchSummary, append_batch
+from store.errors import StoreError
 from store.model.checkpoint import Checkpoint
 from store.model.teaching_surface import default_registry
 

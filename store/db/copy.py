@@ -8,13 +8,13 @@ from typing import Any
 from sqlalchemy import Connection, select
 from sqlalchemy.exc import DBAPIError
 
-from store.db.appends import insert_rows, last_batch_id, lock_log_tip
 from store.db.audit_store import AuditStore
-from store.db.errors import StoreError
-from store.db.log import StoredLog, latest_head, stored_origin
-from store.db.record_kinds import LEDGERED_KEYS
-from store.db.tables import log_subtrees, metadata, residual_tallies, tree_heads
-from store.db.verify import VerifyReport, verify_store
+from store.db.log.stored_log import StoredLog, latest_head, stored_origin
+from store.db.schema.record_kinds import LEDGERED_KEYS
+from store.db.schema.tables import log_subtrees, metadata, residual_tallies, tree_heads
+from store.db.verify.store_checks import VerifyReport, verify_store
+from store.db.write.inserts import insert_rows, last_batch_id, lock_log_tip
+from store.errors import StoreError
 
 COPY_CHUNK = 5000
 

@@ -22,7 +22,7 @@ from store.api import schema as api_schema
 from store.api.app import create_app
 from store.db import queries
 from store.db.audit_store import AuditStore
-from store.db.engine import sqlite_path
+from store.db.schema.engine import sqlite_path
 
 
 def test_healthz_reads_the_tree_head(client: TestClient) -> None:

@@ -22,7 +22,7 @@ from sqlalchemy.exc import InternalError, OperationalError
 from store.db import queries
 from store.db.audit_store import AuditStore
 from store.db.queries import AssessmentFilter, ResidualFilter
-from store.db.record_kinds import LEDGERED_KEYS
+from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.model import taxonomy as taxonomy_model
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 

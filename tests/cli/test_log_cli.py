@@ -24,8 +24,8 @@ from sqlalchemy import Connection
 
 from store.db import queries
 from store.db.audit_store import AuditStore
-from store.db.log import StoredLog
-from store.db.tables import SUBTREE_LEVEL
+from store.db.log.stored_log import StoredLog
+from store.db.schema.tables import SUBTREE_LEVEL
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.jsonl"))

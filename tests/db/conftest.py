@@ -9,8 +9,8 @@ import pytest
 from cli_runs import cli
 from sqlalchemy import Engine
 
-from store.db.engine import create_store_engine
-from store.db.schema_version import alembic_config as store_alembic_config
+from store.db.schema.engine import create_store_engine
+from store.db.schema.schema_version import alembic_config as store_alembic_config
 
 # --- pytest-alembic ---------------------------------------------------------------------
 

@@ -18,8 +18,8 @@ from cli_runs import cli
 from click.testing import Result
 from raw_reads import query
 
-from store.db.engine import create_store_engine
-from store.db.schema_version import alembic_config, current_revision
+from store.db.schema.engine import create_store_engine
+from store.db.schema.schema_version import alembic_config, current_revision
 
 REPO = Path(__file__).resolve().parents[2]
 MIGRATIONS = REPO / "migrations"

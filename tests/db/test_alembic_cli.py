@@ -14,7 +14,7 @@ from cli_runs import cli, subprocess_environ
 from raw_reads import dump
 from store_support import raw_connect, revision_of, url_of
 
-from store.db.guards import expected_pg_guards, expected_sqlite_guards
+from store.db.schema.guards import expected_pg_guards, expected_sqlite_guards
 
 REPO = Path(__file__).resolve().parents[2]
 REV0004_DATA = REPO / "tests" / "data" / "store-rev0004.db"  # tests/data/README.md

@@ -14,7 +14,7 @@ from store_support import gained_frame, raw_connect, residual_ids, row_counts, s
 
 import store.model.projection as projection
 from store.db.audit_store import AuditStore
-from store.db.writer import BatchRejected
+from store.db.write.writer import BatchRejected
 
 GAINED = [{"text": "gained", "start": 4, "end": 10, "sentence_index": None}]
 

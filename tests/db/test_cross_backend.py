@@ -19,8 +19,8 @@ from sqlalchemy import select
 
 from store.api.execution import execute_operation
 from store.db.audit_store import AuditStore
-from store.db.record_kinds import LEDGERED_KEYS
-from store.db.tables import metadata
+from store.db.schema.record_kinds import LEDGERED_KEYS
+from store.db.schema.tables import metadata
 from store.model.checkpoint import Checkpoint
 
 pytestmark = pytest.mark.postgres

@@ -11,7 +11,7 @@ from jsonl_files import write_jsonl
 from log_leaves import history
 from store_support import distinct_frames, gained_frame, residual_ids
 
-import store.db.writer as writer
+import store.db.write.writer as writer
 
 
 class _FrozenClock:

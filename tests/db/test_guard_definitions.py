@@ -1,4 +1,4 @@
-"""A fresh store at head carries exactly the append-only triggers store/db/guards.py expects,
+"""A fresh store at head carries exactly the append-only triggers store/db/schema/guards.py expects,
 definition by definition: what `verify` compares against is what the revisions create."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ import pytest
 from backends import raw_query
 
 from store.db.audit_store import AuditStore
-from store.db.guards import (
+from store.db.schema.guards import (
     PG_FUNCTION_BODY,
     expected_pg_guards,
     expected_sqlite_guards,
     guard_key,
     guard_version,
 )
-from store.db.record_kinds import APPEND_ONLY_TABLES
+from store.db.schema.record_kinds import APPEND_ONLY_TABLES
 
 _PG_TRIGGERS = (
     "SELECT t.tgname, c.relname, t.tgtype, t.tgenabled::text, p.proname, p.prosrc, "

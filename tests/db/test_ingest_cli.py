@@ -11,7 +11,7 @@ from cli_runs import cli
 from store_support import raw_connect, row_counts
 
 from store.db.audit_store import AuditStore
-from store.db.schema_version import head_revision
+from store.db.schema.schema_version import head_revision
 
 EXAMPLES_COUNTS = {"ingest_batches": 1, "contract_assessments": 5, "contract_residuals": 6,
                    "residual_occurrences": 6, "tree_heads": 1}

@@ -19,13 +19,13 @@ from jsonl_files import write_jsonl
 from log_leaves import history
 from store_support import distinct_frames, gained_frame, residual_ids, row_counts
 
-import store.db.appended_rows as appended_rows
-import store.db.rows as rows_module
-import store.db.writer as writer
+import store.db.write.input_kinds as appended_rows
+import store.db.write.row_builders as rows_module
+import store.db.write.writer as writer
 from store.db.audit_store import AuditStore
-from store.db.key_filter import KeyFilter
-from store.db.row_stream import PARALLEL_MIN_BYTES, ReaderFailed, worth_a_process
-from store.db.writer import BatchRejected
+from store.db.write.key_filter import KeyFilter
+from store.db.write.reading_process import PARALLEL_MIN_BYTES, ReaderFailed, worth_a_process
+from store.db.write.writer import BatchRejected
 
 
 class _FrozenClock:

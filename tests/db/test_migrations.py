@@ -23,12 +23,12 @@ from store_support import (
     url_of,
 )
 
-from store.db.engine import create_store_engine
-from store.db.schema_version import (
+from store.db.schema.engine import create_store_engine
+from store.db.schema.schema_version import (
     downgrade,
     upgrade,
 )
-from store.db.writer import append_batch
+from store.db.write.writer import append_batch
 
 HEAD = "0007"
 REV0001_STORE = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"

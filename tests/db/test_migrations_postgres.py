@@ -19,14 +19,14 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from store_support import copy_migrations, revision_of, revision_source, revisions_oldest_first
 
-from store.db.engine import create_store_engine
-from store.db.record_kinds import LEDGERED_KEYS
-from store.db.schema_version import (
+from store.db.schema.engine import create_store_engine
+from store.db.schema.record_kinds import LEDGERED_KEYS
+from store.db.schema.schema_version import (
     downgrade,
     head_revision,
     upgrade,
 )
-from store.db.writer import append_batch
+from store.db.write.writer import append_batch
 
 HEAD = head_revision()  # this checkout's newest revision
 

@@ -20,8 +20,8 @@ from sqlalchemy.exc import DBAPIError
 
 from store.db.audit_store import AuditStore
 from store.db.queries import QueryTimeout
-from store.db.record_kinds import APPEND_ONLY_TABLES
-from store.db.tables import metadata
+from store.db.schema.record_kinds import APPEND_ONLY_TABLES
+from store.db.schema.tables import metadata
 
 pytestmark = pytest.mark.postgres
 

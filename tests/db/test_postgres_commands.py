@@ -15,8 +15,8 @@ import pytest
 from backends import raw_query
 from cli_runs import cli, subprocess_environ
 
-from store.db.record_kinds import LEDGERED_KEYS
-from store.db.schema_version import head_revision
+from store.db.schema.record_kinds import LEDGERED_KEYS
+from store.db.schema.schema_version import head_revision
 
 pytestmark = pytest.mark.postgres
 

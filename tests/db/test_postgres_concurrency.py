@@ -15,7 +15,7 @@ from cli_runs import subprocess_environ
 from jsonl_files import write_jsonl
 
 from store.db.audit_store import AuditStore
-from store.db.record_kinds import APPEND_ONLY_TABLES, LEDGERED_KEYS
+from store.db.schema.record_kinds import APPEND_ONLY_TABLES, LEDGERED_KEYS
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

@@ -13,11 +13,11 @@ from cli_runs import cli
 from sqlalchemy import select
 
 from store.db import copy as copy_module
-from store.db import row_stream
 from store.db.audit_store import AuditStore
-from store.db.record_kinds import APPEND_ONLY_TABLES
-from store.db.tables import metadata
-from store.db.verify import Problem
+from store.db.schema.record_kinds import APPEND_ONLY_TABLES
+from store.db.schema.tables import metadata
+from store.db.verify.store_checks import Problem
+from store.db.write import reading_process as row_stream
 
 pytestmark = pytest.mark.postgres
 

@@ -6,8 +6,8 @@ import pytest
 from log_leaves import LEAF_KEYS
 from sqlalchemy import Column, Integer, MetaData, String, Table, Text
 
-from store.db import content_ids
-from store.db.record_kinds import (
+from store.db.schema import content_ids
+from store.db.schema.record_kinds import (
     APPEND_ONLY_TABLES,
     LEDGERED_KEYS,
     RECORD_KINDS,
@@ -15,7 +15,7 @@ from store.db.record_kinds import (
     RecordKindError,
     check_record_kinds,
 )
-from store.db.tables import metadata
+from store.db.schema.tables import metadata
 
 
 def test_every_table_of_the_schema_is_declared_once() -> None:

@@ -19,8 +19,8 @@ from raw_reads import dump
 from store_support import distinct_frames, raw_connect
 from turn_data import journal_entry, journal_line
 
-from store.db.record_kinds import APPEND_ONLY_TABLES
-from store.db.tables import metadata
+from store.db.schema.record_kinds import APPEND_ONLY_TABLES
+from store.db.schema.tables import metadata
 
 
 @pytest.fixture

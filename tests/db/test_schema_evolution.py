@@ -20,7 +20,7 @@ from store_support import HEAD_TABLES, HEAD_TRIGGERS, REV0001_TABLES, append_onl
 from teaching_data import LIGHT_SURFACE, MEMORY_SURFACE
 
 from store.db.audit_store import AuditStore
-from store.db.errors import StoreError
+from store.errors import StoreError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
 

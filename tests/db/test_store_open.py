@@ -18,10 +18,10 @@ from store_support import (
     url_of,
 )
 
-import store.db.schema_version as schema_version
+import store.db.schema.schema_version as schema_version
 from store.db.audit_store import AuditStore
-from store.db.errors import StoreError
-from store.db.schema_version import head_revision, upgrade
+from store.db.schema.schema_version import head_revision, upgrade
+from store.errors import StoreError
 
 HEAD = head_revision()  # this checkout's newest revision
 

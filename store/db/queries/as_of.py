@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, Connection, Table, select
 
 from store.db.queries.errors import QueryError
 from store.db.queries.keys import MAX_KEY, key_value
-from store.db.tables import tree_heads
+from store.db.schema.tables import tree_heads
 from store.model.merkle import EMPTY_ROOT
 
 

@@ -20,8 +20,8 @@ from store.db.queries.pages import (
     page_of,
 )
 from store.db.queries.records import Page, StoredAssessment, spans_of
-from store.db.tables import contract_assessments as assessments_t
-from store.db.tables import ingest_batches as batches_t
+from store.db.schema.tables import contract_assessments as assessments_t
+from store.db.schema.tables import ingest_batches as batches_t
 from store.model.records import ContractAssessment
 
 

@@ -16,7 +16,7 @@ from store.db.queries.pages import (
     page_of,
 )
 from store.db.queries.records import Batch, Page
-from store.db.tables import ingest_batches as batches_t
+from store.db.schema.tables import ingest_batches as batches_t
 
 BATCH_COLUMNS = [c.label(f"batch_{c.name}") for c in batches_t.c]
 

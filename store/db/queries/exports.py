@@ -15,11 +15,11 @@ from sqlalchemy import Boolean, Connection, Select, Table, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
-from store.db.tables import contract_assessments as assessments_t
-from store.db.tables import contract_residuals as residuals_t
-from store.db.tables import residual_occurrences as occurrences_t
-from store.db.tables import surface_records as surfaces_t
-from store.db.tables import turns as turns_t
+from store.db.schema.tables import contract_assessments as assessments_t
+from store.db.schema.tables import contract_residuals as residuals_t
+from store.db.schema.tables import residual_occurrences as occurrences_t
+from store.db.schema.tables import surface_records as surfaces_t
+from store.db.schema.tables import turns as turns_t
 
 # Rows fetched per round trip (SQLite: fetchmany; PostgreSQL: a server-side cursor).
 EXPORT_CHUNK_ROWS = 5000

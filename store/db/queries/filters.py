@@ -13,10 +13,10 @@ from sqlalchemy import (
 )
 
 from store.db.queries.ranges import BatchRange
-from store.db.tables import contract_assessments as assessments_t
-from store.db.tables import contract_residuals as residuals_t
-from store.db.tables import surface_records as surfaces_t
-from store.db.tables import turns as turns_t
+from store.db.schema.tables import contract_assessments as assessments_t
+from store.db.schema.tables import contract_residuals as residuals_t
+from store.db.schema.tables import surface_records as surfaces_t
+from store.db.schema.tables import turns as turns_t
 from store.model.surface_records import SurfaceForm, SurfaceVerification
 from store.model.taxonomy import (
     FAMILY_BY_ORGAN,

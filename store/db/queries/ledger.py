@@ -7,12 +7,12 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from store.db.log import StoredLog, latest_head, leaf_rows, log_entry, stored_origin
+from store.db.log.stored_log import StoredLog, latest_head, leaf_rows, log_entry, stored_origin
 from store.db.queries.as_of import snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.records import ConsistencyProof, InclusionProof, LedgerStatus
-from store.db.record_kinds import LEDGERED_KEYS
-from store.db.tables import metadata
+from store.db.schema.record_kinds import LEDGERED_KEYS
+from store.db.schema.tables import metadata
 from store.model.merkle import leaf_hash
 
 DEFAULT_ORIGIN_PREFIX = "core-audit/"

@@ -21,10 +21,10 @@ from store.db.queries.pages import (
 )
 from store.db.queries.records import Occurrence, Page, StoredResidual
 from store.db.queries.residuals import residual_of, residual_rows
-from store.db.tables import contract_assessments as assessments_t
-from store.db.tables import contract_residuals as residuals_t
-from store.db.tables import ingest_batches as batches_t
-from store.db.tables import residual_occurrences as occurrences_t
+from store.db.schema.tables import contract_assessments as assessments_t
+from store.db.schema.tables import contract_residuals as residuals_t
+from store.db.schema.tables import ingest_batches as batches_t
+from store.db.schema.tables import residual_occurrences as occurrences_t
 
 
 def _occurrences_select(residual_id: str, snapshot: Snapshot | None) -> Select[Any]:

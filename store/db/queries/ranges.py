@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, select
 
 from store.db.queries.errors import QueryError
 from store.db.queries.keys import MAX_KEY, key_value
-from store.db.tables import ingest_batches as batches_t
+from store.db.schema.tables import ingest_batches as batches_t
 
 
 def ingest_time(moment: datetime) -> str:

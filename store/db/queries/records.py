@@ -9,7 +9,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import orjson
 from sqlalchemy import Table
 
-from store.db.tables import ingest_batches, surface_occurrences, surface_records, turns
+from store.db.schema.tables import ingest_batches, surface_occurrences, surface_records, turns
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
 from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.taxonomy import (

@@ -19,10 +19,10 @@ from store.db.queries.orders import Order
 from store.db.queries.pages import page_of
 from store.db.queries.records import Page, ResidualFacets, StoredResidual, spans_of
 from store.db.queries.sightings import sighted_listing, sightings_count
-from store.db.tables import TALLY_DIMENSIONS
-from store.db.tables import contract_residuals as residuals_t
-from store.db.tables import residual_occurrences as occurrences_t
-from store.db.tables import residual_tallies as tallies_t
+from store.db.schema.tables import TALLY_DIMENSIONS
+from store.db.schema.tables import contract_residuals as residuals_t
+from store.db.schema.tables import residual_occurrences as occurrences_t
+from store.db.schema.tables import residual_tallies as tallies_t
 from store.model.records import ContractResidual
 from store.model.taxonomy import (
     ResidualKind,

@@ -21,9 +21,9 @@ from store.db.queries.orders import Order, in_seq_order
 from store.db.queries.pages import count_rows, page_of
 from store.db.queries.records import Page, StoredSurface, SurfaceFacets, SurfaceOccurrence
 from store.db.queries.sightings import sighted_listing, sightings_count
-from store.db.tables import ingest_batches as batches_t
-from store.db.tables import surface_occurrences as sightings_t
-from store.db.tables import surface_records as surfaces_t
+from store.db.schema.tables import ingest_batches as batches_t
+from store.db.schema.tables import surface_occurrences as sightings_t
+from store.db.schema.tables import surface_records as surfaces_t
 from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.teaching_surface import GroundingSource
 

@@ -14,8 +14,8 @@ from store.db.queries.orders import Order, in_seq_order
 from store.db.queries.pages import count_rows, page_of
 from store.db.queries.records import Page, StoredTurn, TurnFacets
 from store.db.queries.surfaces import surface_of, surface_sightings
-from store.db.tables import surface_records as surfaces_t
-from store.db.tables import turns as turns_t
+from store.db.schema.tables import surface_records as surfaces_t
+from store.db.schema.tables import turns as turns_t
 from store.model.teaching_surface import GroundingSource
 
 _SURFACE_PREFIX = "surface_"

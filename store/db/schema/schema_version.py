@@ -13,9 +13,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, text
 
 from store.bundled import bundled_dir
-from store.db.appends import lock_log_tip
-from store.db.engine import create_store_engine, sqlite_path
-from store.db.errors import StoreError
+from store.db.schema.engine import create_store_engine, sqlite_path
+from store.db.write.inserts import lock_log_tip
+from store.errors import StoreError
 
 
 def alembic_config(url: str, script_location: Path | None = None) -> Config:

@@ -21,8 +21,8 @@ from contextlib import contextmanager
 
 from sqlalchemy import Connection, bindparam, text
 
-from store.db.guards import guard_name
-from store.db.record_kinds import APPEND_ONLY_TABLES
+from store.db.schema.guards import guard_name
+from store.db.schema.record_kinds import APPEND_ONLY_TABLES
 
 INSERT_GUARDS: tuple[str, ...] = tuple(guard_name(t, "insert") for t in APPEND_ONLY_TABLES)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, text
 
-from store.db.tables import ingest_batches, metadata
+from store.db.schema.tables import ingest_batches, metadata
 
 LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes log appends
 

@@ -13,14 +13,17 @@ from typing import IO, Any
 from sqlalchemy import Connection, Engine, select
 
 from store import __version__
-from store.db.appended_rows import (
+from store.db.log.stored_log import LogAppender
+from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
+from store.db.write.guard_lift import InsertGuards, insert_guards_liftable
+from store.db.write.input_kinds import (
     APPENDED_COLUMNS,
     CONTENT_KEYS,
     INPUT_KINDS,
     KEY_POSITIONS,
     check_references,
 )
-from store.db.appends import (
+from store.db.write.inserts import (
     batch_of_input,
     content_columns,
     insert_rows,
@@ -28,11 +31,8 @@ from store.db.appends import (
     last_batch_id,
     lock_log_tip,
 )
-from store.db.key_filter import KeyFilter, stored_key_filter
-from store.db.lifted_guards import InsertGuards, insert_guards_liftable
-from store.db.log import LogAppender
-from store.db.record_kinds import KINDS_BY_TABLE, RecordKind
-from store.db.row_stream import (
+from store.db.write.key_filter import KeyFilter, stored_key_filter
+from store.db.write.reading_process import (
     CHUNK_ROWS,
     RowChunk,
     RowToAppend,
@@ -40,8 +40,8 @@ from store.db.row_stream import (
     row_chunks,
     worth_a_process,
 )
-from store.db.rows import RegistryProvider, ledger_key
-from store.db.tallies import BatchTally
+from store.db.write.row_builders import RegistryProvider, ledger_key
+from store.db.write.tallies import BatchTally
 from store.model.jsonl import MAX_LINE_BYTES
 from store.model.teaching_surface import default_registry
 

@@ -9,19 +9,19 @@ from itertools import islice
 
 from sqlalchemy import Connection, exists, inspect, literal, select, text
 
-from store.db.content_checks import content_id_problems
-from store.db.log import LogError, StoredLog, TreeHead, latest_head, leaf_rows, log_entry
-from store.db.problems import Problem
-from store.db.record_kinds import LEDGERED_KEYS
-from store.db.rows import ledger_key
-from store.db.schema_checks import schema_problems
-from store.db.tables import (
+from store.db.log.stored_log import LogError, StoredLog, TreeHead, latest_head, leaf_rows, log_entry
+from store.db.schema.record_kinds import LEDGERED_KEYS
+from store.db.schema.tables import (
     SUBTREE_LEVEL,
     log_subtrees,
     metadata,
     tree_heads,
 )
-from store.db.tallies import recomputed_tallies, stored_tallies
+from store.db.verify.content_checks import content_id_problems
+from store.db.verify.problems import Problem
+from store.db.verify.schema_checks import schema_problems
+from store.db.write.row_builders import ledger_key
+from store.db.write.tallies import recomputed_tallies, stored_tallies
 from store.model.checkpoint import Checkpoint
 from store.model.merkle import CompactRange, leaf_hash, verify_consistency
 

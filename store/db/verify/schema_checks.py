@@ -10,15 +10,15 @@ from typing import Any
 from sqlalchemy import Connection, Row, Table, UniqueConstraint, func, inspect, select, text
 from sqlalchemy.engine import Inspector
 
-from store.db.guards import (
+from store.db.schema.guards import (
     PG_FUNCTION,
     PG_FUNCTION_BODY,
     PG_FUNCTION_LANGUAGE,
     expected_pg_guards,
     expected_sqlite_guards,
 )
-from store.db.problems import Problem
-from store.db.tables import metadata
+from store.db.schema.tables import metadata
+from store.db.verify.problems import Problem
 
 MAX_DUPLICATES = 20  # per table: enough to name them, bounded for a store full of copies
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from store.db.record_kinds import APPEND_ONLY_TABLES
-from store.db.tables import metadata
+from store.db.schema.record_kinds import APPEND_ONLY_TABLES
+from store.db.schema.tables import metadata
 
 PG_FUNCTION = "core_audit_reject_change"
 # pg_proc.prosrc of the function revision 0001 creates: the text between its $$ quotes.

@@ -15,8 +15,8 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, select
 
-from store.db.record_kinds import LATE_COLUMNS, LEDGERED_KEYS
-from store.db.tables import (
+from store.db.schema.record_kinds import LATE_COLUMNS, LEDGERED_KEYS
+from store.db.schema.tables import (
     SUBTREE_LEVEL,
     log_origin,
     log_subtrees,

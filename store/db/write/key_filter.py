@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from sqlalchemy import Connection, select
 
-from store.db.tables import metadata
+from store.db.schema.tables import metadata
 
 BITS_PER_KEY = 16  # with 4 probes: under 0.3% false "maybe" at the sized capacity
 HEADROOM_KEYS = 1 << 20  # room for a large batch's new keys beyond those stored

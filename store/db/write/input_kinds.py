@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from store.db.appends import APPENDED_PREFIX, content_columns, key_getter
-from store.db.record_kinds import KINDS_BY_TABLE, RECORD_KINDS, RecordKind
-from store.db.tables import ingest_batches
+from store.db.schema.record_kinds import KINDS_BY_TABLE, RECORD_KINDS, RecordKind
+from store.db.schema.tables import ingest_batches
+from store.db.write.inserts import APPENDED_PREFIX, content_columns, key_getter
 
 # What input lines become (the batch's own row is written by the batch).
 INPUT_KINDS: tuple[RecordKind, ...] = tuple(

@@ -15,8 +15,8 @@ from typing import Any
 
 from sqlalchemy import MetaData, Row, Table
 
-from store.db import content_ids
-from store.db.tables import (
+from store.db.schema import content_ids
+from store.db.schema.tables import (
     Sha256,
     contract_assessments,
     contract_residuals,

@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from store.db.appends import content_columns, values_of
-from store.db.log import log_entry
-from store.db.rows import PendingRow, RecordReader, RegistryProvider
-from store.db.tallies import Combo, combo_of
+from store.db.log.stored_log import log_entry
+from store.db.write.inserts import content_columns, values_of
+from store.db.write.row_builders import PendingRow, RecordReader, RegistryProvider
+from store.db.write.tallies import Combo, combo_of
 from store.model.fields import RecordError
 from store.model.jsonl import iter_json_lines
 from store.model.merkle import leaf_hash

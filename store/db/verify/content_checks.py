@@ -8,9 +8,9 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, select
 
-from store.db.content_ids import UndecodableColumn
-from store.db.problems import Problem
-from store.db.record_kinds import RECORD_KINDS, RecordKind
+from store.db.schema.content_ids import UndecodableColumn
+from store.db.schema.record_kinds import RECORD_KINDS, RecordKind
+from store.db.verify.problems import Problem
 
 STREAM_ROWS = 1000  # rows fetched at a time: memory stays flat on a store of any size
 

@@ -15,7 +15,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
-from store.db.errors import StoreError
+from store.errors import StoreError
 
 DEFAULT_PATH = "core-audit.db"
 ENV_VAR = "CORE_AUDIT_DB"
