@@ -1,4 +1,4 @@
-"""The leaves of a store's transparency log, worked out from its raw rows as DESIGN.md
+"""The leaves of a store's transparency log, worked out from its raw rows as docs/design.md
 describes them, independently of the store's own code."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from raw_reads import query, table_rows
 
 from store.db.schema.tables import metadata
 
-# The leaf tables and their keys (DESIGN.md: every stored row is one leaf, in seq order).
+# The leaf tables and their keys (docs/design.md: every stored row is one leaf, in seq order).
 LEAF_KEYS = {
     "ingest_batches": ("batch_id",),
     "contract_assessments": ("assessment_id",),
@@ -27,7 +27,7 @@ _LATE = {"surface_form", "hops", "hop_chain_ids", "candidate_chain_ids", "surfac
 
 
 def leaf_entry(table: str, row: dict[str, object]) -> bytes:
-    """DESIGN.md's leaf entry, written out here: canonical JSON of the table and the stored
+    """docs/design.md's leaf entry, written out here: canonical JSON of the table and the stored
     values, without seq and without a null column that revision 0005 added."""
     values = {k: (bool(v) if k in _BOOLEANS and v is not None else v)
               for k, v in row.items() if k != "seq" and not (v is None and k in _LATE)}

@@ -3,7 +3,7 @@
 - ADR_0225_TABLE: the ADR's "Mapping from Existing Labels" table, row by row
   (family heading, label, kind value, axis value), with enum values in the lower
   snake case CORE serializes (core-facts: "Enum values are lower snake case").
-- spec_residual_id: DESIGN.md's identity recipe (canonical JSON + sha256),
+- spec_residual_id: docs/design.md's identity recipe (canonical JSON + sha256),
   written out here so the tests do not check the code against itself.
 """
 
@@ -90,14 +90,15 @@ FAMILYLESS_ORGANS: tuple[str, ...] = ("nested_fraction_remainder_total", "tempor
 
 
 def spec_canonical(obj: Any) -> bytes:
-    """DESIGN.md: json.dumps(ensure_ascii=False, separators=(",", ":"), sort_keys=True), UTF-8."""
+    """docs/design.md: json.dumps(ensure_ascii=False, separators=(",", ":"), sort_keys=True),
+    UTF-8."""
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode(
         "utf-8"
     )
 
 
 def spec_residual_id(organ: str, kind: str, code: str, spans: list[dict[str, Any]]) -> str:
-    """DESIGN.md's residual_id: sha256 over organ, kind value, code and the ordered spans."""
+    """docs/design.md's residual_id: sha256 over organ, kind value, code and the ordered spans."""
     payload = {
         "candidate_organ": organ,
         "residual_kind": kind,

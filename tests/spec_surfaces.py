@@ -3,7 +3,7 @@
 examples/adr_0052_surfaces.jsonl holds 17 lines: the ADR's three teaching surfaces byte for
 byte, a teaching surface that drops a pack domain (mismatch), one from an unregistered corpus
 (unresolvable), one record of every other grounding_source, turns seen again in session
-`eval-b`, and one line repeated verbatim. Ids follow DESIGN.md's recipe, reimplemented here.
+`eval-b`, and one line repeated verbatim. Ids follow docs/design.md's recipe, reimplemented here.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def spec_surface_id(*, grounding_source: str, surface: str | None, subject: str 
                     subject_domains: list[str] | None = None,
                     object_domains: list[str] | None = None,
                     check: dict[str, object] | None = None) -> str:
-    """DESIGN.md: sha256 of the canonical surface, its provenance and the pack domains used;
+    """docs/design.md: sha256 of the canonical surface, its provenance and the pack domains used;
     since revision 0005 a checked teaching surface adds how it verified (`check`: its
     non-null verification, surface_form, hops, hop_chain_ids, candidate_chain_ids,
     surface_prefix and checked_against)."""

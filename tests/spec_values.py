@@ -1,6 +1,6 @@
 """Expected values, written out from the example files and the ADR (not computed by the store).
 
-The ids follow DESIGN.md's recipe, reimplemented here independently of store.model.
+The ids follow docs/design.md's recipe, reimplemented here independently of store.model.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DESIGN.md layout rules: nothing in the repository may shadow graphql-core's `graphql`."""
+"""docs/design.md layout rules: nothing in the repository may shadow graphql-core's `graphql`."""
 
 from __future__ import annotations
 
@@ -79,9 +79,9 @@ def test_no_test_folder_is_named_graphql():
     assert not (TESTS / "graphql.py").exists()
 
 
-# The layers of store/ (DESIGN.md), mirrored by the tests; cross-cutting checks stay at the top.
+# The layers of store/ (docs/design.md), mirrored by the tests; cross-cutting checks at the top.
 LAYER_FOLDERS = {"model", "db", "api", "cli"}
-TOP_LEVEL_TESTS = {"test_layout.py", "test_readme.py", "test_public_api.py"}
+TOP_LEVEL_TESTS = {"test_layout.py", "test_docs.py", "test_public_api.py"}
 
 
 def test_tests_mirror_the_package_layers() -> None:
@@ -92,3 +92,38 @@ def test_tests_mirror_the_package_layers() -> None:
         and not (path.parent == TESTS and path.name in TOP_LEVEL_TESTS)
     ]
     assert misplaced == []
+
+
+# What each layer and room may import (docs/design.md): imports point one way, down.
+MAY_IMPORT = {
+    "model": {"model", "errors", "bundled"},
+    "db.schema": {"model", "errors", "bundled", "db.schema"},
+    "db.log": {"model", "errors", "db.schema", "db.log"},
+    "db.write": {"model", "errors", "db.schema", "db.log", "db.write", "store"},  # __version__
+    "db.verify": {"model", "errors", "db.schema", "db.log", "db.write", "db.verify"},
+    "db.queries": {"model", "errors", "db.schema", "db.log", "db.queries"},
+}
+
+
+def _place(module: str) -> str:
+    """`store.db.write.writer` -> `db.write`; `store.model.taxonomy` -> `model`."""
+    parts = module.split(".")[1:] or ["store"]
+    return ".".join(parts[:2]) if parts[0] == "db" and len(parts) > 1 else parts[0]
+
+
+def test_imports_point_down_the_layers_and_rooms() -> None:
+    import ast
+
+    upward = []
+    for path in sorted((REPO / "store").rglob("*.py")):
+        module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        allowed = MAY_IMPORT.get(_place(module))
+        if allowed is None:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            for name in names:
+                if name.startswith("store.") and _place(name) not in allowed:
+                    upward.append(f"{module} imports {name}")
+    assert upward == []

@@ -56,7 +56,7 @@ _LATE = {
 
 
 def _entry(table: str, row: dict[str, Any]) -> bytes:
-    """The row's canonical JSON (DESIGN.md): what its ledger row_hash hashed and its leaf."""
+    """The row's canonical JSON (docs/design.md): what its ledger row_hash hashed and its leaf."""
     late = _LATE.get(table, set())
     values = {k: v for k, v in row.items() if k != "seq" and not (v is None and k in late)}
     return json.dumps({"table": table, "row": values}, ensure_ascii=False,

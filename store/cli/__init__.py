@@ -15,6 +15,7 @@ from store.cli.log import log
 from store.cli.project import project
 from store.cli.prove import prove
 from store.cli.query import query
+from store.cli.reference import cli_reference
 from store.cli.schema import schema
 from store.cli.serve import serve
 from store.cli.teaching import corpus, surface
@@ -30,5 +31,6 @@ def main() -> None:
 
 
 for command in (project, ingest, verify, checkpoint, keygen, prove, verify_proof, log, export,
-                db, copy, corpus, surface, serve, trusted_documents, query, schema, demo):
+                db, copy, corpus, surface, serve, trusted_documents, query, schema, demo,
+                cli_reference):
     main.add_command(command)

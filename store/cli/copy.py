@@ -13,7 +13,11 @@ from store.errors import StoreError
 @click.option("--to", "target", required=True, metavar="URL", help="Store to copy into.")
 def copy(source: str, target: str) -> None:
     """Copy every row, id, leaf and tree head from one store to another, from one snapshot of
-    the source, verified before it is committed; idempotent when re-run."""
+    the source, verified before it is committed; idempotent when re-run.
+
+    Between SQLite and PostgreSQL either way. Any failure leaves the target untouched;
+    re-running copies only what is missing; a target with another history is refused.
+    """
     try:
         report = copy_store(source, target)
     except StoreError as exc:

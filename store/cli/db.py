@@ -28,7 +28,11 @@ def db() -> None:
 @click.argument("revision", default="head")
 @db_option
 def upgrade_command(revision: str, db: str | None) -> None:
-    """Upgrade the store to REVISION (default: head)."""
+    """Upgrade the store to REVISION (default: head).
+
+    A store behind head is refused by every other command until upgraded: an audit store
+    never migrates silently. A failed upgrade leaves the store as it was.
+    """
     _run(lambda url: upgrade(url, revision), db)
     click.echo(f"upgraded to {revision}")
 

@@ -29,8 +29,9 @@ DEMO_QUERY = """query Overview {
 @click.option("--db", "path", default=None, metavar="PATH",
               help="Store file, created if absent (default: $CORE_AUDIT_DB, else "
                    "./core-audit.db).")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on.")
 def demo(path: str | None, host: str, port: int) -> None:
     """Ingest the bundled examples into PATH (again is a counted no-op) and serve them."""
     examples = sorted(bundled_dir("examples").glob("*.jsonl"))

@@ -37,7 +37,16 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
            as_of: int | None, out: Path | None) -> None:
     """Write every stored record of KIND (residuals, occurrences, assessments, surfaces,
     turns) matching --filter, in append order, one row per record and one column per stored
-    column (seq and batch_id included). Streamed: memory stays flat however many rows."""
+    column (seq and batch_id included). Streamed: memory stays flat however many rows.
+
+    Values as stored (lists and objects as their JSON text; enum values lower case), so a
+    record less its seq is its `log` entry's row. --filter is read exactly as the API reads
+    the kind's filter input; a bad one exits 2 naming the field. --as-of takes 0 or a
+    recorded head's size; another size exits 2 naming the nearest heads. CSV: a header row,
+    RFC 4180 quoting (CRLF, "" inside quoted cells), true/false, an empty cell for null and
+    for an empty string (JSONL keeps them apart). JSONL: one object per line, the CSV
+    header's keys.
+    """
     where = _filter(kind, filter_json)
     write = _write_csv if output_format == "csv" else _write_jsonl
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:

@@ -32,6 +32,14 @@ def ingest(paths: tuple[str, ...], db: str | None, as_json: bool,
 
     Each file is one batch, written in one transaction: a file with any bad line
     writes nothing, its bad lines are listed as PATH:LINE: reason, exit status 2.
+
+    Records already stored are counted "present"; the same key with different content
+    rejects the file. A file with nothing new writes no batch at all (no batch row, no tree
+    head), and the summary names the batch that holds it: the earlier batch of the same
+    input, else the batches holding its rows (--json: "batch_id": null, "already_in",
+    "same_input"). Every input path (and --core) is checked before the store is opened: a
+    mistake in the command creates no store. A progress bar on a terminal; a one-line
+    summary, or --json.
     """
     summaries: list[BatchSummary] = []
 

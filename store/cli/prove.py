@@ -56,7 +56,13 @@ def prove(db: str | None, residual: str | None, surface: str | None, turn: str |
           assessment: str | None, index: int | None, consistency: int | None,
           tree_size: int | None) -> None:
     """Print an RFC 9162 inclusion proof of one record (or leaf), or a consistency proof, as
-    JSON; check it offline against a checkpoint with `core-audit verify-proof`."""
+    JSON; check it offline against a checkpoint with `core-audit verify-proof`.
+
+    Inclusion: leaf_index, tree_size, entry, leaf_hash, inclusion_path, root_hash.
+    Consistency (--consistency FIRST): first, second, first_root, second_root,
+    consistency_path. Default tree: the newest head. An unknown id or a size out of range
+    exits 1.
+    """
     ids = {"residual": residual, "surface": surface, "turn": turn, "assessment": assessment}
     chosen = [v for v in (*ids.values(), index, consistency) if v is not None]
     if len(chosen) != 1:

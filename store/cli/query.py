@@ -23,7 +23,9 @@ def query(document: str | None, db: str | None, file: Path | None, variables: st
           operation: str | None) -> None:
     """Run the GraphQL DOCUMENT (or --file) against the store; print the JSON result.
 
-    Exit status 1 if the result has errors.
+    Exit status 1 if the result has errors. Runs in-process through the server's schema
+    and limits. A document of several operations needs --operation (as the server needs
+    operationName): without it the answer is an error, never the first operation's result.
     """
     if (document is None) == (file is None):
         raise click.UsageError("give exactly one of DOCUMENT or --file")

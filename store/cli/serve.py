@@ -122,7 +122,8 @@ def _time_limit(_: click.Context, __: click.Parameter, value: float) -> float:
 @click.command()
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Server processes; each answers requests on one core.")
 @click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="HOST",
@@ -142,7 +143,8 @@ def _time_limit(_: click.Context, __: click.Parameter, value: float) -> float:
 @click.option("--trusted-documents", type=click.Path(path_type=Path), metavar="DIR",
               help="Run only the operations in DIR/*.graphql, sent as their exact text or "
                    "as {\"documentId\": \"sha256:...\"} (see `trusted-documents`).")
-@click.option("--log-level", default="info", show_default=True, type=click.Choice(LOG_LEVELS))
+@click.option("--log-level", default="info", show_default=True, type=click.Choice(LOG_LEVELS),
+              help="The least severe log line written.")
 @click.option("--log-format", default="text", show_default=True,
               type=click.Choice(["text", "json"]),
               help="json: one JSON object per line (access, server and app logs).")

@@ -134,7 +134,8 @@ def _record(payload: dict[str, Any], registry: TeachingRegistry, db: str | None)
 @click.command()
 @click.argument("subject")
 @click.option("--intent", required=True,
-              type=click.Choice([i.value for i in TeachingIntent], case_sensitive=False))
+              type=click.Choice([i.value for i in TeachingIntent], case_sensitive=False),
+              help="The question the surface answers (ADR-0052's two intents).")
 @click.option("--gate-source", default=EMPTY_VAULT, show_default=True,
               help="The UnknownDomainGate source of the turn.")
 @click.option("--language", default=OUTPUT_LANGUAGE, show_default=True,

@@ -78,7 +78,16 @@ def _not_intact(problems: list[str], as_json: bool) -> NoReturn:
 def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
            quick: bool, as_json: bool) -> None:
     """Recompute every leaf, the tree and its heads from the rows; check keys, triggers and
-    the file; with --checkpoint, prove the store extends it. Exit 1 if anything is wrong."""
+    the file; with --checkpoint, prove the store extends it. Exit 1 if anything is wrong.
+
+    One row a leaf, one leaf a row; every stored subtree and each batch's tree head; every
+    content-addressed key (residual, assessment, surface, sighting and turn ids) from the
+    row's content; every foreign key, each table's primary key and indexes; the append-only
+    triggers' definitions (SQLite: their stored SQL; PostgreSQL: table, events, enabled state
+    and the function's body); SQLite's integrity_check; each batch's residual tallies. The
+    first problem is named by seq, table and key (or the batch whose tree head its rows no
+    longer make). A store that cannot be opened or read prints NOT intact: REASON, exit 1.
+    """
     if key is not None and checkpoint_file is None:
         raise click.UsageError("--key needs --checkpoint")
     if quick and checkpoint_file is None:

@@ -125,7 +125,11 @@ def check_proof(proof: dict[str, Any], checkpoint: Checkpoint) -> str:
               help="Verifier key: the checkpoint must carry its valid signature.")
 def verify_proof(proof_file: Path, checkpoint_file: Path, key: Path | None) -> None:
     """Check a `core-audit prove` proof against a checkpoint, offline (no store): inclusion of
-    an entry in, or consistency of an older tree with, the checkpoint's tree. Exit 1 if not."""
+    an entry in, or consistency of an older tree with, the checkpoint's tree. Exit 1 if not.
+
+    The tree size and root come from the checkpoint (its signature checked with --key),
+    never from the proof. Prints `valid: ...`, or `invalid: REASON` with exit 1.
+    """
     try:
         checkpoint = load_checkpoint(checkpoint_file, key)
         message = check_proof(_read_proof(proof_file), checkpoint)

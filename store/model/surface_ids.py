@@ -1,4 +1,4 @@
-"""Id recipes of surface records and their sightings (DESIGN.md, extended by revision 0005).
+"""Id recipes of surface records and their sightings (docs/design.md, extended by revision 0005).
 
 A surface record's id names the surface, its provenance, the pack domains used and, for a
 checked teaching surface, how it verified and against which corpus and pack files: the same

@@ -44,7 +44,7 @@ COLUMNS = {
               "hedge_injected", "trace_hash", "trace_integrity", "journal_digest", "surface_id",
               "line", "line_number"],
 }
-# "Tom gained apples." (adr_0225_frames.jsonl, line 2), as stored: DESIGN.md's id recipe over
+# "Tom gained apples." (adr_0225_frames.jsonl, line 2), as stored: docs/design.md's id recipe over
 # the ADR's mapping of delta_quantity_unbound (missing_role, role); spans as canonical JSON.
 DELTA_QUANTITY = {
     "residual_id": DELTA_QUANTITY_ID,

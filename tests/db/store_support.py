@@ -116,7 +116,7 @@ def distinct_frames(count: int, tag: str) -> Iterator[dict]:
 
 
 def spec_residual_id(organ: str, kind: str, code: str, spans: list[dict[str, object]]) -> str:
-    """DESIGN.md's residual_id recipe, written out here independently of the store."""
+    """docs/design.md's residual_id recipe, written out here independently of the store."""
     payload = {"candidate_organ": organ, "residual_kind": kind, "residual_code": code,
                "evidence_spans": [{k: s[k] for k in ("text", "start", "end", "sentence_index")}
                                   for s in spans]}

@@ -150,14 +150,13 @@ def test_the_time_limit_stops_a_runaway_query(pg_store: str) -> None:
         database.close()
 
 
-# --- the README's SELECT-only role for the API server -----------------------------------------
+# --- docs/postgresql.md's SELECT-only role for the API server ---------------------------------
 
 
 def _readme_role_snippet() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## PostgreSQL", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```sql\n(.*?)```", section, flags=re.S)
-    assert len(blocks) == 1, "the PostgreSQL section shows one SQL snippet: the reader role"
+    page = (REPO / "docs" / "postgresql.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sql\n(.*?)```", page, flags=re.S)
+    assert len(blocks) == 1, "the PostgreSQL page shows one SQL snippet: the reader role"
     return blocks[0]
 
 

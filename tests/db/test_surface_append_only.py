@@ -1,6 +1,6 @@
 """surface_records and surface_occurrences are append-only against any connection.
 
-DESIGN.md: UPDATE and DELETE are rejected by triggers, and INSERT OR REPLACE / REPLACE INTO
+docs/design.md: UPDATE and DELETE are rejected by triggers, and INSERT OR REPLACE / REPLACE INTO
 cannot swap a row, also from a connection that sets no pragma (the `sqlite3` shell, another
 tool). Here that connection is the standard library's, opened with nothing set.
 """

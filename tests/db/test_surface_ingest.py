@@ -3,7 +3,7 @@
 ADR-0052 provenance: grounding_source is a closed set of eight (core-facts.md), teaching
 surfaces are re-derived from the registered corpora and packs (verified / mismatch /
 unresolvable), every other source is stored as received (not_checked). Expected values are
-typed out from the ADR, core-facts.md and DESIGN.md.
+typed out from the ADR, core-facts.md and docs/design.md.
 """
 
 from __future__ import annotations
@@ -490,7 +490,7 @@ def test_ids_are_sha256_of_the_design_recipe(store_db: Path | str, tmp_path: Pat
 
 
 def sha256_canonical(obj: Any) -> str:
-    """DESIGN.md's recipe, written out here rather than imported from the code under test."""
+    """docs/design.md's recipe, written out here rather than imported from the code under test."""
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -197,7 +197,7 @@ def test_span_order_changes_the_id():
 )
 def test_non_ascii_span_text_hashes_per_the_canonical_recipe(text):
     span = {"text": text, "start": 0, "end": len(text), "sentence_index": None}
-    # DESIGN.md's recipe, spelled out: UTF-8, non-ASCII kept, sorted keys, no whitespace.
+    # docs/design.md's recipe, spelled out: UTF-8, non-ASCII kept, sorted keys, no whitespace.
     payload = {
         "candidate_organ": UD_ORGAN,
         "residual_kind": "missing_role",

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
@@ -134,3 +134,12 @@ def _server_engine(url: str, *, read_only: bool, pool: dict[str, Any]) -> Engine
     if read_only:
         options["postgresql_readonly"] = True
     return create_engine(url, execution_options=options, pool_pre_ping=True, **pool)
+
+
+LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes log appends
+
+
+def lock_log_tip(connection: Connection) -> None:
+    """One writer at a time extends the log; SQLite's BEGIN IMMEDIATE already ensures it."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})

@@ -13,8 +13,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, text
 
 from store.bundled import bundled_dir
-from store.db.schema.engine import create_store_engine, sqlite_path
-from store.db.write.inserts import lock_log_tip
+from store.db.schema.engine import create_store_engine, lock_log_tip, sqlite_path
 from store.errors import StoreError
 
 

@@ -8,12 +8,11 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqlalchemy import Connection, func, select, text
+from sqlalchemy import Connection, func, select
 
+# The writers' lock lives with the engine (schema_version takes it too); named here as well.
+from store.db.schema.engine import lock_log_tip as lock_log_tip
 from store.db.schema.tables import ingest_batches, metadata
-
-LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes log appends
-
 
 # A ledgered row as the writer appends it: (seq, batch_id, *content_columns(table)).
 APPENDED_PREFIX: tuple[str, ...] = ("seq", "batch_id")
@@ -73,12 +72,6 @@ def key_getter(columns: tuple[str, ...], key: tuple[str, ...]
                ) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
     """Takes a row given as a tuple of `columns` to its `key` columns' values, as a tuple."""
     return _tuple_getter(tuple(columns.index(name) for name in key))
-
-
-def lock_log_tip(connection: Connection) -> None:
-    """One writer at a time extends the log; SQLite's BEGIN IMMEDIATE already ensures it."""
-    if connection.dialect.name == "postgresql":
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})
 
 
 def last_batch_id(connection: Connection) -> int:
