@@ -21,6 +21,7 @@ from store.api.filter_types import AssessmentFilter, ResidualFilter, SurfaceFilt
 from store.api.schema import build_schema
 from store.db import queries
 from store.db.queries.exports import ExportFilter
+from store.errors import InputError
 
 # The GraphQL input for each query-layer filter: the input's `to_query` builds that filter.
 _INPUTS: dict[type[ExportFilter], type[Any]] = {
@@ -31,7 +32,7 @@ _INPUTS: dict[type[ExportFilter], type[Any]] = {
 }
 
 
-class FilterInputError(ValueError):
+class FilterInputError(InputError):
     """The JSON is not a value of the filter's input type; the message names the field."""
 
 

@@ -15,14 +15,16 @@ from pathlib import Path
 
 from graphql import GraphQLError, GraphQLSchema, OperationDefinitionNode, parse, validate
 
+from store.errors import InputError
+
 DOCUMENT_ID = re.compile(r"sha256:[0-9a-f]{64}")
 
 
-class TrustedDocumentsError(ValueError):
+class TrustedDocumentsError(InputError):
     """A directory of trusted documents that cannot be used, as `PATH: reason`."""
 
 
-class DocumentRefused(ValueError):
+class DocumentRefused(InputError):
     """A request this server will not run, with the HTTP status that says why."""
 
     def __init__(self, status: int, message: str) -> None:

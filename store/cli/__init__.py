@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from store import __version__
@@ -22,9 +24,21 @@ from store.cli.teaching import corpus, surface
 from store.cli.trusted_documents import trusted_documents
 from store.cli.verify import checkpoint, verify
 from store.cli.verify_proof import verify_proof
+from store.errors import CoreAuditError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _CommandGroup(click.Group):
+    """Any of the package's errors a command lets out is shown as its one-line diagnostics
+    (exit status 1), never as a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CoreAuditError as exc:
+            raise click.ClickException(exc.diagnostics()) from exc
+
+
+@click.group(cls=_CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="core-audit")
 def main() -> None:
     """Append-only audit store for CORE's residuals and teaching-grounded surfaces."""

@@ -7,7 +7,7 @@ import click
 from store.bundled import bundled_dir
 from store.cli.options import open_store
 from store.cli.serve import AppSettings, run_server
-from store.db.write.writer import BatchRejected
+from store.errors import BatchRejected
 
 DEMO_QUERY = """query Overview {
   residualFacets { total occurrences byKind { value count occurrences } }

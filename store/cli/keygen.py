@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from store.model.checkpoint import CheckpointError, generate_key
+from store.errors import CheckpointError
+from store.model.checkpoint import generate_key
 
 SIGNER_MODE = 0o600
 VERIFIER_MODE = 0o644

@@ -11,7 +11,7 @@ import click
 import orjson
 
 from store.cli.options import db_option, open_store
-from store.db.write.writer import BatchRejected
+from store.errors import BatchRejected
 from store.model.corpora import CorpusError, TeachingIntent, TeachingRegistry
 from store.model.locations import (
     CORE_ENV,

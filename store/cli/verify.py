@@ -11,17 +11,13 @@ import orjson
 
 from store.cli.options import db_option, open_store, say_if_immutable
 from store.db.audit_store import AuditStore
-from store.errors import StoreError
+from store.errors import CheckpointError, StoreError
 from store.model.checkpoint import (
     MAX_NOTE_BYTES,
     Checkpoint,
-    CheckpointError,
-    SignatureError,
     SignerKey,
-    VerifierKey,
-    parse_checkpoint,
+    open_checkpoint,
     sign,
-    verify_note,
 )
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -45,12 +41,10 @@ def read_small_text(path: Path, what: str) -> str:
 def load_checkpoint(path: Path, key: Path | None) -> Checkpoint:
     """The checkpoint a file holds; with a key, only if that key signed exactly this text."""
     text = read_small_text(path, "checkpoint")
+    verifier = None if key is None else read_small_text(key, "verifier key")
     try:
-        if key is None:
-            return parse_checkpoint(text).checkpoint
-        verifier = VerifierKey.parse(read_small_text(key, "verifier key").strip())
-        return verify_note(text, verifier)
-    except (CheckpointError, SignatureError, ValueError) as exc:
+        return open_checkpoint(text, verifier)
+    except (CheckpointError, ValueError) as exc:
         raise click.ClickException(f"{path}: {exc}") from exc
 
 

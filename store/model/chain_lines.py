@@ -10,6 +10,7 @@ from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any
 
+from store.errors import InputError
 from store.model.canonical import sha256_hex
 from store.model.dropped import DroppedLine, Severity
 from store.model.fields import describe
@@ -17,7 +18,7 @@ from store.model.jsonl import iter_json_lines
 from store.model.predicates import is_connective
 
 
-class CorpusError(ValueError):
+class CorpusError(InputError):
     """A registry or corpus file that cannot be used at all (as opposed to one bad line)."""
 
 

@@ -17,6 +17,10 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+# Raised here, defined with every other error; still importable from this module.
+from store.errors import CheckpointError as CheckpointError
+from store.errors import SignatureError as SignatureError
+
 MAX_NOTE_BYTES = 1 << 20  # a checkpoint is ~100 bytes; this only stops a hostile file early
 MAX_SIGNATURES = 100  # golang.org/x/mod/sumdb/note refuses more, so do we
 MAX_TREE_SIZE = (1 << 63) - 1  # sizes travel as signed 64-bit integers in SQL and most tooling
@@ -24,14 +28,6 @@ ED25519 = 0x01  # the signed-note signature type byte for Ed25519
 SIGNATURE_PREFIX = "\u2014 "  # em dash, space
 _DECIMAL = re.compile(r"0|[1-9][0-9]*", re.ASCII)
 _KEY_HASH = re.compile(r"[0-9a-f]{8}", re.ASCII)
-
-
-class CheckpointError(ValueError):
-    """The text is not a well-formed checkpoint, note or key."""
-
-
-class SignatureError(ValueError):
-    """The note carries no valid signature by the expected key."""
 
 
 def _b64decode(text: str, what: str) -> bytes:
@@ -266,3 +262,12 @@ def verify_note(text: str, verifier: VerifierKey) -> Checkpoint:
                 " after signing, or the signature is not this key's"
             )
     raise SignatureError(f"checkpoint is not signed by key {verifier}")
+
+
+def open_checkpoint(note: str, verifier: VerifierKey | str | None = None) -> Checkpoint:
+    """The checkpoint a note holds, checked: with a verifier key (or its text), only if that
+    key signed exactly this text. CheckpointError (SignatureError) says what is wrong."""
+    if verifier is None:
+        return parse_checkpoint(note).checkpoint
+    key = verifier if isinstance(verifier, VerifierKey) else VerifierKey.parse(verifier.strip())
+    return verify_note(note, key)

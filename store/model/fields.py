@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from store.errors import InputError
 
-class RecordError(ValueError):
+
+class RecordError(InputError):
     """A JSON value that is not a valid record; the message names the field."""
 
 

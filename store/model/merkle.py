@@ -11,6 +11,8 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from store.errors import ProofError
+
 HASH_SIZE = 32
 EMPTY_ROOT = hashlib.sha256(b"").digest()  # MTH({}) = HASH() (RFC 9162 §2.1.1)
 
@@ -113,20 +115,32 @@ def consistency_path(first: int, second: int, subtree: Subtree) -> list[bytes]:
     return path
 
 
-def _well_formed(*digests: bytes) -> bool:
-    return all(isinstance(d, bytes) and len(d) == HASH_SIZE for d in digests)
+def _check_digests(**digests: bytes | Sequence[bytes]) -> None:
+    for name, value in digests.items():
+        for i, digest in enumerate([value] if isinstance(value, bytes) else value):
+            if not isinstance(digest, bytes) or len(digest) != HASH_SIZE:
+                where = name if isinstance(value, bytes) else f"{name}[{i}]"
+                got = f"{len(digest)} bytes" if isinstance(digest, bytes) else \
+                    type(digest).__name__
+                raise ProofError(f"{where}: expected a {HASH_SIZE}-byte hash, got {got}")
+
+
+def _path_walk_failed(kind: str, length: int) -> ProofError:
+    return ProofError(f"{kind} path has {length} hashes, more than the tree's shape allows")
 
 
 def verify_inclusion(
     index: int, size: int, leaf: bytes, path: Sequence[bytes], root: bytes
-) -> bool:
-    """RFC 9162 §2.1.3.2: does `path` prove leaf hash `leaf` at `index` in the tree (size, root)?"""
-    if not 0 <= index < size or not _well_formed(leaf, root, *path):
-        return False
+) -> None:
+    """RFC 9162 §2.1.3.2: `path` proves leaf hash `leaf` at `index` in the tree (size, root);
+    ProofError saying what was expected and what was found if it does not."""
+    if not 0 <= index < size:
+        raise ProofError(f"leaf index {index} is not in a tree of {size} leaves")
+    _check_digests(leaf_hash=leaf, root_hash=root, inclusion_path=path)
     fn, sn, r = index, size - 1, leaf
     for p in path:
         if sn == 0:
-            return False
+            raise _path_walk_failed("inclusion", len(path))
         if fn & 1 or fn == sn:
             r = node_hash(p, r)
             while not fn & 1 and fn != 0:
@@ -134,21 +148,40 @@ def verify_inclusion(
         else:
             r = node_hash(r, p)
         fn, sn = fn >> 1, sn >> 1
-    return sn == 0 and r == root
+    if sn != 0:
+        raise ProofError(f"inclusion path has {len(path)} hashes, too few for leaf {index} of "
+                         f"a tree of {size} leaves")
+    if r != root:
+        raise ProofError(f"inclusion path leads to root {r.hex()}, expected {root.hex()}")
 
 
 def verify_consistency(
     first: int, second: int, first_root: bytes, second_root: bytes, path: Sequence[bytes]
-) -> bool:
-    """RFC 9162 §2.1.4.2: is the tree (second, second_root) an extension of (first, first_root)?"""
-    if not 0 <= first <= second or not _well_formed(first_root, second_root, *path):
-        return False
+) -> None:
+    """RFC 9162 §2.1.4.2: the tree (second, second_root) extends (first, first_root);
+    ProofError saying what was expected and what was found if it does not."""
+    if not 0 <= first <= second:
+        raise ProofError(f"a tree of {second} leaves cannot extend one of {first}")
+    _check_digests(first_root=first_root, second_root=second_root, consistency_path=path)
     if first == 0:  # every tree extends the empty one; there is nothing to prove
-        return first_root == EMPTY_ROOT and not path and (second > 0 or second_root == EMPTY_ROOT)
+        if first_root != EMPTY_ROOT:
+            raise ProofError(f"the empty tree's root is {EMPTY_ROOT.hex()}, got "
+                             f"{first_root.hex()}")
+        if path:
+            raise ProofError(f"consistency with the empty tree needs no path, got {len(path)}")
+        if second == 0 and second_root != EMPTY_ROOT:
+            raise ProofError(f"the empty tree's root is {EMPTY_ROOT.hex()}, got "
+                             f"{second_root.hex()}")
+        return
     if first == second:
-        return first_root == second_root and not path
+        if path:
+            raise ProofError(f"a tree is consistent with itself with no path, got {len(path)}")
+        if first_root != second_root:
+            raise ProofError(f"trees of {first} leaves: roots {first_root.hex()} and "
+                             f"{second_root.hex()} differ")
+        return
     if not path:
-        return False
+        raise ProofError(f"consistency path is empty; {first} to {second} leaves needs one")
     nodes = list(path)
     if first & (first - 1) == 0:  # the old tree is a full subtree: its root starts the walk
         nodes.insert(0, first_root)
@@ -158,7 +191,7 @@ def verify_consistency(
     fr = sr = nodes[0]
     for c in nodes[1:]:
         if sn == 0:
-            return False
+            raise _path_walk_failed("consistency", len(path))
         if fn & 1 or fn == sn:
             fr, sr = node_hash(c, fr), node_hash(c, sr)
             while not fn & 1 and fn != 0:
@@ -166,7 +199,35 @@ def verify_consistency(
         else:
             sr = node_hash(sr, c)
         fn, sn = fn >> 1, sn >> 1
-    return fr == first_root and sr == second_root and sn == 0
+    if sn != 0:
+        raise ProofError(f"consistency path has {len(path)} hashes, too few from {first} to "
+                         f"{second} leaves")
+    if fr != first_root:
+        raise ProofError(f"consistency path leads to first root {fr.hex()}, expected "
+                         f"{first_root.hex()}")
+    if sr != second_root:
+        raise ProofError(f"consistency path leads to second root {sr.hex()}, expected "
+                         f"{second_root.hex()}")
+
+
+def inclusion_holds(index: int, size: int, leaf: bytes, path: Sequence[bytes],
+                    root: bytes) -> bool:
+    """`verify_inclusion` as a yes or no."""
+    try:
+        verify_inclusion(index, size, leaf, path, root)
+    except ProofError:
+        return False
+    return True
+
+
+def consistency_holds(first: int, second: int, first_root: bytes, second_root: bytes,
+                      path: Sequence[bytes]) -> bool:
+    """`verify_consistency` as a yes or no."""
+    try:
+        verify_consistency(first, second, first_root, second_root, path)
+    except ProofError:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from store.errors import InputError
 from store.model.canonical import canonical, sha256_hex
 from store.model.dropped import DroppedLine, Severity
 from store.model.fields import RecordError, describe, json_object, required, string
@@ -21,7 +22,7 @@ MANIFEST = "manifest.json"
 LEXICON = "lexicon.jsonl"
 
 
-class PackError(ValueError):
+class PackError(InputError):
     """A pack that must not be used at all: unreadable, malformed manifest, or tampered."""
 
 

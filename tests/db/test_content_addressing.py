@@ -13,8 +13,8 @@ from raw_reads import dump, query
 from store_support import gained_frame, raw_connect, residual_ids, row_counts, spec_residual_id
 
 import store.model.projection as projection
+from store import BatchRejected
 from store.db.audit_store import AuditStore
-from store.db.write.writer import BatchRejected
 
 GAINED = [{"text": "gained", "start": 4, "end": 10, "sentence_index": None}]
 

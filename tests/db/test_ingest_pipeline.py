@@ -22,10 +22,10 @@ from store_support import distinct_frames, gained_frame, residual_ids, row_count
 import store.db.write.input_kinds as appended_rows
 import store.db.write.row_builders as rows_module
 import store.db.write.writer as writer
+from store import BatchRejected
 from store.db.audit_store import AuditStore
 from store.db.write.key_filter import KeyFilter
 from store.db.write.reading_process import PARALLEL_MIN_BYTES, ReaderFailed, worth_a_process
-from store.db.write.writer import BatchRejected
 
 
 class _FrozenClock:

@@ -19,9 +19,9 @@ from store_support import (
     url_of,
 )
 
+from store import BatchRejected
 from store.db.audit_store import AuditStore
 from store.db.write.guard_lift import InsertGuards
-from store.db.write.writer import BatchRejected
 
 # A residual's insert guard made a no-op, as an attacker with the file could leave it.
 NO_OP_GUARD = (

@@ -24,8 +24,8 @@ from cli_runs import cli
 from spec_values import LEDGER_LENGTH
 from starlette.testclient import TestClient
 
+from store import StoreError
 from store.db.schema.engine import read_only_mode
-from store.errors import StoreError
 
 REPO = Path(__file__).resolve().parents[2]
 IMMUTABLE = {"CORE_AUDIT_IMMUTABLE": "1"}

@@ -19,8 +19,8 @@ from rfc9162_reference import leaf, mth
 from store_support import HEAD_TABLES, HEAD_TRIGGERS, REV0001_TABLES, append_only_triggers
 from teaching_data import LIGHT_SURFACE, MEMORY_SURFACE
 
+from store import StoreError
 from store.db.audit_store import AuditStore
-from store.errors import StoreError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
 

@@ -19,9 +19,9 @@ from store_support import (
 )
 
 import store.db.schema.schema_version as schema_version
+from store import StoreError
 from store.db.audit_store import AuditStore
 from store.db.schema.schema_version import head_revision, upgrade
-from store.errors import StoreError
 
 HEAD = head_revision()  # this checkout's newest revision
 

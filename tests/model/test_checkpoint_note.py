@@ -15,13 +15,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from store import CheckpointError, SignatureError
 from store.model.checkpoint import (
     MAX_NOTE_BYTES,
     MAX_SIGNATURES,
     Checkpoint,
-    CheckpointError,
     NoteSignature,
-    SignatureError,
     SignerKey,
     VerifierKey,
     generate_key,

@@ -17,16 +17,16 @@ from hypothesis import strategies as st
 from store.model.merkle import (
     EMPTY_ROOT,
     CompactRange,
+    consistency_holds,
     consistency_path,
     digest_from_hex,
+    inclusion_holds,
     inclusion_path,
     is_full,
     leaf_hash,
     node_hash,
     root_hash,
     subtree_from_full,
-    verify_consistency,
-    verify_inclusion,
 )
 
 LEAVES = [
@@ -121,7 +121,7 @@ def test_published_inclusion_proofs(index: int, size: int, path: list[str]):
     hashes = [leaf_hash(e) for e in LEAVES]
     proof = inclusion_path(index, size, lambda a, b: root_hash(hashes[a:b]))
     assert [p.hex() for p in proof] == path
-    assert verify_inclusion(index, size, hashes[index], proof, bytes.fromhex(ROOTS[size]))
+    assert inclusion_holds(index, size, hashes[index], proof, bytes.fromhex(ROOTS[size]))
 
 
 @pytest.mark.parametrize(("first", "second", "path"), CONSISTENCY)
@@ -130,7 +130,7 @@ def test_published_consistency_proofs(first: int, second: int, path: list[str]):
     proof = consistency_path(first, second, lambda a, b: root_hash(hashes[a:b]))
     assert [p.hex() for p in proof] == path
     roots = bytes.fromhex(ROOTS[first]), bytes.fromhex(ROOTS[second])
-    assert verify_consistency(first, second, *roots, proof)
+    assert consistency_holds(first, second, *roots, proof)
 
 
 def _inclusion_tamperings(index: int, size: int, path: list[bytes], root: bytes):
@@ -158,12 +158,12 @@ def test_every_inclusion_proof_verifies_and_no_tampering_does(size: int):
     for index in range(size):
         path = inclusion_path(index, size, subtree)
         assert len(path) <= size.bit_length()
-        assert verify_inclusion(index, size, hashes[index], path, root)
-        assert not verify_inclusion(index, size, _flip(hashes[index]), path, root)
+        assert inclusion_holds(index, size, hashes[index], path, root)
+        assert not inclusion_holds(index, size, _flip(hashes[index]), path, root)
         for bad in _inclusion_tamperings(index, size, path, root):
-            assert not verify_inclusion(bad[0], bad[1], hashes[index], bad[2], bad[3]), bad[:2]
+            assert not inclusion_holds(bad[0], bad[1], hashes[index], bad[2], bad[3]), bad[:2]
         for other in range(index + 1, size):  # a proof is bound to its tree head
-            assert not verify_inclusion(index, other, hashes[index], path, roots[other])
+            assert not inclusion_holds(index, other, hashes[index], path, roots[other])
 
 
 def test_a_proof_and_root_alone_do_not_pin_the_size():
@@ -171,7 +171,7 @@ def test_a_proof_and_root_alone_do_not_pin_the_size():
     # verifies. Only a signed (size, root) pair binds them; verify against a checkpoint's pair.
     hashes, subtree = _tree(5)
     path = inclusion_path(0, 5, subtree)
-    assert verify_inclusion(0, 6, hashes[0], path, root_hash(hashes))
+    assert inclusion_holds(0, 6, hashes[0], path, root_hash(hashes))
 
 
 def _consistency_tamperings(first: int, second: int, r1: bytes, r2: bytes, path: list[bytes]):
@@ -201,28 +201,28 @@ def test_every_consistency_proof_verifies_and_no_tampering_does(second: int):
     for first in range(second + 1):
         path = consistency_path(first, second, subtree)
         assert len(path) <= 2 * second.bit_length()
-        assert verify_consistency(first, second, roots[first], roots[second], path)
+        assert consistency_holds(first, second, roots[first], roots[second], path)
         if not path:
             continue
         for bad in _consistency_tamperings(first, second, roots[first], roots[second], path):
-            assert not verify_consistency(*bad), bad[:2]
+            assert not consistency_holds(*bad), bad[:2]
         for other in range(1, second):  # the proof does not fit any other old tree head
             if other != first:
-                assert not verify_consistency(other, second, roots[other], roots[second], path)
+                assert not consistency_holds(other, second, roots[other], roots[second], path)
 
 
 def test_trivial_consistency():
     hashes, _ = _tree(3)
     root = root_hash(hashes)
-    assert verify_consistency(0, 3, EMPTY_ROOT, root, [])
-    assert verify_consistency(0, 0, EMPTY_ROOT, EMPTY_ROOT, [])
-    assert verify_consistency(3, 3, root, root, [])
-    assert not verify_consistency(0, 3, root, root, [])
-    assert not verify_consistency(0, 3, EMPTY_ROOT, root, [root])
-    assert not verify_consistency(3, 3, root, root, [root])
-    assert not verify_consistency(3, 3, root, EMPTY_ROOT, [])
-    assert not verify_consistency(3, 2, root, root, [])
-    assert not verify_consistency(1, 3, b"short", root, [root])
+    assert consistency_holds(0, 3, EMPTY_ROOT, root, [])
+    assert consistency_holds(0, 0, EMPTY_ROOT, EMPTY_ROOT, [])
+    assert consistency_holds(3, 3, root, root, [])
+    assert not consistency_holds(0, 3, root, root, [])
+    assert not consistency_holds(0, 3, EMPTY_ROOT, root, [root])
+    assert not consistency_holds(3, 3, root, root, [root])
+    assert not consistency_holds(3, 3, root, EMPTY_ROOT, [])
+    assert not consistency_holds(3, 2, root, root, [])
+    assert not consistency_holds(1, 3, b"short", root, [root])
 
 
 @pytest.mark.parametrize(
@@ -239,9 +239,9 @@ def test_verifiers_refuse_malformed_hashes():
     hashes, subtree = _tree(4)
     path = inclusion_path(1, 4, subtree)
     root = root_hash(hashes)
-    assert not verify_inclusion(1, 4, hashes[1], [*path[:-1], path[-1] + b"\x00"], root)
-    assert not verify_inclusion(1, 4, hashes[1], path, root.hex().encode()[:32] + b"x")
-    assert not verify_inclusion(0, 0, hashes[0], [], EMPTY_ROOT)
+    assert not inclusion_holds(1, 4, hashes[1], [*path[:-1], path[-1] + b"\x00"], root)
+    assert not inclusion_holds(1, 4, hashes[1], path, root.hex().encode()[:32] + b"x")
+    assert not inclusion_holds(0, 0, hashes[0], [], EMPTY_ROOT)
 
 
 @settings(max_examples=200, deadline=None)
@@ -321,12 +321,12 @@ def test_proofs_from_full_subtrees_need_logarithmic_lookups(size: int):
         lookups.clear()
         path = inclusion_path(index, size, subtree)
         assert len(lookups) <= bound
-        assert verify_inclusion(index, size, hashes[index], path, root)
+        assert inclusion_holds(index, size, hashes[index], path, root)
     for first in {1, size // 3, size - 1}:
         lookups.clear()
         path = consistency_path(first, size, subtree)
         assert len(lookups) <= bound
-        assert verify_consistency(first, size, root_hash(hashes[:first]), root, path)
+        assert consistency_holds(first, size, root_hash(hashes[:first]), root, path)
 
 
 def test_digest_from_hex_is_strict():

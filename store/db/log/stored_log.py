@@ -23,6 +23,7 @@ from store.db.schema.tables import (
     metadata,
     tree_heads,
 )
+from store.errors import StoreError
 from store.model.canonical import canonical
 from store.model.merkle import (
     EMPTY_ROOT,
@@ -90,7 +91,7 @@ def _computed(connection: Connection, start: int, end: int) -> bytes:
     return tree.root()
 
 
-class LogError(Exception):
+class LogError(StoreError):
     """The stored log cannot answer: a subtree or a leaf's row is missing."""
 
 

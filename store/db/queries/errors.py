@@ -1,10 +1,11 @@
-"""Errors a user can act on: the API lets exactly these through unmasked."""
+"""Errors a user can act on: the API lets exactly these (QueryError and its kinds) through
+unmasked. QueryError itself is one of the package's errors (`store.errors`)."""
 
 from __future__ import annotations
 
+from store.errors import QueryError
 
-class QueryError(ValueError):
-    """A request the query layer refuses, with a message fit to show the caller."""
+__all__ = ["CursorError", "PageSizeError", "QueryError", "QueryTimeout"]
 
 
 class CursorError(QueryError):

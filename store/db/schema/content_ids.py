@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import Row
 
+from store.errors import StoreError
 from store.model.assessment_ids import assessment_id
 from store.model.projection import stored_residual_id
 from store.model.surface_ids import (
@@ -20,7 +21,7 @@ from store.model.surface_ids import (
 from store.model.turns import stored_turn_key
 
 
-class UndecodableColumn(ValueError):
+class UndecodableColumn(StoreError, ValueError):
     """A JSON column that does not decode: the row's content cannot be what was hashed."""
 
 

@@ -23,7 +23,7 @@ from store.db.verify.schema_checks import schema_problems
 from store.db.write.row_builders import ledger_key
 from store.db.write.tallies import recomputed_tallies, stored_tallies
 from store.model.checkpoint import Checkpoint
-from store.model.merkle import CompactRange, leaf_hash, verify_consistency
+from store.model.merkle import CompactRange, consistency_holds, leaf_hash
 
 MAX_PROBLEMS = 20
 
@@ -216,6 +216,6 @@ def _checkpoint_problems(connection: Connection, checkpoint: Checkpoint) -> Iter
     except LogError as exc:
         yield Problem(None, "log", where, f"cannot prove consistency: {exc}")
         return
-    if not verify_consistency(checkpoint.size, head.size, checkpoint.root, head.root, path):
+    if not consistency_holds(checkpoint.size, head.size, checkpoint.root, head.root, path):
         yield Problem(None, "log", where, "the store does not extend the checkpoint's tree "
                                           "(history was rewritten)")

@@ -10,6 +10,7 @@ from typing import Any
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RECORD_KINDS, RecordKind
 from store.db.schema.tables import ingest_batches
 from store.db.write.inserts import APPENDED_PREFIX, content_columns, key_getter
+from store.errors import StoreError
 
 # What input lines become (the batch's own row is written by the batch).
 INPUT_KINDS: tuple[RecordKind, ...] = tuple(
@@ -48,7 +49,7 @@ KEY_POSITIONS: dict[str, int] = {
     for kind in INPUT_KINDS if len(kind.key) == 1}
 
 
-class BrokenReference(Exception):
+class BrokenReference(StoreError):
     """A row would refer to a record neither stored nor in its batch: a defect, not bad input."""
 
 

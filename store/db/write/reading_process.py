@@ -22,6 +22,7 @@ from store.db.log.stored_log import log_entry
 from store.db.write.inserts import content_columns, values_of
 from store.db.write.row_builders import PendingRow, RecordReader, RegistryProvider
 from store.db.write.tallies import Combo, combo_of
+from store.errors import StoreError
 from store.model.fields import RecordError
 from store.model.jsonl import iter_json_lines
 from store.model.merkle import leaf_hash
@@ -157,7 +158,7 @@ def worth_a_process(source: IO[bytes] | Iterable[bytes | str]) -> bool:
     return stat.S_ISREG(status.st_mode) and status.st_size >= PARALLEL_MIN_BYTES
 
 
-class ReaderFailed(Exception):
+class ReaderFailed(StoreError):
     """The reading process died without saying why."""
 
 

@@ -42,6 +42,7 @@ from store.db.write.reading_process import (
 )
 from store.db.write.row_builders import RegistryProvider, ledger_key
 from store.db.write.tallies import BatchTally
+from store.errors import BatchRejected as BatchRejected  # raised here, still importable
 from store.model.jsonl import MAX_LINE_BYTES
 from store.model.teaching_surface import default_registry
 
@@ -125,12 +126,6 @@ class BatchSummary:
             "tables": {t: {"new": c.new, "present": c.present} for t, c in self.tables.items()},
             "errors": [self.describe(f) for f in self.failures],
         }
-
-
-class BatchRejected(Exception):
-    def __init__(self, summary: BatchSummary) -> None:
-        super().__init__(f"{summary.source}: {summary.failure_count} bad line(s), nothing written")
-        self.summary = summary
 
 
 class _BatchWriter:
