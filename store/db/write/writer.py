@@ -37,6 +37,7 @@ from store.db.write.reading_process import (
     RowChunk,
     RowToAppend,
     chunks_in_process,
+    named_rows,
     row_chunks,
     worth_a_process,
 )
@@ -155,7 +156,7 @@ class _BatchWriter:
         summary.records += chunk.records
         summary.record_types |= chunk.record_types
         if not summary.rejected:
-            self.pending.extend(chunk.rows)
+            self.pending.extend(named_rows(chunk.rows))
         if len(self.pending) >= CHUNK_ROWS:
             self.flush()
 
@@ -196,7 +197,7 @@ class _BatchWriter:
     def _lookup(self) -> dict[str, dict[tuple[Any, ...], Any]]:
         keys: dict[str, set[tuple[Any, ...]]] = {kind.name: set() for kind in INPUT_KINDS}
         for row in self.pending:
-            keys[row[1]].add(row[2])  # (line, table, key, ...)
+            keys[row.table].add(row.key)
         self.looked_up += len(self.pending)
         if self.looked_up * FILTER_AFTER_FRACTION >= self.stored_rows:
             self.filtering = True
