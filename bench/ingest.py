@@ -114,14 +114,15 @@ def _child_usage() -> tuple[float, float]:
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def _ingest_command(source: Path, db: Path, pythonpath: str | None) -> dict[str, float]:
+def _ingest_command(source: Path, db: Path, pythonpath: str | None,
+                    url: str | None = None) -> dict[str, float]:
     """`core-audit ingest` in a fresh child (its forked reader is reaped inside it, so the
     child's CPU includes both processes); peak RSS is the larger process's (VmHWM)."""
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     argv = [sys.executable, "-c", _REPORT_PEAK + "from store.cli import main; main()",
-            "ingest", "--db", str(db), str(source)]
+            "ingest", "--db", url or str(db), str(source)]
     peaks = db.with_suffix(".peaks")
     env["BENCH_PEAK_FILE"] = str(peaks)
     cpu_before, _ = _child_usage()
@@ -130,8 +131,14 @@ def _ingest_command(source: Path, db: Path, pythonpath: str | None) -> dict[str,
     wall = time.perf_counter() - started
     cpu = _child_usage()[0] - cpu_before
     peak = max(int(v) for v in peaks.read_text().split()) / 1024
-    with sqlite3.connect(db) as connection:
-        occurrences = connection.execute("SELECT count(*) FROM residual_occurrences").fetchone()[0]
+    if url is None:
+        with sqlite3.connect(db) as connection:
+            occurrences = connection.execute(
+                "SELECT count(*) FROM residual_occurrences").fetchone()[0]
+    else:
+        with AuditStore.open(url, read_only=True) as store, store.engine.connect() as connection:
+            occurrences = connection.exec_driver_sql(
+                "SELECT count(*) FROM residual_occurrences").scalar_one()
     return {"wall": wall, "cpu": cpu, "peak": peak, "occurrences": occurrences}
 
 
@@ -156,6 +163,24 @@ multiprocessing.process.BaseProcess._bootstrap = _bootstrap
 """
 
 
+def _postgres_run(source: Path, directory: Path, server: str) -> dict[str, float]:
+    """The same command into a fresh schema of the server (dropped afterwards)."""
+    from sqlalchemy import create_engine, make_url, text
+
+    schema = f"bench_ingest_{os.getpid()}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        url = make_url(server).update_query_dict({"options": f"-csearch_path={schema}"})
+        return _ingest_command(source, directory / "pg.db", None,
+                               url.render_as_string(hide_password=False))
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+
 def generator_runs(args: argparse.Namespace) -> None:
     """The ingest goals' input, through the user's command, beside a floor, A/B interleaved."""
     with tempfile.TemporaryDirectory(prefix="core-audit-bench-") as tmp:
@@ -169,6 +194,8 @@ def generator_runs(args: argparse.Namespace) -> None:
         if args.compare:
             trees["compare"] = str(args.compare.resolve())
         results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+        if args.postgres:
+            results["PostgreSQL"] = []
         floors = []
         for round_ in range(args.rounds):
             started = time.perf_counter()
@@ -181,6 +208,8 @@ def generator_runs(args: argparse.Namespace) -> None:
                 results[name].append(_ingest_command(source, db, pythonpath))
                 for leftover in directory.glob(db.name + "*"):
                     leftover.unlink()
+            if args.postgres:
+                results["PostgreSQL"].append(_postgres_run(source, directory, args.postgres))
         occurrences = results["this tree"][0]["occurrences"]
         print(f"generator input: {args.frames} frames (seed {args.generator_seed}), "
               f"{occurrences:,} residual occurrences, {size:.0f} MiB; load average "
@@ -209,6 +238,9 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, help="another source tree, timed beside this one")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--only", choices=("generator", "frames"))
+    parser.add_argument("--postgres", metavar="URL",
+                        help="also ingest the generator's frames into a fresh schema of this "
+                             "PostgreSQL server, in the same rounds")
     parser.add_argument("--occurrences", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--db", help="store URL or path (default: a fresh file in a temp dir)")
