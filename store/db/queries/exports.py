@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Boolean, Connection, Select, Table, select
+from sqlalchemy import Boolean, Connection, CursorResult, Select, Table, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
@@ -84,6 +84,30 @@ def export_rows(connection: Connection, kind: str, where: ExportFilter | None = 
     """The rows of `kind` matching `where` (as of tree size `as_of`: QueryError unless it is a
     recorded head's), as sequences in `EXPORT_KINDS[kind].columns` order, in append order,
     fetched EXPORT_CHUNK_ROWS at a time: memory stays flat."""
-    statement = EXPORT_KINDS[kind].statement(where, snapshot_at(connection, as_of))
+    export_kind = EXPORT_KINDS[kind]
+    statement = export_kind.statement(where, snapshot_at(connection, as_of))
+    if connection.dialect.name == "sqlite":  # its cursor steps through the rows as read
+        return _driver_rows(connection.execute(statement), export_kind.boolean_columns)
     # Options on the statement: Connection.execution_options would stick to the connection.
     return iter(connection.execute(statement.execution_options(yield_per=EXPORT_CHUNK_ROWS)))
+
+
+def _driver_rows(result: CursorResult[Any], booleans: list[int]) -> Iterator[Sequence[Any]]:
+    """The driver's own row tuples (SQLAlchemy's Row per row was most of an export's time),
+    SQLite's 0/1 read as bool where the column is Boolean, as SQLAlchemy reads them."""
+    cursor = result.cursor
+    try:
+        while rows := cursor.fetchmany(EXPORT_CHUNK_ROWS):
+            if booleans:
+                rows = [_with_booleans(row, booleans) for row in rows]
+            yield from rows
+    finally:
+        result.close()
+
+
+def _with_booleans(row: tuple[Any, ...], positions: list[int]) -> list[Any]:
+    cells = list(row)
+    for i in positions:
+        if cells[i] is not None:
+            cells[i] = bool(cells[i])
+    return cells
