@@ -9,6 +9,7 @@ from strawberry.types import Info
 
 from store.api.context import RequestContext
 from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
+from store.api.record_views import RecordView
 from store.api.types import (
     LAST_HELP,
     Batch,
@@ -19,7 +20,7 @@ from store.api.types import (
     known_count,
 )
 from store.db import queries
-from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
+from store.model.surface_records import SurfaceForm, SurfaceVerification
 from store.model.teaching_surface import GroundingSource
 
 # The domain enums themselves: GraphQL names (TEACHING), stored values (teaching).
@@ -43,21 +44,16 @@ SurfaceFormEnum: TypeAlias = SurfaceForm
 
 @strawberry.type(description="A file a verification was checked against: a corpus file or a "
                              "pack's lexicon.")
-class CheckedAgainst:
+class CheckedAgainst(RecordView):
     kind: str = strawberry.field(description="corpus or pack.")
     id: str = strawberry.field(description="The corpus_id or pack_id.")
     sha256: str = strawberry.field(
         description="sha256 of the corpus file bytes, or the pack's lexicon checksum.")
     version: str | None = strawberry.field(description="The pack's version; null for a corpus.")
 
-    @classmethod
-    def of(cls, checked: CheckedFile) -> CheckedAgainst:
-        return cls(kind=checked.kind, id=checked.id, sha256=checked.sha256,
-                   version=checked.version)
-
 
 @strawberry.type(description="One sighting of a surface: the turn that emitted it.")
-class SurfaceOccurrence:
+class SurfaceOccurrence(RecordView):
     occurrence_id: strawberry.ID
     seq: int
     session_id: str | None
@@ -66,18 +62,6 @@ class SurfaceOccurrence:
     batch: Batch = strawberry.field(description="The ingest that recorded this turn.")
     turn_key: strawberry.ID | None = strawberry.field(
         description="The stored turn (see `turn`), when the sighting was ingested as a turn.")
-
-    @classmethod
-    def of(cls, occurrence: queries.SurfaceOccurrence) -> SurfaceOccurrence:
-        return cls(
-            occurrence_id=strawberry.ID(occurrence.occurrence_id),
-            seq=occurrence.seq,
-            session_id=occurrence.session_id,
-            turn_id=occurrence.turn_id,
-            prompt=occurrence.prompt,
-            batch=Batch.of(occurrence.batch),
-            turn_key=None if occurrence.turn_key is None else strawberry.ID(occurrence.turn_key),
-        )
 
 
 @strawberry.type(description="A surface CORE emitted with its grounding_source provenance, "
@@ -178,21 +162,10 @@ class Surface:
 
 
 @strawberry.type(description="Counts over the filtered surfaces; lists by count desc, value.")
-class SurfaceFacets:
+class SurfaceFacets(RecordView):
     total: int = strawberry.field(description="Distinct surfaces.")
     occurrences: int = strawberry.field(description="The turns that emitted them.")
     by_grounding_source: list[FacetCount]
     by_corpus: list[FacetCount]
     by_intent: list[FacetCount]
     by_verification: list[FacetCount]
-
-    @classmethod
-    def of(cls, facets: queries.SurfaceFacets) -> SurfaceFacets:
-        return cls(
-            total=facets.total,
-            occurrences=facets.occurrences,
-            by_grounding_source=FacetCount.list_of(facets.by_grounding_source),
-            by_corpus=FacetCount.list_of(facets.by_corpus),
-            by_intent=FacetCount.list_of(facets.by_intent),
-            by_verification=FacetCount.list_of(facets.by_verification),
-        )

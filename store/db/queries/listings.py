@@ -97,10 +97,12 @@ class RecordListing(Generic[F, R]):
     facets_type: str = ""  # the GraphQL type of its facets
     exported: bool = True  # `core-audit export` writes its table
     sightings_exported: str | None = None  # ...and its sightings table, under this name
-    # GraphQL descriptions: of the list (before the page help), of get-by-key, of the facets.
+    # GraphQL descriptions: of the list (before the page help), of get-by-key, of the facets,
+    # and what its filter input says beyond the any-of lists and batch ranges every one has.
     list_help: str = ""
     one_help: str = ""
     facets_help: str = ""
+    filter_help: str = ""
 
     @property
     def key(self) -> str:
@@ -227,12 +229,16 @@ RESIDUALS: RecordListing[ResidualFilter, StoredResidual] = RecordListing(
     api_type="Residual", sightings=occurrences_t, counter=residuals_from_tallies,
     facets=residual_facets_of, facets_type="ResidualFacets", sightings_exported="occurrences",
     list_help="Residuals, in `order`.",
+    filter_help="A residual's batch is the one that first stored it; with a range, "
+                "residualFacets' occurrences are the sightings recorded in the batches of the "
+                "range.",
     one_help="One residual by its residual_id (64 hex digits).",
     facets_help="Counts by kind, axis, organ, family and code, filtered.")
 SURFACES: RecordListing[SurfaceFilter, StoredSurface] = RecordListing(
     "surfaces", surfaces_t, surface_of, SurfaceFilter, one="surface", api_type="Surface",
     sightings=surface_sightings_t, facets=surface_facets_of, facets_type="SurfaceFacets",
     list_help="Surfaces with their provenance, in `order`.",
+    filter_help="A surface's batch is the one that first stored it.",
     one_help="One surface by its surface_id (64 hex digits).",
     facets_help="Counts by grounding source, corpus, intent and verification.")
 TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
@@ -244,6 +250,8 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     list_help="CORE turns in `order` (not MOST_SEEN), with the surface each emitted: which "
               "turns were grounded by what.",
     one_help="One turn by its turn_key (64 hex digits).",
+    filter_help="Verification, corpus, chain and form are the emitted surface's; the batch "
+                "range is the turn's own batch.",
     facets_help="Turns counted by grounding source, verification, epistemic state, normative "
                 "clearance and corpus.")
 BATCHES: RecordListing[Filter, Batch] = RecordListing(
