@@ -5,14 +5,13 @@ takes the record's attribute of the same name, or that of a record it holds (a
 StoredResidual's `residual`), converted to the field's GraphQL type: an enum from its stored
 value, a tuple to a list, a nested record to its view. `as_of` is the tree size the record was
 read as of. A field computed otherwise names its conversion in `_computed`. The conversion
-of a view is worked out once per record type, then is one call per field.
+of a view is worked out once per record type.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import operator
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self
@@ -36,16 +35,16 @@ class RecordView:
         return built
 
 
-def _reader(record_type: type[Any], name: str, view: type[Any]) -> Callable[[Any], Any]:
-    """The record's attribute `name`, or that attribute of a dataclass the record holds."""
+def _path(record_type: type[Any], name: str, view: type[Any]) -> str:
+    """Where the record keeps `name`: its attribute, or that of a dataclass it holds."""
     if hasattr(record_type, name) or name in _field_names(record_type):  # or a property
-        return operator.attrgetter(name)
+        return f"record.{name}"
     if dataclasses.is_dataclass(record_type):
         hints = typing.get_type_hints(record_type)
         for field in dataclasses.fields(record_type):
             inner = hints.get(field.name)
             if isinstance(inner, type) and (hasattr(inner, name) or name in _field_names(inner)):
-                return operator.attrgetter(f"{field.name}.{name}")
+                return f"record.{field.name}.{name}"
     raise TypeError(f"{view.__name__}.{name}: {record_type.__name__} has no {name} "
                     "(nor a record holding one); name its conversion in _computed")
 
@@ -80,31 +79,28 @@ def _converter(field_type: Any) -> Convert | None:
 
 @functools.cache
 def _conversion(view: type[Any], record_type: type[Any]) -> Callable[[Any, int | None], Any]:
-    plain: list[tuple[str, Callable[[Any], Any]]] = []
-    converted: list[tuple[str, Callable[[Any], Any], Convert]] = []
-    computed = view._computed
-    takes_as_of = False
+    """One function that calls `view` with every field read off the record: written out as
+    the hand-written conversion would be (as dataclasses write __init__), so it costs as
+    little."""
+    arguments: list[str] = []
+    namespace: dict[str, Any] = {"view": view}
     for field in view.__strawberry_definition__.fields:
         name = field.python_name
         if field.base_resolver is not None:
             continue
         if name == _AS_OF:
-            takes_as_of = True
-        elif name in computed:
-            plain.append((name, computed[name]))
+            arguments.append(f"{name}=as_of")
+        elif name in view._computed:
+            namespace[f"computed_{name}"] = view._computed[name]
+            arguments.append(f"{name}=computed_{name}(record)")
         else:
-            read, convert = _reader(record_type, name, view), _converter(field.type)
+            path, convert = _path(record_type, name, view), _converter(field.type)
             if convert is None:
-                plain.append((name, read))
+                arguments.append(f"{name}={path}")
             else:
-                converted.append((name, read, convert))
-
-    def build(record: Any, as_of: int | None) -> Any:
-        values = {name: read(record) for name, read in plain}
-        for name, read, convert in converted:
-            values[name] = convert(read(record), as_of)
-        if takes_as_of:
-            values[_AS_OF] = as_of
-        return view(**values)
-
+                namespace[f"convert_{name}"] = convert
+                arguments.append(f"{name}=convert_{name}({path}, as_of)")
+    source = f"def build(record, as_of):\n    return view({', '.join(arguments)})\n"
+    exec(source, namespace)  # field names are Python identifiers: nothing else is written
+    build: Callable[[Any, int | None], Any] = namespace["build"]
     return build
