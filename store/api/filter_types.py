@@ -21,6 +21,7 @@ import store.api.surface_types
 import store.api.turn_types
 import store.api.types  # noqa: F401  the domain enums, registered with strawberry
 from store.db import queries
+from store.db.queries.filters import filter_order
 
 ANY_OF = "Any-of lists, ANDed across fields; null or [] = no constraint."
 RANGES = ("Batch and ingest-time ranges are inclusive at both ends and bound the batch that "
@@ -60,6 +61,7 @@ def _input_type(query_type: Any) -> Any:
     return query_type
 
 
+@functools.cache
 def filter_input(query_filter: type[Any], notes: str = "") -> type[Any]:
     """The GraphQL input of a query filter: a BatchRange with the filter's other fields, each
     an optional list (or flag) of the same values; `to_query` builds the query filter."""
@@ -81,19 +83,14 @@ def filter_input(query_filter: type[Any], notes: str = "") -> type[Any]:
 _BATCH_RANGE_FIELDS = {f.name for f in dataclasses.fields(queries.BatchRange)}
 
 
-def _definition_order(query_filter: type[Any]) -> int:
-    # Inputs in the order the query layer defines its filters (not the API's order).
-    return queries.BatchRange.__subclasses__().index(query_filter)
-
-
 def _inputs(listings: Iterable[queries.RecordListing[Any, Any]]
             ) -> dict[type[Any], type[Any]]:
     notes: dict[type[Any], str] = {}
     for listing in listings:
         if listing.filter_type is not None:
             notes.setdefault(listing.filter_type, listing.filter_help)
-    return {query_filter: filter_input(query_filter, notes[query_filter])
-            for query_filter in sorted(notes, key=_definition_order)}
+    return {query_filter: filter_input(query_filter, notes[query_filter])  # type: ignore[arg-type]
+            for query_filter in sorted(notes, key=filter_order)}
 
 
 # The GraphQL input of each query filter a listing takes.

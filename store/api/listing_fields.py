@@ -10,8 +10,12 @@ its records turned into their views by name (`RecordView.of`).
 # No `from __future__ import annotations`: the resolvers' annotations are the generated
 # types themselves, read by strawberry from the functions.
 
+import dataclasses
 import functools
 import inspect
+import operator
+import types
+import typing
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -20,7 +24,9 @@ from strawberry.types import Info
 from strawberry.types.field import StrawberryField
 
 from store.api.context import RequestContext
-from store.api.filter_types import INPUTS
+from store.api.filter_types import filter_input
+from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
+from store.api.record_views import RecordView
 from store.api.surface_types import Surface, SurfaceFacets
 from store.api.turn_types import Turn, TurnFacets
 from store.api.types import (
@@ -55,6 +61,46 @@ def view_of(name: str) -> type[Any]:
         raise TypeError(f"no GraphQL view named {name!r}") from None
 
 
+def record_view(listing: queries.RecordListing[Any, Any]) -> type[Any]:
+    """The view of a listing's records: written out in VIEWS, or derived from its record."""
+    return VIEWS.get(listing.api_type) or derived_view(listing)
+
+
+def _graphql_type(python_type: Any) -> Any:
+    """A record field's type as a view field: a tuple of values as a list."""
+    if typing.get_origin(python_type) in (types.UnionType, typing.Union):
+        return functools.reduce(operator.or_, map(_graphql_type, typing.get_args(python_type)))
+    if typing.get_origin(python_type) is tuple:
+        return list[typing.get_args(python_type)[0]]  # type: ignore[misc]
+    return python_type
+
+
+@functools.cache
+def derived_view(listing: queries.RecordListing[Any, Any]) -> type[Any]:
+    """A view with a field per field of the listing's record (its key an ID), and the
+    record's inclusion proof: a new kind's GraphQL type, when none is written out."""
+    record_type = typing.get_type_hints(listing.record)["return"]
+    hints = typing.get_type_hints(record_type)
+    annotations: dict[str, Any] = {
+        field.name: strawberry.ID if field.name == listing.key else _graphql_type(
+            hints[field.name]) for field in dataclasses.fields(record_type)}
+    annotations["as_of"] = strawberry.Private[int | None]  # type: ignore[misc]
+    table, key = listing.table.name, listing.key
+
+    async def inclusion_proof(self: Any, info: Ctx, tree_size: int | None = None
+                              ) -> InclusionProof | None:
+        return await record_inclusion(info, table, str(getattr(self, key)),
+                                      self.as_of if tree_size is None else tree_size)
+
+    namespace = {"__annotations__": annotations, "__module__": __name__,
+                 "inclusion_proof": strawberry.field(inclusion_proof,
+                                                     description=INCLUSION_HELP)}
+    made: type[Any] = strawberry.type(
+        type(listing.api_type, (RecordView,), namespace),
+        description=f"One of {listing.name}, as stored.")
+    return made
+
+
 def _one_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> StrawberryField:
     async def one(self: Any, info: Ctx, id: strawberry.ID, as_of: AsOf = None
                   ) -> view | None:  # type: ignore[valid-type]
@@ -83,7 +129,8 @@ def _filter_argument(resolver: Callable[..., Any],
                      listing: queries.RecordListing[Any, Any]) -> None:
     """`resolver`'s filter argument is the listing's filter input; none without a filter."""
     if listing.filter_type is not None:
-        resolver.__annotations__["filter"] = INPUTS[listing.filter_type] | None
+        made = filter_input(listing.filter_type, listing.filter_help)  # type: ignore[arg-type]
+        resolver.__annotations__["filter"] = made | None
         return
     signature = inspect.signature(resolver)
     resolver.__signature__ = signature.replace(  # type: ignore[attr-defined]
@@ -111,7 +158,7 @@ def listing_fields(listings: tuple[queries.RecordListing[Any, Any], ...]
     """The Query fields of `listings`, by Python name, in their order."""
     fields: dict[str, StrawberryField] = {}
     for listing in listings:
-        view = view_of(listing.api_type)
+        view = record_view(listing)
         if listing.one is not None:
             fields[listing.one] = _one_field(listing, view)
         fields[listing.name] = _list_field(listing, view)

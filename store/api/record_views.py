@@ -88,9 +88,9 @@ def _conversion(view: type[Any], record_type: type[Any]) -> Callable[[Any, int |
         name = field.python_name
         if field.base_resolver is not None:
             continue
-        if name == _AS_OF:
-            arguments.append(f"{name}=as_of")
-        elif name in view._computed:
+        if name == _AS_OF:  # a private field (strawberry lists it when annotated as text)
+            continue
+        if name in view._computed:
             namespace[f"computed_{name}"] = view._computed[name]
             arguments.append(f"{name}=computed_{name}(record)")
         else:
@@ -100,6 +100,8 @@ def _conversion(view: type[Any], record_type: type[Any]) -> Callable[[Any, int |
             else:
                 namespace[f"convert_{name}"] = convert
                 arguments.append(f"{name}=convert_{name}({path}, as_of)")
+    if _AS_OF in _field_names(view):
+        arguments.append(f"{_AS_OF}=as_of")
     source = f"def build(record, as_of):\n    return view({', '.join(arguments)})\n"
     exec(source, namespace)  # field names are Python identifiers: nothing else is written
     build: Callable[[Any, int | None], Any] = namespace["build"]

@@ -150,3 +150,10 @@ class TurnFilter(BatchRange):
         ]
         return [*(any_of(column, values) for column, values in pairs if values),
                 *self.batch_conditions(turns_t.c.batch_id)]
+
+
+def filter_order(filter_type: type[Any] | None) -> int:
+    """Where `filter_type` stands among the filters, in the order they are defined (this
+    module's first): what export kinds and GraphQL filter inputs are listed in. None last."""
+    defined = BatchRange.__subclasses__()
+    return defined.index(filter_type) if filter_type in defined else len(defined)

@@ -11,6 +11,7 @@ CLI's `export` and `prove`, and the console read it. Adding a kind: docs/design.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Generic, Protocol, TypeVar, Unpack
@@ -44,7 +45,7 @@ from store.db.queries.residuals import residual_facets_of, residual_of, residual
 from store.db.queries.sightings import sighted_listing, sightings_count
 from store.db.queries.surfaces import surface_facets_of, surface_of
 from store.db.queries.turns import turn_facets_of, turn_of
-from store.db.schema.record_kinds import KINDS_BY_TABLE
+from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
@@ -106,9 +107,16 @@ class RecordListing(Generic[F, R]):
 
     @property
     def key(self) -> str:
-        """The one column a record is found by (its record kind's key)."""
-        (column,) = KINDS_BY_TABLE[self.table.name].key
-        return column
+        """The one column a record is found by: its table's primary key, which is its record
+        kind's key (check_record_kinds)."""
+        (column,) = self.table.primary_key.columns
+        return str(column.name)
+
+    @property
+    def record_type(self) -> type[R]:
+        """The records `record` builds (its return annotation)."""
+        built: type[R] = typing.get_type_hints(self.record)["return"]
+        return built
 
     @property
     def orders(self) -> tuple[Order, ...]:
@@ -221,6 +229,7 @@ def flat_record(record_type: type[R]) -> Callable[[Any], R]:
         mapping = row._mapping
         return record_type(**{name: mapping[name] for name in names})
 
+    build.__annotations__["return"] = record_type
     return build
 
 
@@ -268,12 +277,13 @@ LISTINGS: Mapping[str, RecordListing[Any, Any]] = {listing.name: listing for lis
     RESIDUALS, SURFACES, TURNS, ASSESSMENTS, BATCHES)}
 
 
-def check_listings(listings: Mapping[str, RecordListing[Any, Any]] = LISTINGS) -> None:
+def check_listings(listings: Mapping[str, RecordListing[Any, Any]] = LISTINGS,
+                   kinds: Mapping[str, RecordKind] = KINDS_BY_TABLE) -> None:
     """Each listing's table is a ledgered record kind with a one-column key, and its
     sightings name that key: a declaration that disagrees fails when the module loads."""
     problems = []
     for name, listing in listings.items():
-        kind = KINDS_BY_TABLE.get(listing.table.name)
+        kind = kinds.get(listing.table.name)
         if kind is None or not kind.ledgered or len(kind.key) != 1:
             problems.append(f"{name}: {listing.table.name} is not a ledgered record kind "
                             "with a one-column key")
