@@ -25,7 +25,7 @@ from strawberry.types.field import StrawberryField
 
 from store.api.context import RequestContext
 from store.api.filter_types import filter_input
-from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
+from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView
 from store.api.surface_types import Surface, SurfaceFacets
 from store.api.turn_types import Turn, TurnFacets
@@ -85,16 +85,8 @@ def derived_view(listing: queries.RecordListing[Any, Any]) -> type[Any]:
         field.name: strawberry.ID if field.name == listing.key else _graphql_type(
             hints[field.name]) for field in dataclasses.fields(record_type)}
     annotations["as_of"] = strawberry.Private[int | None]  # type: ignore[misc]
-    table, key = listing.table.name, listing.key
-
-    async def inclusion_proof(self: Any, info: Ctx, tree_size: int | None = None
-                              ) -> InclusionProof | None:
-        return await record_inclusion(info, table, str(getattr(self, key)),
-                                      self.as_of if tree_size is None else tree_size)
-
     namespace = {"__annotations__": annotations, "__module__": __name__,
-                 "inclusion_proof": strawberry.field(inclusion_proof,
-                                                     description=INCLUSION_HELP)}
+                 "inclusion_proof": inclusion_field(listing.table.name, listing.key)}
     made: type[Any] = strawberry.type(
         type(listing.api_type, (RecordView,), namespace),
         description=f"One of {listing.name}, as stored.")

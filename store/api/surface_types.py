@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, TypeAlias
+from typing import TypeAlias
 
 import strawberry
-from strawberry.types import Info
 
-from store.api.context import RequestContext
-from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
+from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView
 from store.api.types import (
-    LAST_HELP,
     Batch,
-    Connection,
     FacetCount,
-    OrderEnum,
-    connection,
-    known_count,
+    sightings_field,
 )
 from store.db import queries
 from store.model.surface_records import SurfaceForm, SurfaceVerification
@@ -108,24 +102,12 @@ class Surface:
         description="How many turns emitted this surface (by asOf, if read as of it).")
     as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
 
-    @strawberry.field(description="The turns that emitted it, in append order unless `order` "
-                                  "says NEWEST_FIRST (by asOf, if read as of it).")
-    async def occurrences(
-        self, info: Info[RequestContext, None], first: int | None = None,
-        after: str | None = None,
-        last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
-        before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
-    ) -> Connection[SurfaceOccurrence]:
-        page = await info.context.run(
-            queries.list_surface_occurrences, str(self.surface_id), first, after, last=last,
-            before=before, order=order, as_of=self.as_of)
-        return connection(page, SurfaceOccurrence.of, known_count(self.occurrence_count))
+    occurrences = sightings_field(
+        queries.list_surface_occurrences, "surface_id", SurfaceOccurrence, "The turns that "
+        "emitted it, in append order unless `order` says NEWEST_FIRST (by asOf, if read as of "
+        "it).")
 
-    @strawberry.field(description=INCLUSION_HELP)
-    async def inclusion_proof(self, info: Info[RequestContext, None],
-                              tree_size: int | None = None) -> InclusionProof | None:
-        return await record_inclusion(info, "surface_records", str(self.surface_id),
-                                      self.as_of if tree_size is None else tree_size)
+    inclusion_proof = inclusion_field("surface_records", "surface_id")
 
     @classmethod
     def of(cls, stored: queries.StoredSurface, as_of: int | None) -> Surface:

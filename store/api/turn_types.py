@@ -6,10 +6,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeAlias
 
 import strawberry
-from strawberry.types import Info
 
-from store.api.context import RequestContext
-from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
+from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView
 from store.api.surface_types import GroundingSourceEnum, Surface
 from store.api.types import FacetCount
@@ -64,11 +62,7 @@ class Turn(RecordView):
     _computed: ClassVar[Mapping[str, Callable[[Any], Any]]] = {"verdicts": lambda turn: Verdicts(
         identity=turn.verdict_identity, safety=turn.verdict_safety, ethics=turn.verdict_ethics)}
 
-    @strawberry.field(description=INCLUSION_HELP)
-    async def inclusion_proof(self, info: Info[RequestContext, None],
-                              tree_size: int | None = None) -> InclusionProof | None:
-        return await record_inclusion(info, "turns", str(self.turn_key),
-                                      self.as_of if tree_size is None else tree_size)
+    inclusion_proof = inclusion_field("turns", "turn_key")
 
 
 @strawberry.type(description="Turns counted per value over the filtered turns; lists by count "

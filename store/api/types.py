@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Generic, TypeAlias, TypeVar
+from typing import Annotated, Any, Generic, TypeAlias, TypeVar
 
 import strawberry
 from strawberry.types import Info
 
 from store.api.context import RequestContext
-from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
+from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView
 from store.db import queries
 from store.model import taxonomy as taxonomy_model
@@ -81,6 +81,27 @@ def known_count(count: int) -> Callable[[], Awaitable[int]]:
     return count_total
 
 
+def sightings_field(list_sightings: Callable[..., Any], key: str, node: type[Any],
+                    description: str) -> Any:
+    """A record view's occurrences field: a page of its sightings (`list_sightings` of its
+    `key`) as of the tree it was read at; its totalCount is the view's occurrenceCount."""
+
+    async def occurrences(
+        self: Any, info: Info[RequestContext, None], first: int | None = None,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
+        before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
+    ) -> Any:
+        page = await info.context.run(
+            list_sightings, str(getattr(self, key)), first, after, last=last, before=before,
+            order=order, as_of=self.as_of)
+        return connection(page, lambda o: node.of(o, self.as_of),
+                          known_count(self.occurrence_count))
+
+    occurrences.__annotations__["return"] = Connection[node]  # type: ignore[valid-type]
+    return strawberry.field(occurrences, description=description)
+
+
 def connection(
     page: queries.Page[queries.SeqT],
     node: Callable[[queries.SeqT], NodeT],
@@ -141,11 +162,7 @@ class Assessment(RecordView):
             (str(self.assessment_id), self.as_of))
         return [Residual.of(r, self.as_of) for r in stored]
 
-    @strawberry.field(description=INCLUSION_HELP)
-    async def inclusion_proof(self, info: Info[RequestContext, None],
-                              tree_size: int | None = None) -> InclusionProof | None:
-        return await record_inclusion(info, "contract_assessments", str(self.assessment_id),
-                                      self.as_of if tree_size is None else tree_size)
+    inclusion_proof = inclusion_field("contract_assessments", "assessment_id")
 
 
 @strawberry.type(description="One sighting of a residual: the assessment that produced it.")
@@ -182,25 +199,11 @@ class Residual(RecordView):
         description="How many times this residual was seen (by asOf, if read as of it).")
     as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
 
-    @strawberry.field(description="Its sightings, in append order unless `order` says "
-                                  "NEWEST_FIRST (by asOf, if read as of it).")
-    async def occurrences(
-        self, info: Info[RequestContext, None], first: int | None = None,
-        after: str | None = None,
-        last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
-        before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
-    ) -> Connection[Occurrence]:
-        page = await info.context.run(
-            queries.list_occurrences, str(self.residual_id), first, after, last=last,
-            before=before, order=order, as_of=self.as_of)
-        return connection(page, lambda o: Occurrence.of(o, self.as_of),
-                          known_count(self.occurrence_count))
+    occurrences = sightings_field(
+        queries.list_occurrences, "residual_id", Occurrence, "Its sightings, in append order "
+        "unless `order` says NEWEST_FIRST (by asOf, if read as of it).")
 
-    @strawberry.field(description=INCLUSION_HELP)
-    async def inclusion_proof(self, info: Info[RequestContext, None],
-                              tree_size: int | None = None) -> InclusionProof | None:
-        return await record_inclusion(info, "contract_residuals", str(self.residual_id),
-                                      self.as_of if tree_size is None else tree_size)
+    inclusion_proof = inclusion_field("contract_residuals", "residual_id")
 
 
 @strawberry.type(description="Records (residuals or surfaces) sharing one value, and sightings.")
