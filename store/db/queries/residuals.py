@@ -12,7 +12,7 @@ from sqlalchemy import (
 )
 
 from store.db.queries.as_of import Snapshot
-from store.db.queries.facets import facet_counts
+from store.db.queries.facets import grouped_facets
 from store.db.queries.filters import ResidualFilter
 from store.db.queries.records import ResidualFacets, StoredResidual, spans_of
 from store.db.schema.tables import TALLY_DIMENSIONS
@@ -63,22 +63,8 @@ def residual_facets_of(connection: Connection, rows: Select[Any],
     """Counts per kind, axis, organ, family and code over the filtered residuals: sums of the
     batches' tallies, so the cost follows the number of batches, not of residuals. With a
     batch range, `occurrences` are the sightings recorded in those batches."""
-    tallies = _tallies(where, snapshot).subquery("tallies")
-    dims = [tallies.c[name] for name in TALLY_DIMENSIONS]
-    combos = (
-        select(*dims, func.sum(tallies.c.residuals).label("n"),
-               func.sum(tallies.c.occurrences).label("s"))
-        .group_by(*dims)
-        .cte("combos")
-    )
-    total, occurrences, (by_kind, by_axis, by_organ, by_family, by_code) = facet_counts(
-        connection, combos, TALLY_DIMENSIONS)
-    return ResidualFacets(
-        total=total,
-        occurrences=occurrences,
-        by_kind=by_kind,
-        by_axis=by_axis,
-        by_organ=by_organ,
-        by_family=by_family,
-        by_code=by_code,
-    )
+    tallies = _tallies(where, snapshot)
+    total, occurrences, lists = grouped_facets(
+        connection, tallies, {name: tallies_t.c[name] for name in TALLY_DIMENSIONS},
+        func.sum(tallies_t.c.residuals), func.sum(tallies_t.c.occurrences))
+    return ResidualFacets(total, occurrences, *lists)

@@ -15,7 +15,7 @@ from sqlalchemy import (
 
 from store.db.queries.as_of import Snapshot, held
 from store.db.queries.batches import BATCH_COLUMNS, batch_of
-from store.db.queries.facets import facet_counts
+from store.db.queries.facets import grouped_facets
 from store.db.queries.filters import SurfaceFilter, equals
 from store.db.queries.pages import PageArgs, seq_page
 from store.db.queries.records import Page, StoredSurface, SurfaceFacets, SurfaceOccurrence
@@ -97,19 +97,7 @@ def surface_facets_of(connection: Connection, rows: Select[Any],
     (`rows`, with their sightings)."""
     filtered = rows.subquery("filtered")
     names = ("grounding_source", "corpus_id", "intent", "verification")
-    combos = (
-        select(*(filtered.c[name] for name in names), func.count().label("n"),
-               func.sum(filtered.c.occurrence_count).label("s"))
-        .group_by(*(filtered.c[name] for name in names))
-        .cte("combos")
-    )
-    total, occurrences, (by_source, by_corpus, by_intent, by_verification) = facet_counts(
-        connection, combos, names)
-    return SurfaceFacets(
-        total=total,
-        occurrences=occurrences,
-        by_grounding_source=by_source,
-        by_corpus=by_corpus,
-        by_intent=by_intent,
-        by_verification=by_verification,
-    )
+    total, occurrences, lists = grouped_facets(
+        connection, select(filtered), {name: filtered.c[name] for name in names},
+        func.count(), func.sum(filtered.c.occurrence_count))
+    return SurfaceFacets(total, occurrences, *lists)

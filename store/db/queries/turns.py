@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, Select, func
 
 from store.db.queries.as_of import Snapshot
-from store.db.queries.facets import facet_counts
+from store.db.queries.facets import grouped_facets
 from store.db.queries.filters import TurnFilter
 from store.db.queries.records import StoredTurn, TurnFacets
 from store.db.queries.surfaces import surface_of
@@ -60,19 +60,5 @@ def turn_facets_of(connection: Connection, rows: Select[Any], where: TurnFilter 
         "normative_clearance": turns_t.c.normative_clearance,
         "corpus_id": surfaces_t.c.corpus_id,
     }
-    labelled = [column.label(name) for name, column in columns.items()]
-    combos = (
-        rows.with_only_columns(*labelled, func.count().label("n"), func.count().label("s"))
-        .group_by(*columns.values())
-        .cte("combos")
-    )
-    total, _, (by_source, by_verification, by_state, by_clearance, by_corpus) = facet_counts(
-        connection, combos, tuple(columns))
-    return TurnFacets(
-        total=total,
-        by_grounding_source=by_source,
-        by_verification=by_verification,
-        by_epistemic_state=by_state,
-        by_normative_clearance=by_clearance,
-        by_corpus=by_corpus,
-    )
+    total, _, lists = grouped_facets(connection, rows, columns, func.count(), func.count())
+    return TurnFacets(total, *lists)
