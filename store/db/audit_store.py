@@ -18,7 +18,7 @@ from sqlalchemy.exc import ArgumentError, DatabaseError
 from store.db.log.stored_log import TreeHead, latest_head, stored_origin
 from store.db.queries import LedgerStatus, ledger_status
 from store.db.queries.ledger import DEFAULT_ORIGIN_PREFIX
-from store.db.schema.engine import create_store_engine, resolve_url, sqlite_path
+from store.db.schema.engine import create_store_engine, resolve_url, settle_sqlite, sqlite_path
 from store.db.schema.schema_version import ensure_at_head
 from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
 from store.db.verify.store_checks import VerifyReport, verify_store
@@ -120,8 +120,11 @@ class AuditStore:
         Teaching surfaces are re-derived against `registry()` (default: the located data).
         `parallel`: read the input in a second process (default: for a file of 4 MiB or more).
         """
-        return append_batch(self.write_engine(), lines, source, on_bytes=on_bytes,
-                            registry=registry, parallel=parallel)
+        summary = append_batch(self.write_engine(), lines, source, on_bytes=on_bytes,
+                               registry=registry, parallel=parallel)
+        if summary.batch_id is not None:
+            settle_sqlite(self.write_engine())
+        return summary
 
     def write_engine(self) -> Engine:
         """The engine whose transactions take the write lock (SQLite: BEGIN IMMEDIATE)."""
@@ -169,6 +172,7 @@ class AuditStore:
                 if stored_origin(connection) is None:
                     insert_rows(connection, "log_origin", [{"origin": origin}])
                 origin = stored_origin(connection)
+            settle_sqlite(self.write_engine())
         assert origin is not None
         return Checkpoint(origin=origin, size=head.size, root=head.root)
 

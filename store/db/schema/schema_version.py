@@ -13,7 +13,12 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, text
 
 from store.bundled import bundled_dir
-from store.db.schema.engine import create_store_engine, lock_log_tip, sqlite_path
+from store.db.schema.engine import (
+    create_store_engine,
+    lock_log_tip,
+    settle_sqlite,
+    sqlite_path,
+)
 from store.errors import StoreError
 
 
@@ -47,10 +52,20 @@ def current_revision(engine: Engine) -> str | None:
 
 def upgrade(url: str, revision: str = "head", script_location: Path | None = None) -> None:
     command.upgrade(alembic_config(url, script_location), revision)
+    _settle(url)
 
 
 def downgrade(url: str, revision: str, script_location: Path | None = None) -> None:
     command.downgrade(alembic_config(url, script_location), revision)
+    _settle(url)
+
+
+def _settle(url: str) -> None:
+    engine = create_store_engine(url, write=True)
+    try:
+        settle_sqlite(engine)
+    finally:
+        engine.dispose()
 
 
 def history(script_location: Path | None = None) -> list[str]:
@@ -115,6 +130,7 @@ def _create_at_head(url: str) -> None:
             config = alembic_config(url)
             config.attributes["connection"] = connection  # run inside this transaction
             command.upgrade(config, "head")
+        settle_sqlite(engine)
     finally:
         engine.dispose()
 
