@@ -21,7 +21,9 @@ from store.db.queries.ledger import DEFAULT_ORIGIN_PREFIX
 from store.db.schema.engine import create_store_engine, resolve_url, settle_sqlite, sqlite_path
 from store.db.schema.schema_version import ensure_at_head
 from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
+from store.db.verify.problems import Problem
 from store.db.verify.store_checks import VerifyReport, verify_store
+from store.db.verify.wal_file import wal_problem
 from store.db.write.inserts import insert_rows, lock_log_tip
 from store.db.write.row_builders import RegistryProvider
 from store.db.write.writer import BatchSummary, append_batch
@@ -136,13 +138,19 @@ class AuditStore:
 
     def verify(self, checkpoint: Checkpoint | None = None, *, quick: bool = False
                ) -> VerifyReport:
-        """StoreError when the database cannot be read through (a malformed page, say)."""
+        """StoreError when the database cannot be read through (a malformed page, say).
+        SQLite: frames of the -wal SQLite will not replay are its first problem."""
+        path = sqlite_path(self.url)
+        lost = wal_problem(path) if path is not None else None
         try:
             with self.engine.connect() as connection:
-                return verify_store(connection, checkpoint, quick=quick)
+                report = verify_store(connection, checkpoint, quick=quick)
         except DatabaseError as exc:
             where = sqlite_path(self.url) or self.url
             raise StoreError(f"{where}: cannot be read: {exc.orig}") from exc
+        if lost is not None:
+            report.problems.insert(0, Problem(None, f"{path}-wal", "", lost))
+        return report
 
     def tree_head(self) -> TreeHead:
         with self.engine.connect() as connection:
