@@ -77,7 +77,12 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
     content-addressed key (residual, assessment, surface, sighting and turn ids) from the
     row's content; every foreign key, each table's primary key and indexes; the append-only
     triggers' definitions (SQLite: their stored SQL; PostgreSQL: table, events, enabled state
-    and the function's body); SQLite's integrity_check; each batch's residual tallies. The
+    and the function's body); the whole schema against the one the head revision creates
+    (tables, columns with type, nullability and default, keys, unique constraints, indexes,
+    foreign keys, views; PostgreSQL: UNLOGGED, row-level security and policies, rules, the
+    functions' SECURITY DEFINER and SET options, same-named functions on the search path),
+    anything extra or missing named; SQLite's integrity_check and the frames of its -wal
+    that SQLite would not replay after a checksum break; each batch's residual tallies. The
     first problem is named by seq, table and key (or the batch whose tree head its rows no
     longer make). A store that cannot be opened or read prints NOT intact: REASON, exit 1.
     """

@@ -20,6 +20,7 @@ from store.db.schema.tables import (
 from store.db.verify.content_checks import content_id_problems
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
+from store.db.verify.schema_snapshot import whole_schema_problems
 from store.db.write.row_builders import ledger_key
 from store.db.write.tallies import recomputed_tallies, stored_tallies
 from store.model.checkpoint import Checkpoint
@@ -173,6 +174,7 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     unreadable = _unreadable_tables(connection)
     problems: list[Problem] = list(unreadable.values())
     problems.extend(schema_problems(connection))  # keys, duplicates, indexes, triggers
+    problems.extend(whole_schema_problems(connection))  # everything else, against head's
     log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
     if log_tables & unreadable.keys():
         report.problems = problems[:MAX_PROBLEMS]
