@@ -32,6 +32,7 @@ from store.db.write.inserts import (
     last_batch_id,
     lock_log_tip,
 )
+from store.db.write.journal_rewrites import JournalTurns
 from store.db.write.key_filter import KeyFilter, stored_key_filter
 from store.db.write.reading_process import (
     CHUNK_ROWS,
@@ -150,6 +151,8 @@ class _BatchWriter:
         self.filters: dict[str, KeyFilter] = {}
         self.holding: set[int] = set()  # the batches of the rows found already stored
         self.written = WrittenBatch(self.appender.tree.copy())  # what prove_batch checks
+        self.journal = JournalTurns()
+        self.turn_batches: set[int] = set()  # the batches of the turns found stored
         self.subtrees: set[tuple[int, int, str]] = set()
 
     def add(self, chunk: RowChunk) -> None:
@@ -185,6 +188,8 @@ class _BatchWriter:
             if key in keys:
                 found[key] = content
                 self.holding.add(row[0])
+                if kind.name == "turns":
+                    self.turn_batches.add(row[0])
         return found
 
     def _key_filter(self, kind: RecordKind) -> KeyFilter | None:
@@ -244,7 +249,11 @@ class _BatchWriter:
                     )
                     break
                 counts.present += 1
+                if table == "turns":
+                    self.journal.saw(line, content, stored=True)
                 continue
+            if table == "turns":
+                self.journal.saw(line, content, stored=False)
             seq += 1
             inserts[table].append((seq, batch_id, *content))
             leaves.append(leaf)
@@ -377,6 +386,9 @@ def append_batch(
                 if chunk.input_sha256 is not None:
                     summary.input_sha256 = chunk.input_sha256
             writer.flush()
+        if not summary.rejected:
+            for line, reason in writer.journal.rewrites(connection, writer.turn_batches):
+                summary.fail(line, reason)
         if summary.records == 0 and not summary.rejected:
             summary.fail(0, "no records: the input is empty")
         if summary.rejected:
