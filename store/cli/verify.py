@@ -10,7 +10,7 @@ import click
 import orjson
 
 from store.cli.options import db_option, open_store, say_if_immutable
-from store.errors import CheckpointError, StoreError
+from store.errors import CheckpointError, StoreError, one_line
 from store.model.checkpoint import (
     MAX_NOTE_BYTES,
     Checkpoint,
@@ -48,6 +48,7 @@ def load_checkpoint(path: Path, key: Path | None) -> Checkpoint:
 
 
 def _not_intact(problems: list[str], as_json: bool) -> NoReturn:
+    problems = [one_line(problem) for problem in problems]
     if as_json:
         click.echo(orjson.dumps({"intact": False, "problems": problems}).decode())
     else:
@@ -96,7 +97,10 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
 
         with AuditStore.open(db, read_only=True) as store:
             say_if_immutable(store.engine)
-            origin = store.origin()
+            try:
+                origin = store.origin()
+            except StoreError:
+                origin = None  # the report names what is wrong with log_origin
             if checkpoint is not None and origin is not None and checkpoint.origin != origin:
                 _not_intact([f"the checkpoint is of log {checkpoint.origin!r}, this store is "
                              f"{origin!r}"], as_json)

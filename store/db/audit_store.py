@@ -70,6 +70,10 @@ class AuditStore:
         except DatabaseError as exc:  # also "file is not a database", not only operational
             engine.dispose()
             raise StoreError(f"{path or url}: cannot open: {exc.orig}") from exc
+        except UnicodeDecodeError as exc:  # SQLite: sqlite_master's text damaged
+            engine.dispose()
+            raise StoreError(f"{path or url}: cannot open: its schema holds text that is not "
+                             f"UTF-8 ({exc.reason} at byte {exc.start}): damaged") from exc
         except BaseException:
             engine.dispose()
             raise
@@ -148,6 +152,10 @@ class AuditStore:
         except DatabaseError as exc:
             where = sqlite_path(self.url) or self.url
             raise StoreError(f"{where}: cannot be read: {exc.orig}") from exc
+        except UnicodeDecodeError as exc:
+            where = sqlite_path(self.url) or self.url
+            raise StoreError(f"{where}: cannot be read: text that is not UTF-8 "
+                             f"({exc.reason} at byte {exc.start}): damaged") from exc
         if lost is not None:
             report.problems.insert(0, Problem(None, f"{path}-wal", "", lost))
         return report
@@ -157,8 +165,13 @@ class AuditStore:
             return latest_head(connection)
 
     def origin(self) -> str | None:
-        with self.engine.connect() as connection:
-            return stored_origin(connection)
+        """StoreError when log_origin cannot be read (dropped, say) or holds two rows."""
+        try:
+            with self.engine.connect() as connection:
+                return stored_origin(connection)
+        except DatabaseError as exc:
+            where = sqlite_path(self.url) or self.url
+            raise StoreError(f"{where}: log_origin cannot be read: {exc.orig}") from exc
 
     def checkpoint(self, origin: str | None = None) -> Checkpoint:
         """The newest tree head as a C2SP checkpoint. The store keeps the origin of its first

@@ -11,6 +11,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, text
+from sqlalchemy.engine import make_url
 
 from store.bundled import bundled_dir
 from store.db.schema.engine import (
@@ -110,7 +111,21 @@ def _refuse_missing_schema(url: str, engine: Engine) -> None:
         return
     with engine.connect() as connection:
         if connection.execute(text("SELECT current_schema()")).scalar() is None:
-            raise StoreError(f"{_shown(url)}: its search_path names no schema that exists")
+            path = connection.execute(text("SHOW search_path")).scalar()
+            raise StoreError(
+                f"{_shown(url)}: its search_path ({path}) names no schema that exists: "
+                "create it first (CREATE SCHEMA name; docs/postgresql.md)")
+
+
+def refuse_missing_schema(url: str) -> None:
+    """StoreError if `url` is a PostgreSQL store whose search_path names no existing schema."""
+    if "://" not in url or make_url(url).get_backend_name() != "postgresql":
+        return
+    engine = create_store_engine(url, pooled=False)
+    try:
+        _refuse_missing_schema(url, engine)
+    finally:
+        engine.dispose()
 
 
 def _create_at_head(url: str) -> None:
@@ -137,4 +152,4 @@ def _create_at_head(url: str) -> None:
 
 def _shown(url: str) -> str:
     path = sqlite_path(url)
-    return str(path) if path is not None else url
+    return str(path) if path is not None else make_url(url).render_as_string(hide_password=True)

@@ -7,9 +7,10 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
-from sqlalchemy import Connection, exists, inspect, literal, select, text
+from sqlalchemy import Connection, exists, func, inspect, literal, select, text
 
 from store.db.log.stored_log import LogError, StoredLog, TreeHead, latest_head, leaf_rows, log_entry
+from store.db.schema.guards import SINGLE_ROW_TABLES
 from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.db.schema.tables import (
     SUBTREE_LEVEL,
@@ -165,6 +166,15 @@ def _unreadable_tables(connection: Connection) -> dict[str, Problem]:
     return unreadable
 
 
+def _single_row_problems(connection: Connection, skip: Collection[str]) -> Iterator[Problem]:
+    for name in sorted(SINGLE_ROW_TABLES - set(skip)):
+        rows = connection.execute(
+            select(func.count()).select_from(metadata.tables[name])).scalar_one()
+        if rows > 1:
+            yield Problem(None, name, "", f"holds {rows} rows, one at most: rows were added "
+                                          "out of band (which one a reader takes is arbitrary)")
+
+
 def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *,
                  quick: bool = False) -> VerifyReport:
     """Everything recomputable is recomputed: rows <-> leaves, the tree, every tree head,
@@ -175,6 +185,7 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     problems: list[Problem] = list(unreadable.values())
     problems.extend(schema_problems(connection))  # keys, duplicates, indexes, triggers
     problems.extend(whole_schema_problems(connection))  # everything else, against head's
+    problems.extend(_single_row_problems(connection, unreadable.keys()))
     log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
     if log_tables & unreadable.keys():
         report.problems = problems[:MAX_PROBLEMS]
