@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -12,12 +10,17 @@ from pathlib import Path
 from typing import IO, Any
 
 import click
-import orjson
 from sqlalchemy.exc import DatabaseError
 
 from store.cli.options import db_option, open_store
 from store.db.queries.errors import QueryError
-from store.db.queries.exports import EXPORT_KINDS, ExportFilter, export_rows
+from store.db.queries.exports import (
+    EXPORT_CHUNK_ROWS,
+    EXPORT_KINDS,
+    ExportFilter,
+    encode_rows,
+    export_rows,
+)
 
 
 @click.command()
@@ -48,7 +51,6 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
     header's keys.
     """
     where = _filter(kind, filter_json)
-    write = _write_csv if output_format == "csv" else _write_jsonl
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
         try:
             try:
@@ -57,7 +59,7 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
                 raise click.BadParameter(str(exc).removeprefix("asOf: "),
                                          param_hint="'--as-of'") from None
             with _output(out) as stream:
-                count = write(kind, rows, stream)
+                count = _write(kind, rows, stream, output_format)
         except DatabaseError as exc:  # a malformed page, say: --out is left as it was
             raise click.ClickException(f"{store.url}: cannot be read: {exc.orig}") from exc
     if out is not None:
@@ -98,39 +100,24 @@ def _output(out: Path | None) -> Iterator[IO[bytes]]:
         raise
 
 
-_JSON_BOOLEAN = {True: "true", False: "false", None: None}
-
-
-def _json_booleans(rows: Iterable[Sequence[Any]], positions: list[int]
-                   ) -> Iterator[Sequence[Any]]:
-    """true/false as JSON spells them, not Python's True/False (null stays an empty cell)."""
+def _chunks(rows: Iterable[Sequence[Any]]) -> Iterator[list[Sequence[Any]]]:
+    chunk: list[Sequence[Any]] = []
     for row in rows:
-        cells = list(row)
-        for i in positions:
-            cells[i] = _JSON_BOOLEAN[cells[i]]
-        yield cells
+        chunk.append(row)
+        if len(chunk) == EXPORT_CHUNK_ROWS:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
-def _write_csv(kind: str, rows: Iterable[Sequence[Any]], stream: IO[bytes]) -> int:
-    booleans = EXPORT_KINDS[kind].boolean_columns
-    if booleans:
-        rows = _json_booleans(rows, booleans)
-    text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
-    writer = csv.writer(text)  # RFC 4180: CRLF line ends, quotes doubled inside quoted cells
-    writer.writerow(EXPORT_KINDS[kind].columns)
+def _write(kind: str, rows: Iterable[Sequence[Any]], stream: IO[bytes],
+           output_format: str) -> int:
+    """The bytes the console's export download gives too (`encode_rows`), chunk by chunk."""
     count = 0
-    for row in rows:
-        writer.writerow(row)
-        count += 1
-    text.flush()
-    text.detach()  # the caller closes the byte stream
-    return count
-
-
-def _write_jsonl(kind: str, rows: Iterable[Sequence[Any]], stream: IO[bytes]) -> int:
-    columns = EXPORT_KINDS[kind].columns
-    count = 0
-    for row in rows:
-        stream.write(orjson.dumps(dict(zip(columns, row, strict=True))) + b"\n")
-        count += 1
+    if output_format == "csv":
+        stream.write(encode_rows(kind, [], "csv", header=True))
+    for chunk in _chunks(rows):
+        stream.write(encode_rows(kind, chunk, output_format, header=False))
+        count += len(chunk)
     return count

@@ -9,6 +9,8 @@ hash, the root at any size, and inclusion and consistency proofs cost O(log n) l
 from __future__ import annotations
 
 import heapq
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +34,7 @@ from store.model.merkle import (
     consistency_path,
     inclusion_path,
     leaf_hash,
+    root_hash,
     subtree_from_full,
 )
 
@@ -95,11 +98,44 @@ class LogError(StoreError):
     """The stored log cannot answer: a subtree or a leaf's row is missing."""
 
 
-class StoredLog:
-    """Answers subtree hashes from the store, each full one looked up once."""
+BLOCK = 1 << SUBTREE_LEVEL  # leaves under one smallest stored subtree
 
-    def __init__(self, connection: Connection) -> None:
+
+class LeafBlocks:
+    """Leaf hashes of whole 2**SUBTREE_LEVEL-leaf blocks, kept across requests (a stored leaf
+    never changes): a proof's lowest levels hash one block's rows once, not once a level."""
+
+    def __init__(self, capacity: int = 1024) -> None:  # 1024 blocks: 8 MiB of hashes
+        self.capacity = capacity
+        self._blocks: OrderedDict[int, list[bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def leaves(self, connection: Connection, start: int, end: int) -> list[bytes]:
+        """Hashes of leaves start..end-1, all in the block of `start`."""
+        block = start - start % BLOCK
+        with self._lock:
+            found = self._blocks.get(block)
+            if found is not None:
+                self._blocks.move_to_end(block)
+        if found is None or len(found) < end - block:
+            found = [leaf_hash(log_entry(table, row)) for _, table, row in
+                     leaf_rows(connection, block, block + BLOCK)]
+            with self._lock:
+                self._blocks[block] = found
+                while len(self._blocks) > self.capacity:
+                    self._blocks.popitem(last=False)
+        if len(found) < end - block:
+            raise LogError(f"leaves {start}..{end - 1} do not have one row each")
+        return found[start - block:end - block]
+
+
+class StoredLog:
+    """Answers subtree hashes from the store, each full one looked up once; with `blocks`,
+    subtrees below the stored ones come from its cached leaf hashes."""
+
+    def __init__(self, connection: Connection, blocks: LeafBlocks | None = None) -> None:
         self.connection = connection
+        self.blocks = blocks
         self._cache: dict[tuple[int, int], bytes] = {}
 
     def full(self, start: int, end: int) -> bytes:
@@ -114,6 +150,8 @@ class StoredLog:
             if stored is None:
                 raise LogError(f"subtree of leaves {start}..{end - 1} is not stored")
             found = bytes.fromhex(stored)
+        elif self.blocks is not None:
+            found = root_hash(self.blocks.leaves(self.connection, start, end))
         else:
             found = _computed(self.connection, start, end)
         self._cache[(start, end)] = found

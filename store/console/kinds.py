@@ -1,0 +1,159 @@
+"""What the console knows of each record kind, in one table: its list (query, count, facets,
+filter input, columns, orders), its record pages' table and key, and its export.
+
+The list pages read through the same query functions as the GraphQL API's resolvers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection
+
+from store.api import filter_types
+from store.db import queries
+from store.db.queries.browsing import (
+    Facets,
+    assessment_facets,
+    batch_facets,
+    count_batches_where,
+    list_batches_where,
+)
+from store.db.queries.records import Page
+
+Order = queries.Order
+SEQ_ORDERS = (Order.OLDEST_FIRST, Order.NEWEST_FIRST)
+ALL_ORDERS = (Order.OLDEST_FIRST, Order.NEWEST_FIRST, Order.MOST_SEEN)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    text: str
+    href: str | None = None  # a console path, e.g. /residuals/<id>
+    field: str | None = None  # the column's field, for the glossary's explanation
+    mono: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    heading: str
+    cell: Callable[[Any], Cell]
+
+
+@dataclass(frozen=True, slots=True)
+class ListKind:
+    name: str  # the URL segment and the export kind
+    title: str
+    input_class: type[Any] | None  # the GraphQL filter input its parameters are read through
+    page: Callable[..., Page[Any]]
+    count: Callable[[Connection, Any, int | None], int]
+    facets: Callable[[Connection, Any, int | None], Facets]
+    columns: tuple[Column, ...]
+    orders: tuple[queries.Order, ...]
+    table: str  # the ledgered table of its records
+    key_name: str  # what a record's id is called
+    export: str | None  # `core-audit export` kind
+    lists: tuple[str, ...] = ()  # without an input: its any-of string parameters
+    describe: str = ""
+
+
+def _short(text: str | None, width: int = 90) -> str:
+    if text is None:
+        return "—"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _id(path: str, value: str) -> Cell:
+    return Cell(value[:16] + "…", f"/{path}/{value}", mono=True)
+
+
+def _residual_facets(connection: Connection, where: Any, as_of: int | None) -> Facets:
+    f = queries.residual_facets(connection, where, as_of)
+    return Facets(f.total, {"kind": f.by_kind, "axis": f.by_axis, "organ": f.by_organ,
+                            "familyId": f.by_family, "code": f.by_code})
+
+
+def _surface_facets(connection: Connection, where: Any, as_of: int | None) -> Facets:
+    f = queries.surface_facets(connection, where, as_of)
+    return Facets(f.total, {"groundingSource": f.by_grounding_source,
+                            "verification": f.by_verification, "corpusId": f.by_corpus,
+                            "intent": f.by_intent})
+
+
+def _turn_facets(connection: Connection, where: Any, as_of: int | None) -> Facets:
+    f = queries.turn_facets(connection, where, as_of)
+    return Facets(f.total, {"groundingSource": f.by_grounding_source,
+                            "epistemicState": f.by_epistemic_state,
+                            "normativeClearance": f.by_normative_clearance,
+                            "verification": f.by_verification, "corpusId": f.by_corpus})
+
+
+def _batch_page(connection: Connection, where: Any, first: int | None = None,
+                after: str | None = None, **options: Any) -> Page[Any]:
+    return list_batches_where(connection, where, first, after, **options)
+
+
+LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
+    ListKind(
+        "residuals", "Residuals", filter_types.ResidualFilter, queries.list_residuals,
+        queries.count_residuals, _residual_facets,
+        (Column("residual", lambda r: _id("residuals", r.residual.residual_id)),
+         Column("kind", lambda r: Cell(r.residual.residual_kind.name,
+                                       field="kind")),
+         Column("axis", lambda r: Cell(r.residual.source_axis.name, field="axis")),
+         Column("organ", lambda r: Cell(r.residual.candidate_organ)),
+         Column("code", lambda r: Cell(r.residual.residual_code, mono=True)),
+         Column("seen", lambda r: Cell(str(r.occurrence_count))),
+         Column("batch", lambda r: Cell(str(r.batch_id), f"/batches/{r.batch_id}"))),
+        ALL_ORDERS, "contract_residuals", "residual_id", "residuals",
+        describe="ADR-0225 ContractResiduals: refused assessments projected into a closed "
+                 "taxonomy of kinds and source axes."),
+    ListKind(
+        "assessments", "Assessments", filter_types.AssessmentFilter, queries.list_assessments,
+        queries.count_assessments, assessment_facets,
+        (Column("assessment", lambda a: _id("assessments", a.assessment_id)),
+         Column("organ", lambda a: Cell(a.assessment.candidate_organ)),
+         Column("runnable", lambda a: Cell("yes" if a.assessment.runnable else "no")),
+         Column("problem", lambda a: Cell(_short(a.problem_text))),
+         Column("batch", lambda a: Cell(str(a.batch.batch_id), f"/batches/{a.batch.batch_id}"))),
+        SEQ_ORDERS, "contract_assessments", "assessment_id", "assessments",
+        describe="CORE's ContractAssessments, each in its problem, with the batch that stored "
+                 "it."),
+    ListKind(
+        "surfaces", "Surfaces", filter_types.SurfaceFilter, queries.list_surfaces,
+        queries.count_surfaces, _surface_facets,
+        (Column("surface", lambda s: _id("surfaces", s.surface_id)),
+         Column("grounding", lambda s: Cell(s.grounding_source.name, field="groundingSource")),
+         Column("verification", lambda s: Cell(s.verification.name, field="verification")),
+         Column("text", lambda s: Cell(_short(s.surface))),
+         Column("corpus", lambda s: Cell(s.corpus_id or "—")),
+         Column("seen", lambda s: Cell(str(s.occurrence_count)))),
+        ALL_ORDERS, "surface_records", "surface_id", "surfaces",
+        describe="Answer surfaces with their grounding source (ADR-0052) and, for teaching, "
+                 "their re-derivation against the reviewed chain."),
+    ListKind(
+        "turns", "Turns", filter_types.TurnFilter, queries.list_turns, queries.count_turns,
+        _turn_facets,
+        (Column("turn", lambda t: _id("turns", t.turn_key)),
+         Column("id", lambda t: Cell("—" if t.turn_id is None else str(t.turn_id))),
+         Column("grounding", lambda t: Cell(t.grounding_source.name, field="groundingSource")),
+         Column("state", lambda t: Cell(t.epistemic_state or "—")),
+         Column("prompt", lambda t: Cell(_short(t.prompt, 70))),
+         Column("surface", lambda t: _id("surfaces", t.surface.surface_id))),
+        SEQ_ORDERS, "turns", "turn_key", "turns",
+        describe="CORE turns: Workbench journal lines kept verbatim, ChatRuntime outputs and "
+                 "TurnEvents."),
+    ListKind(
+        "batches", "Batches", None, _batch_page, count_batches_where,
+        batch_facets,
+        (Column("batch", lambda b: Cell(str(b.batch_id), f"/batches/{b.batch_id}")),
+         Column("source", lambda b: Cell(_short(b.source, 60))),
+         Column("type", lambda b: Cell(b.record_type)),
+         Column("new rows", lambda b: Cell(str(b.new_rows))),
+         Column("present", lambda b: Cell(str(b.present_rows))),
+         Column("ingested at", lambda b: Cell(b.ingested_at, mono=True))),
+        SEQ_ORDERS, "ingest_batches", "batch_id", None, lists=("recordType", "source"),
+        describe="Ingest batches: the envelope of every write, each ending in a tree head."),
+)}
