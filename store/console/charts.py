@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-WIDTH = 460
-LABEL = 190
+WIDTH = 500
+LABEL = 230
 ROW = 22
 MAX_BARS = 12
 

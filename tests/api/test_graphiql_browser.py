@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from backends import raw_query
+from browser_runs import requested_urls, serving
 from spec_values import CODES_IN_APPEND_ORDER, LEDGER_LENGTH, TOTAL_BATCHES, TOTAL_RESIDUALS
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -40,25 +36,6 @@ WAIT = 60  # seconds a page may take on a loaded 2-core CI machine; not a measur
 def backend_url(tmp_path: Path) -> str:
     """Only SQLite: what is tested is the page, not the backend."""
     return f"sqlite:///{tmp_path / 'audit.db'}"
-
-
-@contextmanager
-def serving(app: Starlette) -> Iterator[str]:
-    """`app` under uvicorn in a thread, on a free 127.0.0.1 port; yields its base URL."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    try:
-        while not server.started and thread.is_alive():
-            time.sleep(0.05)
-        assert server.started, "uvicorn did not start"
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(WAIT)
-        listener.close()
 
 
 @pytest.fixture
@@ -91,16 +68,6 @@ def editor_text(browser: Any, pane: str) -> str:
 def wait_for_result(browser: Any, expected: str) -> dict[str, Any]:
     WebDriverWait(browser, WAIT).until(lambda b: expected in editor_text(b, ".result-window"))
     return dict(json.loads(editor_text(browser, ".result-window")))
-
-
-def requested_urls(browser: Any) -> list[str]:
-    """Every URL the page asked for, from Chromium's network log."""
-    urls = []
-    for entry in browser.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.requestWillBeSent":
-            urls.append(message["params"]["request"]["url"])
-    return urls
 
 
 @pytest.mark.parametrize("root_path", ["", "/audit"])
