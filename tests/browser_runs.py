@@ -12,6 +12,9 @@ from typing import Any
 
 import uvicorn
 
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
 WAIT = 60  # seconds a server may take to start or stop on a loaded 2-core CI machine
 
 
@@ -42,3 +45,29 @@ def requested_urls(browser: Any) -> list[str]:
         if message["method"] == "Network.requestWillBeSent":
             urls.append(message["params"]["request"]["url"])
     return urls
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium at 1400x900, offline but for 127.0.0.1, its console and
+    network logged (the caller skips when selenium or Chromium is missing)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in (
+        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900",
+        "--no-first-run", "--disable-extensions",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        # Offline: every name fails to resolve, except the test server's address.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    # An explicit driver path: selenium-manager never looks for (or downloads) one.
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from backends import raw_query
-from browser_runs import requested_urls, serving
+from browser_runs import chromium, requested_urls, serving
 from spec_values import CODES_IN_APPEND_ORDER, LEDGER_LENGTH, TOTAL_BATCHES, TOTAL_RESIDUALS
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -23,7 +23,6 @@ if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
     pytest.skip("needs Debian's chromium and chromium-driver (.ci/run installs them)",
                 allow_module_level=True)
 webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -40,23 +39,8 @@ def backend_url(tmp_path: Path) -> str:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in (
-        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900",
-        "--no-first-run", "--disable-extensions",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        # Offline: every name fails to resolve, except the test server's address.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-    ):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    # An explicit driver path: selenium-manager never looks for (or downloads) one.
-    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def editor_text(browser: Any, pane: str) -> str:

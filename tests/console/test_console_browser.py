@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from browser_runs import requested_urls, serving
+from browser_runs import chromium, requested_urls, serving
 from spec_values import DELTA_QUANTITY_ID, HEADS
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -28,7 +28,6 @@ if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
     pytest.skip("needs Debian's chromium and chromium-driver (.ci/run installs them)",
                 allow_module_level=True)
 webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -39,21 +38,8 @@ LISTS = ("residuals", "assessments", "surfaces", "turns", "batches")
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in (
-        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900",
-        "--no-first-run", "--disable-extensions",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-    ):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture(scope="module")
