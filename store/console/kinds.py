@@ -57,6 +57,10 @@ class ListKind:
     export: str | None  # `core-audit export` kind
     lists: tuple[str, ...] = ()  # without an input: its any-of string parameters
     describe: str = ""
+    # Facets that scan every matching row (no tally, no index): counted under this shorter
+    # limit of their own, and left out (with a note) past it; None: with the page's reads.
+    facet_seconds: float | None = None
+    facet_rows: int | None = None  # ... and not tried over this many matching rows
 
 
 def _short(text: str | None, width: int = 90) -> str:
@@ -120,7 +124,7 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
          Column("batch", lambda a: Cell(str(a.batch.batch_id), f"/batches/{a.batch.batch_id}"))),
         SEQ_ORDERS, "contract_assessments", "assessment_id", "assessments",
         describe="CORE's ContractAssessments, each in its problem, with the batch that stored "
-                 "it."),
+                 "it.", facet_seconds=0.3, facet_rows=20_000),
     ListKind(
         "surfaces", "Surfaces", filter_types.SurfaceFilter, queries.list_surfaces,
         queries.count_surfaces, _surface_facets,

@@ -85,20 +85,30 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
         page = kind.page(connection, where, options.first, options.after, last=options.last,
                          before=options.before, order=options.order, as_of=options.as_of)
         total = kind.count(connection, where, options.as_of)
-        facets = kind.facets(connection, where, options.as_of).fields
-        for name in facets.keys() & _params(query).keys():
-            # A field's own values counted without its own filter: one more can be added.
-            others = QueryParams([(k, v) for k, v in query.multi_items() if k != name])
-            facets[name] = kind.facets(connection, parsed_filter(kind, others),
-                                       options.as_of).fields[name]
         base = request.scope.get("root_path", "")
         params = _params(query)
         fields = {} if kind.input_class is None else filter_fields(kind.input_class).fields
+
+        def facets(connection: Connection) -> list[dict[str, Any]]:
+            counted = kind.facets(connection, where, options.as_of).fields
+            for name in counted.keys() & params.keys():
+                # A field's own values counted without its own filter: one can be added.
+                others = QueryParams([(k, v) for k, v in query.multi_items() if k != name])
+                counted[name] = kind.facets(connection, parsed_filter(kind, others),
+                                            options.as_of).fields[name]
+            return _facets(base, kind, params, counted, fields)
+
+        deferred = kind.facet_seconds is not None
+        too_many = kind.facet_rows is not None and total > kind.facet_rows
         return {
+            "facets": None if deferred or too_many else facets(connection),
+            "deferred": {"facets": (facets, kind.facet_seconds)}
+            if deferred and not too_many else {},
+            "omitted": {"facets": f"counting facets reads every matching row; this list has "
+                                  f"more than {kind.facet_rows:,}"} if too_many else {},
             "title": kind.title, "kind": kind, "total": total,
             "rows": [[_cell(column.cell(record)) for column in kind.columns]
                      for record in page.items],
-            "facets": _facets(base, kind, params, facets, fields),
             "active": [{"param": n, "value": v,
                         "href": _href(base, kind, _toggled(params, n, v))}
                        for n, values in params.items() if n not in PAGE_OPTIONS

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -205,13 +206,27 @@ class Console:
                 body = self.rendered.get(key)
                 if body is None:
                     context = await self.db.run(deadline, page.read, request, head, self)
+                    await self._run_deferred(context, deadline)
                     body = self.render(request, page.template, context, head)
-                    self.rendered.put(key, body)
+                    if not context["omitted"]:  # a page cut short is not kept
+                        self.rendered.put(key, body)
                 return Response(body, media_type="text/html; charset=utf-8", headers=headers)
 
             return await self.guarded(request, answer)
 
         return endpoint
+
+    async def _run_deferred(self, context: dict[str, Any], deadline: float) -> None:
+        """Reads a page may go without: each under a limit of its own (and the request's);
+        one that runs past it is left out, its name in `omitted`, the page still served."""
+        context.setdefault("omitted", {})
+        for name, (read, seconds) in context.pop("deferred", {}).items():
+            try:
+                context[name] = await self.db.run(min(deadline, time.monotonic() + seconds),
+                                                  read)
+            except QueryTimeout:
+                context[name] = None
+                context["omitted"][name] = f"they took longer than {seconds} s"
 
     def _endpoint_raw(self, read: Callable[[Connection, Request, Head, Console], Response]
                       ) -> Callable[[Request], Any]:

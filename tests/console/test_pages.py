@@ -388,3 +388,27 @@ def test_under_a_root_path_every_link_keeps_the_prefix(console_db: AuditStore) -
             local = [h for h in links(page.text) if h.startswith("/")]
             assert local and all(h.startswith("/audit/") for h in local), path
         assert client.get("/audit/static/proof-check.js").status_code == 200
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"facet_rows": 5}, "Facet counts left out: counting facets reads every matching row; "
+                        "this list has more than 5."),
+    ({"facet_seconds": 1e-9}, "Facet counts left out: they took longer than 1e-09 s."),
+])
+def test_costly_facets_are_left_out_with_a_note_and_the_list_still_shows(
+        console_db: AuditStore, monkeypatch: pytest.MonkeyPatch, change: dict[str, float],
+        says: str) -> None:
+    import dataclasses
+
+    from store.console import kinds
+
+    monkeypatch.setitem(kinds.LIST_KINDS, "assessments",
+                        dataclasses.replace(kinds.LIST_KINDS["assessments"], **change))
+    first = 4
+    with TestClient(create_app(console_db, close_db_on_shutdown=False),
+                    base_url="http://127.0.0.1") as client:
+        page = client.get(f"/assessments?first={first}")
+    assert page.status_code == 200
+    assert says in text(page.text)
+    assert f"{TOTAL_ASSESSMENTS} assessments" in text(page.text)
+    assert len(re.findall(r'href="/assessments/[0-9a-f]{64}"', page.text)) == first

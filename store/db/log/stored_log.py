@@ -45,7 +45,9 @@ def log_entry(table: str, row: Row) -> bytes:
     """What a leaf hashes: the row's table and stored values (not its seq, not a null column
     a later revision added), as canonical JSON; anyone can recompute it from the record."""
     late = LATE_COLUMNS.get(table, frozenset())
-    values = {k: v for k, v in row.items() if k != "seq" and not (v is None and k in late)}
+    # str(k): a column name read back is a str subclass, which orjson refuses as a key (the
+    # slow reference encoder would take over, with the same bytes).
+    values = {str(k): v for k, v in row.items() if k != "seq" and not (v is None and k in late)}
     return canonical({"table": table, "row": values})
 
 
@@ -101,14 +103,40 @@ class LogError(StoreError):
 BLOCK = 1 << SUBTREE_LEVEL  # leaves under one smallest stored subtree
 
 
-class LeafBlocks:
-    """Leaf hashes of whole 2**SUBTREE_LEVEL-leaf blocks, kept across requests (a stored leaf
-    never changes): a proof's lowest levels hash one block's rows once, not once a level."""
+def _block_entries(connection: Connection, start: int, end: int) -> list[tuple[int, bytes]]:
+    """(seq, entry) of the leaves start <= seq - 1 < end: one plain statement a table."""
+    found: list[tuple[int, bytes]] = []
+    for table in LEDGERED_KEYS:
+        t = metadata.tables[table]
+        result = connection.execute(select(t).where(t.c.seq > start, t.c.seq <= end))
+        keys = list(map(str, result.keys()))  # plain str: cheap to hash and compare
+        found.extend((row.seq, log_entry(table, dict(zip(keys, row, strict=True))))
+                     for row in result)
+    found.sort()
+    return found
 
-    def __init__(self, capacity: int = 1024) -> None:  # 1024 blocks: 8 MiB of hashes
+
+class LeafBlocks:
+    """Hashes kept across requests (a stored leaf or subtree never changes): the leaf hashes
+    of whole 2**SUBTREE_LEVEL-leaf blocks, so a proof's lowest levels hash one block's rows
+    once, and the stored subtrees proofs and roots read most (the upper levels)."""
+
+    def __init__(self, capacity: int = 1024,  # 1024 blocks: 8 MiB of hashes
+                 subtrees: int = 65536) -> None:
         self.capacity = capacity
+        self.subtree_capacity = subtrees
         self._blocks: OrderedDict[int, list[bytes]] = OrderedDict()
+        self._subtrees: dict[tuple[int, int], bytes] = {}
         self._lock = threading.Lock()
+
+    def stored(self, key: tuple[int, int]) -> bytes | None:
+        return self._subtrees.get(key)
+
+    def keep(self, key: tuple[int, int], digest: bytes) -> None:
+        with self._lock:
+            if len(self._subtrees) >= self.subtree_capacity:
+                self._subtrees.clear()  # rare: a new working set refills it
+            self._subtrees[key] = digest
 
     def leaves(self, connection: Connection, start: int, end: int) -> list[bytes]:
         """Hashes of leaves start..end-1, all in the block of `start`."""
@@ -118,8 +146,8 @@ class LeafBlocks:
             if found is not None:
                 self._blocks.move_to_end(block)
         if found is None or len(found) < end - block:
-            found = [leaf_hash(log_entry(table, row)) for _, table, row in
-                     leaf_rows(connection, block, block + BLOCK)]
+            found = [leaf_hash(entry) for _, entry in
+                     _block_entries(connection, block, block + BLOCK)]
             with self._lock:
                 self._blocks[block] = found
                 while len(self._blocks) > self.capacity:
@@ -143,6 +171,11 @@ class StoredLog:
         if found is not None:
             return found
         level = (end - start).bit_length() - 1
+        if level >= SUBTREE_LEVEL and self.blocks is not None:
+            found = self.blocks.stored((level, start))
+            if found is not None:
+                self._cache[(start, end)] = found
+                return found
         if level >= SUBTREE_LEVEL:
             stored = self.connection.execute(
                 select(log_subtrees.c.hash).where(log_subtrees.c.level == level,
@@ -150,6 +183,8 @@ class StoredLog:
             if stored is None:
                 raise LogError(f"subtree of leaves {start}..{end - 1} is not stored")
             found = bytes.fromhex(stored)
+            if self.blocks is not None:
+                self.blocks.keep((level, start), found)
         elif self.blocks is not None:
             found = root_hash(self.blocks.leaves(self.connection, start, end))
         else:
