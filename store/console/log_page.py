@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 from starlette.requests import Request
 
-from store.console.overview import checkpoint_note, note_origin
 from store.console.parameters import ParameterError, integer
 from store.db import queries
 from store.db.queries import MAX_KEY
 from store.db.queries.browsing import tree_heads_page
+from store.model.proof_file import NO_ORIGIN, checkpoint_note
 
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
@@ -35,7 +35,7 @@ def read_log(connection: Connection, request: Request, head: Head,
     heads = tree_heads_page(connection, below)
     base = request.scope.get("root_path", "")
     context: dict[str, Any] = {
-        "title": "Log", "ledger": ledger, "heads": heads, "note_origin": note_origin(),
+        "title": "Log", "ledger": ledger, "heads": heads, "note_origin": NO_ORIGIN,
         "checkpoint_note": checkpoint_note(ledger.origin, ledger.tree_size, ledger.root_hash),
         "older": f"{base}/log?below={heads[-1].tree_size}" if len(heads) == 50 else None,
         "form_from": query.get("from", ""), "form_root": query.get("root", ""),

@@ -14,21 +14,10 @@ from store.console.glossary import explain
 from store.db import queries
 from store.db.queries.browsing import count_batches_where, ingest_timeline
 from store.db.queries.records import FacetCount
-from store.model.checkpoint import Checkpoint
+from store.model.proof_file import checkpoint_note
 
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
-
-
-def checkpoint_note(origin: str | None, size: int, root: str) -> str:
-    """The tree head as an unsigned C2SP checkpoint note (origin: the store's, or a stand-in
-    until `core-audit checkpoint` fixes it)."""
-    return Checkpoint(origin=origin or note_origin(), size=size,
-                      root=bytes.fromhex(root)).unsigned_note()
-
-
-def note_origin() -> str:
-    return "core-audit/no-origin-yet"
 
 
 def _bars(base: str, path: str, param: str, counts: list[FacetCount], as_of: int | None,

@@ -16,13 +16,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from store.console.glossary import explain
-from store.console.overview import checkpoint_note
 from store.console.parameters import ParameterError
 from store.db import queries
 from store.db.queries import MAX_KEY, InclusionProof
 from store.db.queries.browsing import batch_by_id, journal_neighbours
 from store.model.journal_digest import journal_digest
-from store.model.proof_file import proof_file
+from store.model.proof_file import checkpoint_note, proof_file
 
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
