@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,10 +43,14 @@ def browser() -> Iterator[Any]:
         yield driver
 
 
+class Screenshots(UserWarning):
+    """Where this run's screenshots are: shown in pytest's warnings summary (with xdist too)."""
+
+
 @pytest.fixture(scope="module")
 def shots() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="core-audit-console-shots-"))
-    print(f"\nconsole screenshots: {folder}")
+    warnings.warn(f"console screenshots written to {folder}", Screenshots, stacklevel=1)
     return folder
 
 
