@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Select, func, select
+from sqlalchemy import ColumnElement, Connection, Select, Text, cast, func, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.batches import batch_of
@@ -84,10 +84,12 @@ def assessment_facets(connection: Connection, where: AssessmentFilter | None = N
                       as_of: int | None = None) -> Facets:
     """Per organ, family (through the organ map) and runnable: one grouped scan."""
     snapshot = snapshot_at(connection, as_of)
-    combos = (select(assessments_t.c.candidate_organ, assessments_t.c.runnable,
+    # As text: the facets' values share one column (PostgreSQL: 'true'; SQLite: '1').
+    runnable = cast(assessments_t.c.runnable, Text).label("runnable")
+    combos = (select(assessments_t.c.candidate_organ, runnable,
                      func.count().label("n"), func.count().label("s"))
               .where(*(where.conditions() if where else []), *held(snapshot, assessments_t))
-              .group_by(assessments_t.c.candidate_organ, assessments_t.c.runnable)
+              .group_by(assessments_t.c.candidate_organ, runnable)
               .cte("combos"))
     total, _, (by_organ, by_runnable) = facet_counts(connection, combos,
                                                      ("candidate_organ", "runnable"))
