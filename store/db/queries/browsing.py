@@ -85,11 +85,11 @@ def assessment_facets(connection: Connection, where: AssessmentFilter | None = N
     """Per organ, family (through the organ map) and runnable: one grouped scan."""
     snapshot = snapshot_at(connection, as_of)
     # As text: the facets' values share one column (PostgreSQL: 'true'; SQLite: '1').
-    runnable = cast(assessments_t.c.runnable, Text).label("runnable")
-    combos = (select(assessments_t.c.candidate_organ, runnable,
+    as_text = cast(assessments_t.c.runnable, Text).label("runnable")
+    combos = (select(assessments_t.c.candidate_organ, as_text,
                      func.count().label("n"), func.count().label("s"))
               .where(*(where.conditions() if where else []), *held(snapshot, assessments_t))
-              .group_by(assessments_t.c.candidate_organ, runnable)
+              .group_by(assessments_t.c.candidate_organ, as_text)
               .cte("combos"))
     total, _, (by_organ, by_runnable) = facet_counts(connection, combos,
                                                      ("candidate_organ", "runnable"))
