@@ -154,12 +154,17 @@ class Console:
         values = {
             "base": base, "here": here, "nav": NAV, "graphiql": self.graphiql,
             "title": context.get("title", "core-audit"), "as_of": None, "as_of_batch": None,
-            "as_of_query": "", "head_size": head.newest_size if head else "—",
+            "at": lambda path: base + path, "head_size": head.newest_size if head else "—",
             "head_root": head.newest_root if head else "", "here_now": base + here,
             **context}
         if head is not None and head.as_of is not None:
-            values.update(as_of=head.as_of, as_of_batch=head.as_of_batch,
-                          as_of_query=f"?asOf={head.as_of}")
+            as_of = head.as_of
+
+            def at(path: str) -> str:
+                """A console path, kept at the page's tree size."""
+                return f"{base}{path}{'&' if '?' in path else '?'}asOf={as_of}"
+
+            values.update(as_of=as_of, as_of_batch=head.as_of_batch, at=at)
         return self.templates.get_template(template).render(values).encode("utf-8")
 
     def error_page(self, request: Request, status: int, message: str,

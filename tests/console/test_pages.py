@@ -412,3 +412,32 @@ def test_costly_facets_are_left_out_with_a_note_and_the_list_still_shows(
     assert says in text(page.text)
     assert f"{TOTAL_ASSESSMENTS} assessments" in text(page.text)
     assert len(re.findall(r'href="/assessments/[0-9a-f]{64}"', page.text)) == first
+
+
+@pytest.mark.parametrize("as_of", [None, HEADS[3]])
+def test_every_link_of_every_kind_of_page_resolves(console: TestClient,
+                                                   as_of: int | None) -> None:
+    """Overview, lists, one record of each kind and the log, now and at a tree size: each
+    local link answers 200 (downloads aside: the export tests read them)."""
+    suffix = "" if as_of is None else f"?asOf={as_of}"
+    pages = [f"/{suffix}", *(f"/{name}{suffix}" for name in
+                             ("residuals", "assessments", "surfaces", "turns", "batches"))]
+    for name in ("residuals", "assessments", "surfaces", "batches"):
+        listing = console.get(f"/{name}{suffix}")
+        pages.append(re.findall(rf'href="(/{name}/[0-9a-f\d]+[^"]*)"', listing.text)[0])
+    if as_of is None:
+        pages += [f"/turns/{_turn_keys(console)[2]}", "/log?from=18"]
+    seen: set[str] = set()
+    for page in pages:
+        answer = console.get(page)
+        assert answer.status_code == 200, page
+        for link in links(answer.text):
+            if link in seen or not link.startswith("/") or "/export/" in link or (
+                    link.startswith("/graphql")):
+                continue
+            seen.add(link)
+            assert console.get(link).status_code == 200, f"{link} (on {page})"
+            if as_of is not None and link.startswith(("/residuals/", "/assessments/")) and (
+                    link != page.split("?")[0]):  # "See it now": the same page, as it is now
+                assert f"asOf={as_of}" in link, (link, page)
+    assert len(seen) > 50
