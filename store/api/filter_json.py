@@ -17,19 +17,10 @@ from graphql import GraphQLError, GraphQLInputObjectType, Undefined, coerce_inpu
 from graphql.utilities import validate_input_value
 from strawberry.types.arguments import convert_argument
 
-from store.api.filter_types import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
+from store.api.filter_types import INPUTS
 from store.api.schema import build_schema
-from store.db import queries
 from store.db.queries.exports import ExportFilter
 from store.errors import InputError
-
-# The GraphQL input for each query-layer filter: the input's `to_query` builds that filter.
-_INPUTS: dict[type[ExportFilter], type[Any]] = {
-    queries.ResidualFilter: ResidualFilter,
-    queries.AssessmentFilter: AssessmentFilter,
-    queries.SurfaceFilter: SurfaceFilter,
-    queries.TurnFilter: TurnFilter,
-}
 
 
 class FilterInputError(InputError):
@@ -48,7 +39,7 @@ def filter_from_json(text: str, filter_type: type[ExportFilter]) -> ExportFilter
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise FilterInputError(f"not JSON: {exc}") from None
-    converted = input_from_value(value, _INPUTS[filter_type])
+    converted = input_from_value(value, INPUTS[filter_type])  # its `to_query` builds one
     if converted is None:
         return None
     where: ExportFilter = converted.to_query()

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from store.api import filter_types
+from store.api.filter_types import INPUTS
 from store.db import queries
 from store.db.queries.browsing import (
     Facets,
@@ -25,7 +25,6 @@ from store.db.queries.records import Page
 
 Order = queries.Order
 SEQ_ORDERS = (Order.OLDEST_FIRST, Order.NEWEST_FIRST)
-ALL_ORDERS = (Order.OLDEST_FIRST, Order.NEWEST_FIRST, Order.MOST_SEEN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,10 +98,20 @@ def _batch_page(connection: Connection, where: Any, first: int | None = None,
     return list_batches_where(connection, where, first, after, **options)
 
 
+def _listed(name: str, title: str, facets: Callable[[Connection, Any, int | None], Facets],
+            columns: tuple[Column, ...], describe: str, **more: Any) -> ListKind:
+    """A kind the query layer lists (queries.LISTINGS): its list, count, orders, table, key
+    and filter input are the listing's, as the API's resolvers use them."""
+    listing = queries.LISTINGS[name]
+    assert listing.filter_type is not None, name
+    return ListKind(name, title, INPUTS[listing.filter_type], listing.list, listing.count,
+                    facets, columns, listing.orders, listing.table.name, listing.key,
+                    name if listing.exported else None, describe=describe, **more)
+
+
 LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
-    ListKind(
-        "residuals", "Residuals", filter_types.ResidualFilter, queries.list_residuals,
-        queries.count_residuals, _residual_facets,
+    _listed(
+        "residuals", "Residuals", _residual_facets,
         (Column("residual", lambda r: _id("residuals", r.residual.residual_id)),
          Column("kind", lambda r: Cell(r.residual.residual_kind.name,
                                        field="kind")),
@@ -111,42 +120,35 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
          Column("code", lambda r: Cell(r.residual.residual_code, mono=True)),
          Column("seen", lambda r: Cell(str(r.occurrence_count))),
          Column("batch", lambda r: Cell(str(r.batch_id), f"/batches/{r.batch_id}"))),
-        ALL_ORDERS, "contract_residuals", "residual_id", "residuals",
         describe="ADR-0225 ContractResiduals: refused assessments projected into a closed "
                  "taxonomy of kinds and source axes."),
-    ListKind(
-        "assessments", "Assessments", filter_types.AssessmentFilter, queries.list_assessments,
-        queries.count_assessments, assessment_facets,
+    _listed(
+        "assessments", "Assessments", assessment_facets,
         (Column("assessment", lambda a: _id("assessments", a.assessment_id)),
          Column("organ", lambda a: Cell(a.assessment.candidate_organ)),
          Column("runnable", lambda a: Cell("yes" if a.assessment.runnable else "no")),
          Column("problem", lambda a: Cell(_short(a.problem_text))),
          Column("batch", lambda a: Cell(str(a.batch.batch_id), f"/batches/{a.batch.batch_id}"))),
-        SEQ_ORDERS, "contract_assessments", "assessment_id", "assessments",
         describe="CORE's ContractAssessments, each in its problem, with the batch that stored "
                  "it.", facet_seconds=0.3, facet_rows=20_000),
-    ListKind(
-        "surfaces", "Surfaces", filter_types.SurfaceFilter, queries.list_surfaces,
-        queries.count_surfaces, _surface_facets,
+    _listed(
+        "surfaces", "Surfaces", _surface_facets,
         (Column("surface", lambda s: _id("surfaces", s.surface_id)),
          Column("grounding", lambda s: Cell(s.grounding_source.name, field="groundingSource")),
          Column("verification", lambda s: Cell(s.verification.name, field="verification")),
          Column("text", lambda s: Cell(_short(s.surface))),
          Column("corpus", lambda s: Cell(s.corpus_id or "—")),
          Column("seen", lambda s: Cell(str(s.occurrence_count)))),
-        ALL_ORDERS, "surface_records", "surface_id", "surfaces",
         describe="Answer surfaces with their grounding source (ADR-0052) and, for teaching, "
                  "their re-derivation against the reviewed chain."),
-    ListKind(
-        "turns", "Turns", filter_types.TurnFilter, queries.list_turns, queries.count_turns,
-        _turn_facets,
+    _listed(
+        "turns", "Turns", _turn_facets,
         (Column("turn", lambda t: _id("turns", t.turn_key)),
          Column("id", lambda t: Cell("—" if t.turn_id is None else str(t.turn_id))),
          Column("grounding", lambda t: Cell(t.grounding_source.name, field="groundingSource")),
          Column("state", lambda t: Cell(t.epistemic_state or "—")),
          Column("prompt", lambda t: Cell(_short(t.prompt, 70))),
          Column("surface", lambda t: _id("surfaces", t.surface.surface_id))),
-        SEQ_ORDERS, "turns", "turn_key", "turns",
         describe="CORE turns: Workbench journal lines kept verbatim, ChatRuntime outputs and "
                  "TurnEvents."),
     ListKind(

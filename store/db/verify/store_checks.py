@@ -7,9 +7,10 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
-from sqlalchemy import Connection, exists, inspect, literal, select, text
+from sqlalchemy import Connection, exists, func, inspect, literal, select, text
 
 from store.db.log.stored_log import LogError, StoredLog, TreeHead, latest_head, leaf_rows, log_entry
+from store.db.schema.guards import SINGLE_ROW_TABLES
 from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.db.schema.tables import (
     SUBTREE_LEVEL,
@@ -20,6 +21,7 @@ from store.db.schema.tables import (
 from store.db.verify.content_checks import content_id_problems
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
+from store.db.verify.schema_snapshot import whole_schema_problems
 from store.db.write.row_builders import ledger_key
 from store.db.write.tallies import recomputed_tallies, stored_tallies
 from store.model.checkpoint import Checkpoint
@@ -164,6 +166,15 @@ def _unreadable_tables(connection: Connection) -> dict[str, Problem]:
     return unreadable
 
 
+def _single_row_problems(connection: Connection, skip: Collection[str]) -> Iterator[Problem]:
+    for name in sorted(SINGLE_ROW_TABLES - set(skip)):
+        rows = connection.execute(
+            select(func.count()).select_from(metadata.tables[name])).scalar_one()
+        if rows > 1:
+            yield Problem(None, name, "", f"holds {rows} rows, one at most: rows were added "
+                                          "out of band (which one a reader takes is arbitrary)")
+
+
 def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *,
                  quick: bool = False) -> VerifyReport:
     """Everything recomputable is recomputed: rows <-> leaves, the tree, every tree head,
@@ -173,6 +184,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     unreadable = _unreadable_tables(connection)
     problems: list[Problem] = list(unreadable.values())
     problems.extend(schema_problems(connection))  # keys, duplicates, indexes, triggers
+    problems.extend(whole_schema_problems(connection))  # everything else, against head's
+    problems.extend(_single_row_problems(connection, unreadable.keys()))
     log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
     if log_tables & unreadable.keys():
         report.problems = problems[:MAX_PROBLEMS]
