@@ -39,6 +39,7 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ok("keygen", "other", "--out", folder / "other")
     files = {"db": db, "key": folder / "auditor.key", "pub": folder / "auditor.pub",
              "other_pub": folder / "other.pub"}
+    ok("checkpoint", "--db", db, "--origin", "audit.example.org/core")  # chosen once
     for name, key in (("checkpoint", files["key"]), ("other_checkpoint", folder / "other.key")):
         files[name] = folder / f"{name}.txt"
         files[name].write_text(ok("checkpoint", "--db", db, "--key", key), encoding="utf-8")
