@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Callable
+from typing import Any
 
 import click
 from sqlalchemy import Connection
@@ -12,15 +14,21 @@ from sqlalchemy import Connection
 from store.cli.options import db_option, open_store
 from store.db import queries
 from store.db.log.stored_log import LogError
+from store.db.schema.record_kinds import KINDS_BY_TABLE
 
 _HEX_ID = re.compile(r"[0-9a-f]{64}", re.ASCII)
-# option name -> (table, what a user calls its id)
-_RECORDS: dict[str, tuple[str, str]] = {
-    "residual": ("contract_residuals", "residual_id"),
-    "surface": ("surface_records", "surface_id"),
-    "turn": ("turns", "turn_key"),
-    "assessment": ("contract_assessments", "assessment_id"),
-}
+# option name -> its listing: every listing with a get-by-key (`one`), in the API's order.
+_RECORDS: dict[str, queries.RecordListing[Any, Any]] = {
+    listing.one: listing for listing in queries.LISTINGS.values() if listing.one is not None}
+_CHOICES = ", ".join(f"--{name}" for name in (*_RECORDS, "index")) + " or --consistency"
+
+
+def _record_options(command: Callable[..., None]) -> Callable[..., None]:
+    """An --<one> ID option per listing, in their order."""
+    for name, listing in reversed(_RECORDS.items()):
+        command = click.option(f"--{name}", metavar="ID",
+                               help=f"Prove this {listing.key} is in the log.")(command)
+    return command
 
 
 def _prove(connection: Connection, ids: dict[str, str | None], index: int | None,
@@ -31,8 +39,8 @@ def _prove(connection: Connection, ids: dict[str, str | None], index: int | None
     if index is not None:
         return queries.inclusion_proof_at(connection, index, tree_size)
     kind, value = next((k, v) for k, v in ids.items() if v is not None)
-    table, id_name = _RECORDS[kind]
-    if not _HEX_ID.fullmatch(value):
+    table, id_name = _RECORDS[kind].table.name, _RECORDS[kind].key
+    if KINDS_BY_TABLE[table].content_ids is not None and not _HEX_ID.fullmatch(value):
         raise queries.QueryError(f"--{kind}: a {id_name} is 64 lowercase hex digits, got "
                                  f"{value[:80]!r}")
     proof = queries.inclusion_proof(connection, table, (value,), tree_size)
@@ -43,18 +51,14 @@ def _prove(connection: Connection, ids: dict[str, str | None], index: int | None
 
 @click.command()
 @db_option
-@click.option("--residual", metavar="ID", help="Prove this residual_id is in the log.")
-@click.option("--surface", metavar="ID", help="Prove this surface_id is in the log.")
-@click.option("--turn", metavar="ID", help="Prove this turn_key is in the log.")
-@click.option("--assessment", metavar="ID", help="Prove this assessment_id is in the log.")
+@_record_options
 @click.option("--index", type=int, metavar="N", help="Prove leaf N (any table) is in the log.")
 @click.option("--consistency", type=int, metavar="FIRST",
               help="Prove the tree extends the tree of its first FIRST leaves.")
 @click.option("--tree-size", type=int, metavar="N",
               help="Prove against the tree of N leaves (default: the newest tree head).")
-def prove(db: str | None, residual: str | None, surface: str | None, turn: str | None,
-          assessment: str | None, index: int | None, consistency: int | None,
-          tree_size: int | None) -> None:
+def prove(db: str | None, index: int | None, consistency: int | None, tree_size: int | None,
+          **ids: str | None) -> None:
     """Print an RFC 9162 inclusion proof of one record (or leaf), or a consistency proof, as
     JSON; check it offline against a checkpoint with `core-audit verify-proof`.
 
@@ -63,11 +67,9 @@ def prove(db: str | None, residual: str | None, surface: str | None, turn: str |
     consistency_path. Default tree: the newest head. An unknown id or a size out of range
     exits 1.
     """
-    ids = {"residual": residual, "surface": surface, "turn": turn, "assessment": assessment}
     chosen = [v for v in (*ids.values(), index, consistency) if v is not None]
     if len(chosen) != 1:
-        raise click.UsageError("give exactly one of --residual, --surface, --turn, "
-                               "--assessment, --index or --consistency")
+        raise click.UsageError(f"give exactly one of {_CHOICES}")
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
         try:
             proof = _prove(connection, ids, index, consistency, tree_size)
