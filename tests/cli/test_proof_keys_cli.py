@@ -132,6 +132,16 @@ def test_a_checkpoint_edited_after_signing_is_refused(signed: dict[str, Path], t
     assert code == 1 and output.startswith("invalid: ") and "does not verify" in output
 
 
+def test_the_signer_key_given_as_verifier_key_is_named(signed: dict[str, Path]) -> None:
+    code, output = verify_proof(signed["inclusion"], signed["checkpoint"], signed["key"])
+    assert code == 1
+    assert ("this is a signer key (PREFIX.key, secret): check with its verifier key, "
+            "PREFIX.pub") in output
+    result = cli("verify", "--db", signed["db"], "--checkpoint", signed["checkpoint"],
+                 "--key", signed["key"])
+    assert result.exit_code == 1 and "this is a signer key" in result.output
+
+
 def test_a_checkpoint_signed_by_another_key_is_refused(signed: dict[str, Path]) -> None:
     result = cli("verify", "--db", signed["db"], "--checkpoint", signed["other_checkpoint"],
                  "--key", signed["pub"])
