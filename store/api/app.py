@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLRequestData
+from strawberry.http.base import BaseRequestProtocol
 
 from store.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from store.api.context import RegistryProvider, RequestContext
@@ -61,6 +62,14 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
         except HTTPException as exc:  # strawberry's own answers are plain text: not GraphQL
             response = error_response(exc.status_code, exc.reason)
         await response(scope, receive, send)
+
+    def should_render_graphql_ide(self, request: BaseRequestProtocol) -> bool:
+        # A GET naming an operation (a trusted document's documentId too) asks for its
+        # result, whatever Accept says: never GraphiQL's page nor a 404 for it.
+        params = request.query_params
+        if params.get("documentId") is not None or params.get("query") is not None:
+            return False
+        return bool(super().should_render_graphql_ide(request))
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return graphiql_page()  # strawberry's own page loads its scripts from a CDN

@@ -6,6 +6,7 @@ import dataclasses
 import math
 import os
 import re
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -186,6 +187,7 @@ def run_server(settings: AppSettings, *, port: int, workers: int = 1, root_path:
     app = settings.build_app() if workers == 1 else None
     if app is None:
         settings.check()  # a bad checkout, store or document: an error before serving
+    _check_port(settings.host, port)
     origin = f"http://{_url_host(settings.host)}:{port}{root_path}"
     console = f"; the console at {origin}/" if settings.console else ""
     click.echo(f"GraphQL at {origin}/graphql (read-only){console}", err=True)
@@ -204,6 +206,22 @@ def run_server(settings: AppSettings, *, port: int, workers: int = 1, root_path:
 def app_from_settings() -> Starlette:
     """The app of one worker process, from the settings `run_server` left in the environment."""
     return AppSettings.from_json(os.environ[SETTINGS_VARIABLE]).build_app()
+
+
+def _check_port(host: str, port: int) -> None:
+    """A port another process listens on fails here, with what to do, not after the URL was
+    printed (uvicorn binds later, then exits with its own words)."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise click.ClickException(
+                f"{_url_host(host)}:{port} cannot be served: {exc.strerror} (another server "
+                f"on it?): choose another port with --port N, e.g. --port {port + 1}") from exc
 
 
 def _url_host(host: str) -> str:

@@ -39,6 +39,7 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ok("keygen", "other", "--out", folder / "other")
     files = {"db": db, "key": folder / "auditor.key", "pub": folder / "auditor.pub",
              "other_pub": folder / "other.pub"}
+    ok("checkpoint", "--db", db, "--origin", "audit.example.org/core")  # chosen once
     for name, key in (("checkpoint", files["key"]), ("other_checkpoint", folder / "other.key")):
         files[name] = folder / f"{name}.txt"
         files[name].write_text(ok("checkpoint", "--db", db, "--key", key), encoding="utf-8")
@@ -129,6 +130,16 @@ def test_a_checkpoint_edited_after_signing_is_refused(signed: dict[str, Path], t
     assert result.exit_code == 1 and "does not verify" in result.output
     code, output = verify_proof(signed["inclusion"], forged, signed["pub"])
     assert code == 1 and output.startswith("invalid: ") and "does not verify" in output
+
+
+def test_the_signer_key_given_as_verifier_key_is_named(signed: dict[str, Path]) -> None:
+    code, output = verify_proof(signed["inclusion"], signed["checkpoint"], signed["key"])
+    assert code == 1
+    assert ("this is a signer key (PREFIX.key, secret): check with its verifier key, "
+            "PREFIX.pub") in output
+    result = cli("verify", "--db", signed["db"], "--checkpoint", signed["checkpoint"],
+                 "--key", signed["key"])
+    assert result.exit_code == 1 and "this is a signer key" in result.output
 
 
 def test_a_checkpoint_signed_by_another_key_is_refused(signed: dict[str, Path]) -> None:

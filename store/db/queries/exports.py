@@ -25,11 +25,13 @@ from sqlalchemy import (
     String,
     Table,
     literal_column,
+    select,
 )
 
 from store.db.queries.as_of import Snapshot, snapshot_at
 from store.db.queries.filters import filter_order
 from store.db.queries.listings import LISTINGS, Filter, RecordListing
+from store.db.schema.tables import tree_heads
 
 # Rows fetched per round trip (SQLite: fetchmany; PostgreSQL: a server-side cursor).
 EXPORT_CHUNK_ROWS = 5000
@@ -45,6 +47,7 @@ class ExportKind:
     table: Table
     filter_type: type[Filter] | None
     _rows: Callable[[Any, Snapshot | None], Select[Any]]  # (filter or None, snapshot)
+    order: str = "seq"  # append order: a leaf's seq, a tree head's size
 
     @property
     def columns(self) -> list[str]:
@@ -63,7 +66,7 @@ class ExportKind:
             raise TypeError(f"{self.name} takes a {getattr(self.filter_type, '__name__', None)}")
         # A joined record (a turn's surface, an occurrence's residual) was stored before its
         # row, so bounding this table's seq is the whole as-of condition.
-        return self._rows(where, snapshot).order_by(self.table.c.seq)
+        return self._rows(where, snapshot).order_by(self.table.c[self.order])
 
 
 def export_kinds(listings: Iterable[RecordListing[Any, Any]]) -> dict[str, ExportKind]:
@@ -80,7 +83,18 @@ def export_kinds(listings: Iterable[RecordListing[Any, Any]]) -> dict[str, Expor
     return {kind.name: kind for kind in kinds}
 
 
-EXPORT_KINDS: dict[str, ExportKind] = export_kinds(LISTINGS.values())
+def _tree_heads(_: None, snapshot: Snapshot | None) -> Select[Any]:
+    statement = select(tree_heads)
+    if snapshot is not None:
+        statement = statement.where(tree_heads.c.tree_size <= snapshot.tree_size)
+    return statement
+
+
+# Every kind the store keeps: the listings', and the log's own tree heads (one per batch).
+EXPORT_KINDS: dict[str, ExportKind] = {
+    **export_kinds(LISTINGS.values()),
+    "tree-heads": ExportKind("tree-heads", tree_heads, None, _tree_heads, order="tree_size"),
+}
 
 
 def export_rows(connection: Connection, kind: str, where: ExportFilter | None = None,
