@@ -111,6 +111,8 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
         problems = [str(p) for p in report.problems]
         _not_intact(problems if as_json else [f"first problem at {problems[0]}",
                                               *problems[1:]], as_json)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
     tip = report.tip
     assert tip is not None
     if as_json:
@@ -128,7 +130,9 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
 @db_option
 @click.option("--key", type=_FILE, metavar="PREFIX.key", help="Sign it with this signer key.")
 @click.option("--origin", default=None, metavar="O",
-              help="The log's origin line; the store keeps its first one and refuses another.")
+              help="The log's origin line (e.g. audit.example.org/core), chosen once: the "
+                   "store keeps it and refuses another. Until chosen, checkpoints carry a "
+                   "provisional core-audit/<hex> origin and nothing is written.")
 @click.option("--json", "as_json", is_flag=True,
               help='Print {"origin", "tree_size", "root_hash", "note"} (note: the checkpoint).')
 def checkpoint(db: str | None, key: Path | None, origin: str | None, as_json: bool) -> None:
@@ -142,9 +146,19 @@ def checkpoint(db: str | None, key: Path | None, origin: str | None, as_json: bo
             raise click.ClickException(f"{key}: {exc}") from exc
     with open_store(db) as store:
         try:
+            chosen = store.origin() is not None or origin is not None
+            if signer is not None and not chosen:
+                raise click.ClickException(
+                    "this store's origin is not chosen yet: sign only under the origin it will "
+                    "keep, chosen once with --origin (e.g. --origin audit.example.org/core)")
             head = store.checkpoint(origin)
         except (StoreError, CheckpointError) as exc:
             raise click.ClickException(str(exc)) from exc
+    if not chosen:
+        click.echo(f"note: this store's origin is not chosen yet: {head.origin!r} is "
+                   "provisional. Choose it once, on purpose: core-audit checkpoint --origin "
+                   f"HOST/PATH (choosing {head.origin} keeps the checkpoints printed so far "
+                   "valid)", err=True)
     note = head.unsigned_note() if signer is None else sign(head, signer)
     if as_json:
         click.echo(orjson.dumps({"origin": head.origin, "tree_size": head.size,

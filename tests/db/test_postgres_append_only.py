@@ -49,7 +49,7 @@ def pg_store(pg_url: str) -> str:
         for path in EXAMPLES:
             store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
         store.ingest(_frames(100), source="frames.jsonl")
-        store.checkpoint()
+        store.checkpoint("audit.example.org/core")  # the origin chosen: log_origin has a row
     return pg_url
 
 
