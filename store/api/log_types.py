@@ -7,6 +7,7 @@ from strawberry.types import Info
 
 from store.api.context import RequestContext
 from store.db import queries
+from store.db.log.kept_checkpoints import KeptCheckpoint, kept_checkpoints
 from store.model.checkpoint import Checkpoint
 
 INCLUSION_HELP = ("RFC 9162 proof that this record is a leaf of the tree of treeSize leaves "
@@ -52,6 +53,27 @@ async def record_inclusion(info: Info[RequestContext, None], table: str, key: st
     return InclusionProof.of(proof)
 
 
+MAX_CHECKPOINTS = 100
+
+
+@strawberry.type(description="A signed checkpoint the store issued and kept, with the "
+                             "witnesses' cosignatures appended since.")
+class KeptCheckpointView:
+    checkpoint_id: int = strawberry.field(description="1, 2, ... in the order they were kept.")
+    tree_size: int
+    root_hash: str
+    signers: list[str] = strawberry.field(description="The log keys' names that signed it.")
+    cosigners: list[str] = strawberry.field(description="The witnesses that cosigned it.")
+    note: str = strawberry.field(description="The C2SP checkpoint note with every signature "
+                                             "and cosignature line: check it against a policy.")
+
+    @classmethod
+    def of(cls, kept: KeptCheckpoint) -> KeptCheckpointView:
+        return cls(checkpoint_id=kept.checkpoint_id, tree_size=kept.tree_size,
+                   root_hash=kept.root_hash, signers=list(kept.signers),
+                   cosigners=list(kept.cosigners), note=kept.note)
+
+
 @strawberry.type(description="The transparency log (RFC 9162): every stored row is a leaf.")
 class Ledger:
     tree_size: int = strawberry.field(description="Leaves: the stored rows, in append order.")
@@ -75,3 +97,15 @@ class Ledger:
         # to this head's size, not the newest: a batch may have landed since it was read
         proof = await info.context.run(queries.consistency_proof, from_size, self.tree_size)
         return ConsistencyProof.of(proof)
+
+    @strawberry.field(description="Signed checkpoints kept by `core-audit checkpoint --key`, "
+                                  "newest first, of trees no larger than this head; `before`: "
+                                  f"only ids below it; `first`: at most {MAX_CHECKPOINTS}.")
+    async def checkpoints(self, info: Info[RequestContext, None], first: int = 20,
+                          before: int | None = None) -> list[KeptCheckpointView]:
+        if not 0 <= first <= MAX_CHECKPOINTS:
+            raise queries.QueryError(f"first: must be between 0 and {MAX_CHECKPOINTS}, got "
+                                     f"{first}")
+        found = await info.context.run(kept_checkpoints, limit=first, before=before,
+                                       max_size=self.tree_size)
+        return [KeptCheckpointView.of(kept) for kept in found]

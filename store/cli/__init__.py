@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from store import __version__
+from store.cli.checkpoints import checkpoint, checkpoints
 from store.cli.copy import copy
 from store.cli.db import db
 from store.cli.demo import demo
@@ -22,7 +23,7 @@ from store.cli.schema import schema
 from store.cli.serve import serve
 from store.cli.teaching import corpus, surface
 from store.cli.trusted_documents import trusted_documents
-from store.cli.verify import checkpoint, verify
+from store.cli.verify import verify
 from store.cli.verify_proof import verify_proof
 from store.errors import CoreAuditError
 
@@ -44,7 +45,7 @@ def main() -> None:
     """Append-only audit store for CORE's residuals and teaching-grounded surfaces."""
 
 
-for command in (project, ingest, verify, checkpoint, keygen, prove, verify_proof, log, export,
-                db, copy, corpus, surface, serve, trusted_documents, query, schema, demo,
-                cli_reference):
+for command in (project, ingest, verify, checkpoint, checkpoints, keygen, prove, verify_proof,
+                log, export, db, copy, corpus, surface, serve, trusted_documents, query, schema,
+                demo, cli_reference):
     main.add_command(command)

@@ -9,16 +9,10 @@ from typing import NoReturn
 import click
 import orjson
 
-from store.cli.options import db_option, open_store, say_if_immutable
+from store.cli.options import db_option, say_if_immutable
 from store.db.audit_store import AuditStore
 from store.errors import CheckpointError, StoreError
-from store.model.checkpoint import (
-    MAX_NOTE_BYTES,
-    Checkpoint,
-    SignerKey,
-    open_checkpoint,
-    sign,
-)
+from store.model.checkpoint import MAX_NOTE_BYTES, Checkpoint, open_checkpoint
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -112,32 +106,3 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
     extends = f"; extends the checkpoint of size {checkpoint.size}" if checkpoint else ""
     what = "tree head" if quick else "leaves"
     click.echo(f"intact: {tip.size} {what}, root {tip.root_hex}{extends}")
-
-
-@click.command()
-@db_option
-@click.option("--key", type=_FILE, metavar="PREFIX.key", help="Sign it with this signer key.")
-@click.option("--origin", default=None, metavar="O",
-              help="The log's origin line; the store keeps its first one and refuses another.")
-@click.option("--json", "as_json", is_flag=True,
-              help='Print {"origin", "tree_size", "root_hash", "note"} (note: the checkpoint).')
-def checkpoint(db: str | None, key: Path | None, origin: str | None, as_json: bool) -> None:
-    """Print the newest tree head as a C2SP tlog-checkpoint (signed with --key): keep it
-    elsewhere, and later `verify --checkpoint` that the store still extends it."""
-    signer = None
-    if key is not None:
-        try:
-            signer = SignerKey.parse(read_small_text(key, "signer key").strip())
-        except ValueError as exc:
-            raise click.ClickException(f"{key}: {exc}") from exc
-    with open_store(db) as store:
-        try:
-            head = store.checkpoint(origin)
-        except (StoreError, CheckpointError) as exc:
-            raise click.ClickException(str(exc)) from exc
-    note = head.unsigned_note() if signer is None else sign(head, signer)
-    if as_json:
-        click.echo(orjson.dumps({"origin": head.origin, "tree_size": head.size,
-                                 "root_hash": head.root.hex(), "note": note}).decode())
-        return
-    click.echo(note, nl=False)
