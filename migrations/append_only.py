@@ -99,3 +99,24 @@ def drop_append_only_triggers(table: str) -> None:
             op.execute(f"DROP TRIGGER IF EXISTS {table}_append_only_{name} ON {table}")
         else:
             op.execute(f"DROP TRIGGER IF EXISTS {table}_append_only_{name}")
+
+
+def sqlite_insert_guard_v3(table: str, key: tuple[str, ...], *,
+                           unique: tuple[tuple[str, ...], ...] = (), rowid: bool = True,
+                           single_row: bool = False) -> str:
+    """Version 3 (revision 0008 on): the SQLite insert guard refuses an insert that meets a
+    stored key or any other unique value (REPLACE deletes through every UNIQUE constraint),
+    any explicit rowid on a table with a hidden rowid (NEW.rowid is -1 unless one is given),
+    and on a single-row table any second row."""
+    keys = (key, *unique)
+    conditions = [f"EXISTS (SELECT 1 FROM {table} WHERE "
+                  + " AND ".join(f"{column} = NEW.{column}" for column in columns) + ")"
+                  for columns in keys]
+    if rowid:
+        conditions.append("NEW.rowid <> -1")
+    if single_row:
+        conditions = [f"EXISTS (SELECT 1 FROM {table})", *conditions[1:]]
+    return (f"CREATE TRIGGER {table}_append_only_insert BEFORE INSERT ON {table} "
+            f"WHEN {' OR '.join(conditions)} "
+            f"BEGIN SELECT RAISE(ABORT, '{table} is append-only: a row with this key exists'); "
+            "END")

@@ -28,6 +28,14 @@ def _url() -> str:
     return url if url and given is None else resolve_url(given)
 
 
+# PostgreSQL only, in no model (SQLite's log_origin insert guard does its job): revision 0008.
+_UNMODELLED_INDEXES = frozenset({"uq_log_origin_one_row"})
+
+
+def _modelled(object_, name, type_, reflected, compare_to) -> bool:  # type: ignore[no-untyped-def]
+    return not (type_ == "index" and name in _UNMODELLED_INDEXES)
+
+
 def _run(connection) -> None:  # type: ignore[no-untyped-def]
     sqlite = connection.dialect.name == "sqlite"
     if sqlite and not connection.in_transaction():
@@ -42,6 +50,7 @@ def _run(connection) -> None:  # type: ignore[no-untyped-def]
             # SQLite DDL is transactional once the driver stops auto-committing (engine recipe).
             transactional_ddl=True,
             render_as_batch=sqlite,
+            include_object=_modelled,
         )
         with context.begin_transaction():
             context.run_migrations()

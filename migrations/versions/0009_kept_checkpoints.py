@@ -2,12 +2,13 @@
 witnesses' cosignatures of it, appended beside it as they arrive; never edited.
 
 Two new tables, created whole (no batch mode), each under the append-only guards every
-table has (SQLite: UPDATE and DELETE raise, the insert guard refuses a stored key or rowid,
-so REPLACE cannot swap a row; PostgreSQL: UPDATE, DELETE and TRUNCATE raise). No row of an
-existing table changes.
+table has (SQLite: UPDATE and DELETE raise, the version 3 insert guard of revision 0008
+refuses a stored key and any explicit rowid of a table with a hidden one, so REPLACE cannot
+swap a row; PostgreSQL: UPDATE, DELETE and TRUNCATE raise). No row of an existing table
+changes.
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 Create Date: 2026-12-04
 """
 
@@ -15,10 +16,14 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from append_only import create_append_only_triggers_v2, drop_append_only_triggers
+from append_only import (
+    create_append_only_triggers_v2,
+    drop_append_only_triggers,
+    sqlite_insert_guard_v3,
+)
 
 revision = "0009"
-down_revision = "0007"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
@@ -45,8 +50,14 @@ def upgrade() -> None:
                                 name="fk_checkpoint_cosignatures_checkpoint_id_checkpoints",
                                 deferrable=True, initially="DEFERRED"),
     )
-    create_append_only_triggers_v2("checkpoints", ("checkpoint_id",))
-    create_append_only_triggers_v2("checkpoint_cosignatures", ("checkpoint_id", "witness"))
+    # key, and whether SQLite keeps a rowid apart from it (not for one INTEGER key column)
+    guarded = {"checkpoints": (("checkpoint_id",), False),
+               "checkpoint_cosignatures": (("checkpoint_id", "witness"), True)}
+    for table, (key, hidden_rowid) in guarded.items():
+        create_append_only_triggers_v2(table, key)  # update, delete (and the v2 insert guard)
+        if op.get_bind().dialect.name == "sqlite":
+            op.execute(f"DROP TRIGGER {table}_append_only_insert")
+            op.execute(sqlite_insert_guard_v3(table, key, rowid=hidden_rowid))
 
 
 def downgrade() -> None:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from sqlalchemy import Engine
 
-from store.db.audit_store import AuditStore
-from store.db.schema.engine import IMMUTABLE_ENV_VAR, opened_immutable
-from store.db.time_limit import DEFAULT_TIME_LIMIT
 from store.errors import StoreError
+
+if TYPE_CHECKING:  # the store's modules load SQLAlchemy: imported when a command opens a store
+    from sqlalchemy import Engine
+
+    from store.db.audit_store import AuditStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,6 +26,8 @@ db_option: Callable[[F], F] = click.option(
 
 
 def open_store(db: str | None, *, read_only: bool = False) -> AuditStore:
+    from store.db.audit_store import AuditStore
+
     try:
         store = AuditStore.open(db, read_only=read_only)
     except StoreError as exc:
@@ -33,11 +36,15 @@ def open_store(db: str | None, *, read_only: bool = False) -> AuditStore:
     return store
 
 
-def open_database(db: str | None, *, time_limit: float = DEFAULT_TIME_LIMIT) -> AuditStore:
+def open_database(db: str | None, *, time_limit: float | None = None) -> AuditStore:
     """The store read-only (SQLite mode=ro, or immutable on read-only media), for serving and
-    querying."""
+    querying (time_limit None: the store's default)."""
+    from store.db.audit_store import AuditStore
+    from store.db.time_limit import DEFAULT_TIME_LIMIT
+
     try:
-        database = AuditStore.open(db, read_only=True, time_limit=time_limit)
+        database = AuditStore.open(db, read_only=True, time_limit=(
+            DEFAULT_TIME_LIMIT if time_limit is None else time_limit))
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc
     say_if_immutable(database.engine)
@@ -46,6 +53,8 @@ def open_database(db: str | None, *, time_limit: float = DEFAULT_TIME_LIMIT) -> 
 
 def say_if_immutable(engine: Engine) -> None:
     """On stderr: SQLite will not lock the file nor see anyone else write it while open."""
+    from store.db.schema.engine import IMMUTABLE_ENV_VAR, opened_immutable
+
     path = opened_immutable(engine)
     if path is not None:
         why = f"{IMMUTABLE_ENV_VAR}=1" if os.environ.get(IMMUTABLE_ENV_VAR) == "1" else \

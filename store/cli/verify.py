@@ -10,7 +10,6 @@ import click
 import orjson
 
 from store.cli.options import db_option, say_if_immutable
-from store.db.audit_store import AuditStore
 from store.errors import CheckpointError, StoreError
 from store.model.checkpoint import MAX_NOTE_BYTES, Checkpoint, open_checkpoint
 
@@ -82,6 +81,8 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
         raise click.UsageError("--quick needs --checkpoint")
     checkpoint = load_checkpoint(checkpoint_file, key) if checkpoint_file else None
     try:
+        from store.db.audit_store import AuditStore
+
         with AuditStore.open(db, read_only=True) as store:
             say_if_immutable(store.engine)
             origin = store.origin()

@@ -19,8 +19,8 @@ from store.db.schema.guards import expected_pg_guards, expected_sqlite_guards
 REPO = Path(__file__).resolve().parents[2]
 REV0004_DATA = REPO / "tests" / "data" / "store-rev0004.db"  # tests/data/README.md
 # `alembic history`, oldest last: each revision and the one it follows.
-STEPS = ["0007 -> 0009 (head)", "0006 -> 0007", "0005 -> 0006", "0004 -> 0005", "0003 -> 0004",
-         "0002 -> 0003", "0001 -> 0002", "<base> -> 0001"]
+STEPS = ["0008 -> 0009 (head)", "0007 -> 0008", "0006 -> 0007", "0005 -> 0006", "0004 -> 0005",
+         "0003 -> 0004", "0002 -> 0003", "0001 -> 0002", "<base> -> 0001"]
 
 
 def alembic(*args: str | Path, env: dict[str, str] | None = None
@@ -51,7 +51,7 @@ def test_upgrade_head_makes_the_store_core_audit_makes(tmp_path: Path) -> None:
     by_alembic, by_core_audit = tmp_path / "alembic.db", tmp_path / "core-audit.db"
     upgraded = alembic("-x", f"db={by_alembic}", "upgrade", "head")
     assert upgraded.returncode == 0, upgraded.stderr
-    assert "Running upgrade 0006 -> 0007" in upgraded.stderr  # alembic's own log lines
+    assert "Running upgrade 0007 -> 0008" in upgraded.stderr  # alembic's own log lines
     assert cli("db", "upgrade", "--db", by_core_audit).exit_code == 0
 
     assert schema_of(by_alembic) == schema_of(by_core_audit)

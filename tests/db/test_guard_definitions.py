@@ -29,8 +29,7 @@ _PG_TRIGGERS = (
 def test_guard_keys_and_versions_follow_the_schema() -> None:
     assert guard_key("residual_occurrences") == ("assessment_id", "ordinal")
     assert guard_key("residual_tallies") == ("batch_id", "ordinal")
-    assert {t: guard_version(t) for t in APPEND_ONLY_TABLES if guard_version(t) == 1} == {
-        "ingest_batches": 1}
+    assert {guard_version(t) for t in APPEND_ONLY_TABLES} == {3}
 
 
 def test_the_expected_sqlite_definitions_read_as_the_revisions_wrote_them() -> None:
@@ -44,9 +43,19 @@ def test_the_expected_sqlite_definitions_read_as_the_revisions_wrote_them() -> N
     assert guards["residual_occurrences_append_only_insert"].sql == (
         "CREATE TRIGGER residual_occurrences_append_only_insert BEFORE INSERT ON "
         "residual_occurrences WHEN EXISTS (SELECT 1 FROM residual_occurrences WHERE "
-        "assessment_id = NEW.assessment_id AND ordinal = NEW.ordinal) OR EXISTS (SELECT 1 "
-        "FROM residual_occurrences WHERE rowid = NEW.rowid) BEGIN SELECT RAISE(ABORT, "
+        "assessment_id = NEW.assessment_id AND ordinal = NEW.ordinal) OR NEW.rowid <> -1 "
+        "BEGIN SELECT RAISE(ABORT, "
         "'residual_occurrences is append-only: a row with this key exists'); END")
+    # REPLACE deletes through any UNIQUE constraint: tree_size is guarded as the key is.
+    assert guards["tree_heads_append_only_insert"].sql == (
+        "CREATE TRIGGER tree_heads_append_only_insert BEFORE INSERT ON tree_heads WHEN "
+        "EXISTS (SELECT 1 FROM tree_heads WHERE batch_id = NEW.batch_id) OR EXISTS "
+        "(SELECT 1 FROM tree_heads WHERE tree_size = NEW.tree_size) BEGIN SELECT "
+        "RAISE(ABORT, 'tree_heads is append-only: a row with this key exists'); END")
+    assert guards["log_origin_append_only_insert"].sql == (
+        "CREATE TRIGGER log_origin_append_only_insert BEFORE INSERT ON log_origin WHEN "
+        "EXISTS (SELECT 1 FROM log_origin) OR NEW.rowid <> -1 BEGIN SELECT RAISE(ABORT, "
+        "'log_origin is append-only: a row with this key exists'); END")
     assert guards["turns_append_only_delete"].sql == (
         "CREATE TRIGGER turns_append_only_delete BEFORE DELETE ON turns "
         "BEGIN SELECT RAISE(ABORT, 'turns is append-only: DELETE rejected'); END")

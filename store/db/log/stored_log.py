@@ -166,4 +166,11 @@ class LogAppender:
 
 
 def stored_origin(connection: Connection) -> str | None:
-    return connection.execute(select(log_origin.c.origin).limit(1)).scalar()
+    """The store's one origin; StoreError when log_origin holds more (added out of band):
+    which one a `LIMIT 1` returns would depend on the file's layout."""
+    found = connection.execute(
+        select(log_origin.c.origin).order_by(log_origin.c.origin).limit(2)).scalars().all()
+    if len(found) > 1:
+        raise StoreError(f"log_origin holds more than one origin ({found[0]!r}, {found[1]!r}): "
+                         "a row was added out of band; run `core-audit verify`")
+    return found[0] if found else None

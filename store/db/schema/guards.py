@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlalchemy import Integer, UniqueConstraint
+
 from store.db.schema.record_kinds import APPEND_ONLY_TABLES
 from store.db.schema.tables import metadata
 
@@ -17,9 +19,16 @@ PG_FUNCTION_BODY = (" BEGIN RAISE EXCEPTION '% is append-only: % rejected', TG_T
                     "TG_OP USING ERRCODE = 'restrict_violation'; END ")
 PG_FUNCTION_LANGUAGE = "plpgsql"
 
-# Tables whose SQLite insert guard is still version 1 (keys only): revisions 0001-0003 made
-# them and 0004 left them alone, their INTEGER keys being the rowid. Any other table: v2.
-SQLITE_V1_GUARDED: frozenset[str] = frozenset({"ingest_batches"})
+# Tables whose SQLite insert guard is version 3 (revision 0008: every unique value, no
+# explicit rowid, one row where a table holds one); a table a later revision adds with the
+# version 2 guard (key and stored rowid) is not listed.
+SQLITE_V3_GUARDED: frozenset[str] = frozenset({
+    "ingest_batches", "contract_assessments", "contract_residuals", "residual_occurrences",
+    "surface_records", "surface_occurrences", "turns", "residual_tallies", "log_subtrees",
+    "tree_heads", "log_origin", "checkpoints", "checkpoint_cosignatures"})
+# Tables that hold one row at most: a second one is refused (the guard; PostgreSQL: a unique
+# index on a constant) and reported by verify.
+SINGLE_ROW_TABLES: frozenset[str] = frozenset({"log_origin"})
 
 SQLITE_OPERATIONS: tuple[str, ...] = ("update", "delete", "insert")
 PG_OPERATIONS: tuple[str, ...] = ("update", "delete", "truncate")
@@ -57,15 +66,38 @@ def guard_key(table: str) -> tuple[str, ...]:
 
 
 def guard_version(table: str) -> int:
-    return 1 if table in SQLITE_V1_GUARDED else 2
+    return 3 if table in SQLITE_V3_GUARDED else 2
+
+
+def unique_columns(table: str) -> tuple[tuple[str, ...], ...]:
+    """The table's unique constraints other than its primary key, in declaration order."""
+    return tuple(tuple(column.name for column in constraint.columns)
+                 for constraint in metadata.tables[table].constraints
+                 if isinstance(constraint, UniqueConstraint))
+
+
+def hidden_rowid(table: str) -> bool:
+    """SQLite keeps a rowid apart from the key unless the key is one INTEGER column."""
+    key = list(metadata.tables[table].primary_key.columns)
+    return not (len(key) == 1 and isinstance(key[0].type, Integer))
+
+
+def _matches(table: str, columns: tuple[str, ...]) -> str:
+    match = " AND ".join(f"{column} = NEW.{column}" for column in columns)
+    return f"EXISTS (SELECT 1 FROM {table} WHERE {match})"
 
 
 def _sqlite_insert_condition(table: str) -> str:
-    match = " AND ".join(f"{column} = NEW.{column}" for column in guard_key(table))
-    condition = f"EXISTS (SELECT 1 FROM {table} WHERE {match})"
     if guard_version(table) == 2:
-        condition += f" OR EXISTS (SELECT 1 FROM {table} WHERE rowid = NEW.rowid)"
-    return condition
+        return (f"{_matches(table, guard_key(table))} OR "
+                f"EXISTS (SELECT 1 FROM {table} WHERE rowid = NEW.rowid)")
+    conditions = [_matches(table, columns)
+                  for columns in (guard_key(table), *unique_columns(table))]
+    if hidden_rowid(table):
+        conditions.append("NEW.rowid <> -1")
+    if table in SINGLE_ROW_TABLES:
+        conditions[0] = f"EXISTS (SELECT 1 FROM {table})"
+    return " OR ".join(conditions)
 
 
 def sqlite_guards(table: str) -> list[SqliteGuard]:
