@@ -38,6 +38,8 @@ COMMANDS: dict[str, CommandEntry] = {
                                 "checkpoints this store issued and kept, newest first, with "
                                 "who signed and which witnesses cosigned; `verify` checks the "
                                 "store extends every one."),
+    "tiles": CommandEntry("store.cli.tiles", "tiles", "Write the log as C2SP tlog-tiles static "
+                          "files: serve DIR as the log's URL prefix."),
     "keygen": CommandEntry("store.cli.keygen", "keygen", "Make a new Ed25519 key NAME: sign "
                            "checkpoints with `checkpoint --key PREFIX.key`, check them with "
                            "`verify --checkpoint FILE --key PREFIX.pub`."),
