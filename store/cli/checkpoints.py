@@ -3,16 +3,21 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import orjson
 
 from store.cli.options import db_option, open_store
-from store.cli.verify import read_small_text
+from store.cli.verify import load_verifier, read_small_text
 from store.db.log.kept_checkpoints import KeptCheckpoint, kept_checkpoints
-from store.errors import CheckpointError, StoreError
+from store.errors import CheckpointError, CoreAuditError, StoreError
 from store.model.checkpoint import SignerKey, VerifierKey
+
+if TYPE_CHECKING:
+    from store.db.audit_store import AuditStore
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 DEFAULT_LIST = 20
@@ -23,17 +28,6 @@ def load_signer(path: Path) -> SignerKey:
         return SignerKey.parse(read_small_text(path, "signer key").strip())
     except CheckpointError as exc:
         raise click.ClickException(f"{path}: {exc}") from exc
-
-
-def load_verifier(text_or_path: str, what: str = "verifier key") -> VerifierKey:
-    """A verifier key given inline (`name+hash+base64`) or as a file holding one."""
-    path = Path(text_or_path)
-    text = read_small_text(path, what) if "+" not in text_or_path and path.is_file() \
-        else text_or_path
-    try:
-        return VerifierKey.parse(text.strip())
-    except CheckpointError as exc:
-        raise click.ClickException(f"{what} {text_or_path[:80]!r}: {exc}") from exc
 
 
 def _as_json(kept: KeptCheckpoint) -> dict[str, object]:
@@ -49,18 +43,35 @@ def _as_json(kept: KeptCheckpoint) -> dict[str, object]:
                    "while rotating keys (each signs).")
 @click.option("--origin", default=None, metavar="O",
               help="The log's origin line; the store keeps its first one and refuses another.")
+@click.option("--witness", "witnesses", multiple=True, metavar="URL=VERIFIERKEY",
+              help="Ask the C2SP tlog-witness at URL (its verifier key: text or a file) to "
+                   "cosign the kept checkpoint, and keep its cosignature; repeatable.")
 @click.option("--json", "as_json", is_flag=True,
               help='Print {"origin", "tree_size", "root_hash", "note"} (note: the checkpoint).')
 def checkpoint(db: str | None, keys: tuple[Path, ...], origin: str | None,
-               as_json: bool) -> None:
+               witnesses: tuple[str, ...], as_json: bool) -> None:
     """Print the newest tree head as a C2SP tlog-checkpoint. Signed (--key), it is also kept
     in the store (`core-audit checkpoints`, served at /log/checkpoint); keep it elsewhere too,
-    and later `verify --checkpoint` that the store still extends it."""
+    and later `verify --checkpoint` that the store still extends it.
+
+    With --witness, each witness is sent the checkpoint and a consistency proof from the
+    size it last cosigned; the note printed carries every cosignature received. A witness
+    that refuses or cannot be reached is named on stderr (exit 1); the others' are kept.
+    """
     signers = [load_signer(path) for path in keys]
+    asked = [_witness_option(value) for value in witnesses]
+    if asked and not signers:
+        raise click.UsageError("--witness needs --key: witnesses cosign signed checkpoints")
+    failures: list[str] = []
     with open_store(db) as store:
         try:
             if signers:
                 kept = store.keep_checkpoint(signers, origin)
+                for url, key in asked:
+                    try:
+                        kept = _cosigned(store, kept, url, key)
+                    except CoreAuditError as exc:
+                        failures.append(exc.diagnostics())
                 head_origin, size, root, note = (store.origin(), kept.tree_size,
                                                  kept.root_hash, kept.note)
             else:
@@ -72,8 +83,39 @@ def checkpoint(db: str | None, keys: tuple[Path, ...], origin: str | None,
     if as_json:
         click.echo(orjson.dumps({"origin": head_origin, "tree_size": size,
                                  "root_hash": root, "note": note}).decode())
-        return
-    click.echo(note, nl=False)
+    else:
+        click.echo(note, nl=False)
+    for failure in failures:
+        click.echo(f"not cosigned: {failure}", err=True)
+    if failures:
+        sys.exit(1)
+
+
+def _witness_option(value: str) -> tuple[str, VerifierKey]:
+    url, equals, key = value.partition("=")
+    if not equals or not url.startswith(("http://", "https://")):
+        raise click.BadParameter(f"{value[:80]!r}: give URL=VERIFIERKEY, URL http(s)://...",
+                                 param_hint="--witness")
+    verifier = load_verifier(key, f"--witness {url}")
+    if not verifier.is_cosigner:
+        raise click.BadParameter(f"{url}: {verifier.name} is not a witness's cosigning key "
+                                 "(type 0x04)", param_hint="--witness")
+    return url, verifier
+
+
+def _cosigned(store: AuditStore, kept: KeptCheckpoint, url: str, witness: VerifierKey
+              ) -> KeptCheckpoint:
+    from store.api.witness_client import request_cosignature
+    from store.db.log.kept_checkpoints import last_cosigned_size
+    from store.db.log.stored_log import StoredLog
+
+    def consistency(old: int) -> list[bytes]:
+        return store.execute(lambda c: StoredLog(c).consistency(old, kept.tree_size))
+
+    held = store.execute(last_cosigned_size, witness.name)
+    line = request_cosignature(url, witness, kept.signed_note, consistency,
+                               held if held <= kept.tree_size else 0)
+    return store.add_cosignatures(kept.checkpoint_id, [line], [witness])
 
 
 @click.command()

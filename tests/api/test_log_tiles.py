@@ -5,19 +5,12 @@ client (golang.org/x/mod/sumdb/tlog's TileHashReader and note) reads it over HTT
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import uvicorn
 from cli_runs import cli
+from go_interop import go_client, run_go, serving
 from jsonl_files import write_jsonl
 from rfc9162_reference import leaf, mth
 from starlette.testclient import TestClient
@@ -25,11 +18,10 @@ from starlette.testclient import TestClient
 from store.api.app import create_app
 from store.db.audit_store import AuditStore
 
+__all__ = ["go_client"]  # a fixture
+
 REPO = Path(__file__).resolve().parents[2]
 ORIGIN = "audit.example/log"
-GO_CLIENT = REPO / "tests" / "go" / "tlogclient"
-GO_ENV = {"GO111MODULE": "off", "GOPATH": "/usr/share/gocode", "GOFLAGS": "",
-          "CGO_ENABLED": "0"}
 
 
 def ok(*args: str | Path) -> str:
@@ -159,41 +151,6 @@ def test_static_tiles_are_what_the_server_serves(client: TestClient, tiled: dict
     assert said.startswith(f"wrote {len(files) - 1} tiles and the checkpoint of size {size}")
     for name in files:
         assert (out / name).read_bytes() == client.get(f"/log/{name}").content, name
-
-
-@contextmanager
-def serving(db_path: Path) -> Iterator[str]:
-    """The app on a real socket (Go's client speaks HTTP), in a thread of this process."""
-    db = AuditStore.open(str(db_path), read_only=True)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(create_app(db), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
-
-
-@pytest.fixture(scope="session")
-def go_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("go") is None or not Path("/usr/share/gocode/src/golang.org/x/mod").is_dir():
-        pytest.skip("needs Debian's golang-go and golang-golang-x-mod-dev (.ci/run installs them)")
-    out = tmp_path_factory.mktemp("go")
-    env = {**os.environ, **GO_ENV, "GOCACHE": str(out / "cache"), "HOME": str(out)}
-    subprocess.run(["go", "build", "-o", str(out / "tlogclient"), "."], cwd=GO_CLIENT,
-                   env=env, check=True, capture_output=True, timeout=600)
-    return out / "tlogclient"
-
-
-def run_go(client: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(client), *args], capture_output=True, text=True, timeout=600)
 
 
 @pytest.mark.slow

@@ -85,3 +85,13 @@ def count_kept_checkpoints(connection: Connection) -> int:
 def next_checkpoint_id(connection: Connection) -> int:
     return int(connection.execute(
         select(func.coalesce(func.max(checkpoints.c.checkpoint_id), 0))).scalar_one()) + 1
+
+
+def last_cosigned_size(connection: Connection, witness: str) -> int:
+    """The largest kept checkpoint `witness` cosigned (0: none): where its tree likely is."""
+    found = connection.execute(
+        select(func.max(checkpoints.c.tree_size))
+        .join(checkpoint_cosignatures,
+              checkpoint_cosignatures.c.checkpoint_id == checkpoints.c.checkpoint_id)
+        .where(checkpoint_cosignatures.c.witness == witness)).scalar()
+    return int(found or 0)
