@@ -8,6 +8,7 @@ from strawberry.types import Info
 from store.api.context import RequestContext
 from store.db import queries
 from store.db.log.kept_checkpoints import KeptCheckpoint, kept_checkpoints
+from store.db.queries import ledger as ledger_queries
 from store.model.checkpoint import Checkpoint
 
 INCLUSION_HELP = ("RFC 9162 proof that this record is a leaf of the tree of treeSize leaves "
@@ -109,3 +110,29 @@ class Ledger:
         found = await info.context.run(kept_checkpoints, limit=first, before=before,
                                        max_size=self.tree_size)
         return [KeptCheckpointView.of(kept) for kept in found]
+
+
+@strawberry.type(description="A leaf of the log: its index and its entry (the row's canonical "
+                             "JSON; leaf hash = SHA-256(0x00 ‖ entry)).")
+class LogEntry:
+    leaf_index: int
+    entry: str
+
+
+@strawberry.type(description="What was appended between two tree heads: every leaf from "
+                             "fromSize to toSize, in order, and the RFC 9162 proof that the "
+                             "later tree extends the earlier one.")
+class Changes:
+    from_size: int
+    to_size: int
+    from_root: str
+    to_root: str
+    consistency_path: list[str] = strawberry.field(description="Hex hashes, deepest first.")
+    entries: list[LogEntry]
+
+    @classmethod
+    def of(cls, found: ledger_queries.Changes) -> Changes:
+        proof = found.proof
+        return cls(from_size=proof.first, to_size=proof.second, from_root=proof.first_root,
+                   to_root=proof.second_root, consistency_path=proof.consistency_path,
+                   entries=[LogEntry(leaf_index=i, entry=e) for i, e in found.entries])

@@ -24,7 +24,7 @@ from strawberry.types import ExecutionContext, Info
 
 from store.api.context import RequestContext
 from store.api.filter_types import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
-from store.api.log_types import Ledger
+from store.api.log_types import Changes, Ledger
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.object_limit import ObjectLimit
 from store.api.operation_choice import OperationChoice
@@ -45,6 +45,7 @@ from store.api.types import (
 )
 from store.api.variable_text import TextVariables
 from store.db import queries
+from store.db.queries import ledger as ledger_queries
 from store.model.taxonomy import taxonomy
 
 MAX_DEPTH = 12  # residuals > edges > node > occurrences > edges > node > assessment > batch > ...
@@ -181,6 +182,15 @@ class Query:
         status = await info.context.run(queries.ledger_status, *at)
         return Ledger(tree_size=status.tree_size, root_hash=status.root_hash,
                       origin=status.origin)
+
+    @strawberry.field(description="What was appended between the tree heads of fromSize and "
+                                  "toSize leaves (0 or a recorded head's size; toSize default: "
+                                  "the newest), with the consistency proof between them: what "
+                                  "changed since an auditor last looked, provably complete. "
+                                  f"At most {ledger_queries.MAX_CHANGES} leaves an answer.")
+    async def changes(self, info: Ctx, from_size: int, to_size: int | None = None) -> Changes:
+        found = await info.context.run(ledger_queries.changes, from_size, to_size)
+        return Changes.of(found)
 
     @strawberry.field(description="The teaching corpora and packs this server checks surfaces "
                                   "against, with their file hashes.")

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import Boolean, Connection, Select, Table, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
+from store.db.queries.errors import QueryError
 from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
@@ -80,10 +81,18 @@ EXPORT_KINDS: dict[str, ExportKind] = {kind.name: kind for kind in (
 
 
 def export_rows(connection: Connection, kind: str, where: ExportFilter | None = None,
-                as_of: int | None = None) -> Iterator[Sequence[Any]]:
-    """The rows of `kind` matching `where` (as of tree size `as_of`: QueryError unless it is a
-    recorded head's), as sequences in `EXPORT_KINDS[kind].columns` order, in append order,
-    fetched EXPORT_CHUNK_ROWS at a time: memory stays flat."""
-    statement = EXPORT_KINDS[kind].statement(where, snapshot_at(connection, as_of))
+                as_of: int | None = None, since: int | None = None) -> Iterator[Sequence[Any]]:
+    """The rows of `kind` matching `where` (as of tree size `as_of`, appended after tree size
+    `since`: QueryError unless each is 0 or a recorded head's), as sequences in
+    `EXPORT_KINDS[kind].columns` order, in append order, fetched EXPORT_CHUNK_ROWS at a time:
+    memory stays flat."""
+    export_kind = EXPORT_KINDS[kind]
+    statement = export_kind.statement(where, snapshot_at(connection, as_of))
+    if since is not None:
+        start = snapshot_at(connection, since)
+        assert start is not None
+        if as_of is not None and start.tree_size > as_of:
+            raise QueryError(f"since: {since} is above the as-of size {as_of}")
+        statement = statement.where(export_kind.table.c.seq > start.tree_size)
     # Options on the statement: Connection.execution_options would stick to the connection.
     return iter(connection.execute(statement.execution_options(yield_per=EXPORT_CHUNK_ROWS)))
