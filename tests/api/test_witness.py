@@ -232,3 +232,29 @@ def test_go_checks_the_witnesses_cosignatures(witnessed: dict[str, object], go_c
     with serving(db) as url:
         refused = run_go(go_client, f"{url}/log", keys[0], tampered)
     assert refused.returncode == 1
+
+
+def test_racing_requests_never_roll_the_witness_back(tmp_path: Path):
+    """Checking the old size and keeping the new one happen under one lock: of two requests
+    from the same size, one is cosigned and the other told the size it now holds."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from store.model.witness import WitnessRefusal
+
+    witness = Witness(W, {ORIGIN: [LOG.verifier]}, WitnessState(tmp_path))
+    witness.add_checkpoint(request_body(0, [], note(10)))
+    bodies = [request_body(10, proof(10, new), note(new)) for new in (15, 30)] * 4
+
+    def attempt(body: bytes) -> str:
+        try:
+            witness.add_checkpoint(body)
+            return "cosigned"
+        except WitnessRefusal as refusal:
+            return f"{refusal.status} {refusal.size}"
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(attempt, bodies))
+    held = witness.state.held(ORIGIN)
+    assert held is not None and held.size in (15, 30)
+    assert outcomes.count("cosigned") == 1
+    assert sorted(set(outcomes) - {"cosigned"}) == [f"409 {held.size}"]

@@ -140,3 +140,17 @@ def test_verify_refuses_a_store_that_contradicts_a_kept_checkpoint(
     assert json.loads(result.stdout)["problems"] == [
         f"checkpoints checkpoint 2: kept note (origin '{ORIGIN}', size {size}, signed by "
         f"{ORIGIN}) is not its row's (origin '{ORIGIN}', size 3, signed by {ORIGIN})"]
+
+
+def test_verify_accepts_any_listed_log_key_and_says_which_signed(store: str,
+                                                                  keys: dict[str, Path],
+                                                                  tmp_path: Path):
+    note = ok("checkpoint", "--db", store, "--key", keys["next_key"], "--origin", ORIGIN)
+    (tmp_path / "cp.txt").write_text(note, encoding="utf-8")
+    new = keys["next_pub"].read_text().strip()
+    said = ok("verify", "--db", store, "--checkpoint", tmp_path / "cp.txt", "--key", keys["pub"],
+              "--key", keys["next_pub"])
+    assert f"checkpoint signed by {new}; cosigned by no witness; extends" in said
+    refused = cli("verify", "--db", store, "--checkpoint", tmp_path / "cp.txt", "--key",
+                  keys["pub"])
+    assert refused.exit_code == 1 and "not signed by any log key given" in refused.stderr
