@@ -9,7 +9,6 @@ or a type.
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 import orjson
 import strawberry
@@ -17,19 +16,10 @@ from graphql import GraphQLError, GraphQLInputObjectType, Undefined, coerce_inpu
 from graphql.utilities import validate_input_value
 from strawberry.types.arguments import convert_argument
 
-from store.api.filter_types import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
+from store.api.filter_types import INPUTS
 from store.api.schema import build_schema
-from store.db import queries
 from store.db.queries.exports import ExportFilter
 from store.errors import InputError
-
-# The GraphQL input for each query-layer filter: the input's `to_query` builds that filter.
-_INPUTS: dict[type[ExportFilter], type[Any]] = {
-    queries.ResidualFilter: ResidualFilter,
-    queries.AssessmentFilter: AssessmentFilter,
-    queries.SurfaceFilter: SurfaceFilter,
-    queries.TurnFilter: TurnFilter,
-}
 
 
 class FilterInputError(InputError):
@@ -49,7 +39,7 @@ def filter_from_json(text: str, filter_type: type[ExportFilter]) -> ExportFilter
     except orjson.JSONDecodeError as exc:
         raise FilterInputError(f"not JSON: {exc}") from None
     schema = _schema()
-    input_class = _INPUTS[filter_type]
+    input_class = INPUTS[filter_type]  # its `to_query` builds a `filter_type`
     name = input_class.__strawberry_definition__.name
     graphql_type = schema._schema.get_type(name)
     assert isinstance(graphql_type, GraphQLInputObjectType), name

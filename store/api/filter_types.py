@@ -1,20 +1,27 @@
 """GraphQL filter inputs: any-of lists per field, and the batch ranges every filter takes.
 
-Each input has the same fields as the query layer's filter of the same name, which it becomes.
+Each input is generated from the query layer's filter of the same name (the one each listing
+takes), with its fields, and becomes that filter.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
+import types
+import typing
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import strawberry
 
-from store.api.surface_types import GroundingSourceEnum, SurfaceFormEnum, SurfaceVerificationEnum
-from store.api.turn_types import NormativeClearanceEnum
-from store.api.types import ResidualKindEnum, ResidualSourceAxisEnum
+import store.api.surface_types
+import store.api.turn_types
+import store.api.types  # noqa: F401  the domain enums, registered with strawberry
 from store.db import queries
+from store.db.queries.filters import filter_order
 
 ANY_OF = "Any-of lists, ANDed across fields; null or [] = no constraint."
 RANGES = ("Batch and ingest-time ranges are inclusive at both ends and bound the batch that "
@@ -38,68 +45,59 @@ class BatchRange:
     ingested_to: datetime | None = strawberry.field(
         default=None, description="Stored by a batch ingested at or before this time.")
 
+    _query_filter: ClassVar[type[Any]]  # the query filter a generated input becomes
 
-@strawberry.input(description=f"{ANY_OF} {RANGES} A residual's batch is the one that first "
-                  "stored it; with a range, residualFacets' occurrences are the sightings "
-                  "recorded in the batches of the range.")
-class ResidualFilter(BatchRange):
-    organ: list[str] | None = None
-    family_id: list[str] | None = None
-    kind: list[ResidualKindEnum] | None = None
-    axis: list[ResidualSourceAxisEnum] | None = None
-    code: list[str] | None = None
-
-    def to_query(self) -> queries.ResidualFilter:
-        return queries.ResidualFilter(**_fields_of(self))
+    def to_query(self) -> Any:
+        return self._query_filter(**_fields_of(self))
 
 
-@strawberry.input(description=f"{ANY_OF} {RANGES}")
-class AssessmentFilter(BatchRange):
-    organ: list[str] | None = None
-    family_id: list[str] | None = None
-    runnable: bool | None = None
-    source_ref: list[str] | None = None
-    batch_id: list[int] | None = None
-
-    def to_query(self) -> queries.AssessmentFilter:
-        return queries.AssessmentFilter(**_fields_of(self))
+def _input_type(query_type: Any) -> Any:
+    """A query filter field's type as GraphQL takes it: a Sequence of values as a list."""
+    if typing.get_origin(query_type) in (types.UnionType, typing.Union):
+        return functools.reduce(operator.or_, map(_input_type, typing.get_args(query_type)))
+    if typing.get_origin(query_type) is Sequence:
+        (item,) = typing.get_args(query_type)
+        return list[item]  # type: ignore[valid-type]
+    return query_type
 
 
-@strawberry.input(description=f"{ANY_OF} {RANGES} A surface's batch is the one that first "
-                  "stored it.")
-class SurfaceFilter(BatchRange):
-    grounding_source: list[GroundingSourceEnum] | None = None
-    corpus_id: list[str] | None = None
-    chain_id: list[str] | None = None
-    intent: list[str] | None = None
-    subject: list[str] | None = None
-    verification: list[SurfaceVerificationEnum] | None = None
-
-    def to_query(self) -> queries.SurfaceFilter:
-        return queries.SurfaceFilter(**_fields_of(self))
-
-
-@strawberry.input(description=f"{ANY_OF} {RANGES} Verification, corpus, chain and form are "
-                  "the emitted surface's; the batch range is the turn's own batch.")
-class TurnFilter(BatchRange):
-    grounding_source: list[GroundingSourceEnum] | None = None
-    verification: list[SurfaceVerificationEnum] | None = None
-    epistemic_state: list[str] | None = None
-    normative_clearance: list[NormativeClearanceEnum] | None = None
-    corpus_id: list[str] | None = None
-    chain_id: list[str] | None = None
-    surface_form: list[SurfaceFormEnum] | None = None
-
-    def to_query(self) -> queries.TurnFilter:
-        return queries.TurnFilter(**_fields_of(self))
+@functools.cache
+def filter_input(query_filter: type[Any], notes: str = "") -> type[Any]:
+    """The GraphQL input of a query filter: a BatchRange with the filter's other fields, each
+    an optional list (or flag) of the same values; `to_query` builds the query filter."""
+    hints = typing.get_type_hints(query_filter)
+    own = [f.name for f in dataclasses.fields(query_filter)
+           if f.name not in _BATCH_RANGE_FIELDS]
+    namespace = {
+        "__annotations__": {name: _input_type(hints[name]) for name in own},
+        "__module__": __name__,
+        "_query_filter": query_filter,
+        **dict.fromkeys(own),
+    }
+    description = " ".join(part for part in (ANY_OF, RANGES, notes) if part)
+    made: type[Any] = strawberry.input(type(query_filter.__name__, (BatchRange,), namespace),
+                                       description=description)
+    return made
 
 
-FILTER_INPUTS: tuple[tuple[type[Any], type[Any]], ...] = (
-    (ResidualFilter, queries.ResidualFilter),
-    (AssessmentFilter, queries.AssessmentFilter),
-    (SurfaceFilter, queries.SurfaceFilter),
-    (TurnFilter, queries.TurnFilter),
-)
+_BATCH_RANGE_FIELDS = {f.name for f in dataclasses.fields(queries.BatchRange)}
+
+
+def _inputs(listings: Iterable[queries.RecordListing[Any, Any]]
+            ) -> dict[type[Any], type[Any]]:
+    notes: dict[type[Any], str] = {}
+    for listing in listings:
+        if listing.filter_type is not None:
+            notes.setdefault(listing.filter_type, listing.filter_help)
+    return {query_filter: filter_input(query_filter, notes[query_filter])  # type: ignore[arg-type]
+            for query_filter in sorted(notes, key=filter_order)}
+
+
+# The GraphQL input of each query filter a listing takes.
+INPUTS: dict[type[Any], type[Any]] = _inputs(queries.LISTINGS.values())
+
+FILTER_INPUTS: tuple[tuple[type[Any], type[Any]], ...] = tuple(
+    (api_input, query_filter) for query_filter, api_input in INPUTS.items())
 
 
 def check_filter_inputs(pairs: tuple[tuple[type[Any], type[Any]], ...] = FILTER_INPUTS) -> None:

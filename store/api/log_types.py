@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import strawberry
 from strawberry.types import Info
 
 from store.api.context import RequestContext
+from store.api.record_views import RecordView
 from store.db import queries
 from store.db.log.kept_checkpoints import KeptCheckpoint, kept_checkpoints
 from store.db.queries import ledger as ledger_queries
@@ -17,7 +20,7 @@ INCLUSION_HELP = ("RFC 9162 proof that this record is a leaf of the tree of tree
 
 
 @strawberry.type(description="RFC 9162 section 2.1.3: a leaf, its entry and the path to a root.")
-class InclusionProof:
+class InclusionProof(RecordView):
     leaf_index: int
     tree_size: int
     entry: str = strawberry.field(
@@ -26,23 +29,17 @@ class InclusionProof:
     inclusion_path: list[str] = strawberry.field(description="Hex hashes, leaf side first.")
     root_hash: str
 
-    @classmethod
-    def of(cls, proof: queries.InclusionProof) -> InclusionProof:
-        return cls(**{name: getattr(proof, name) for name in queries.InclusionProof.__slots__})
 
 
 @strawberry.type(description="RFC 9162 section 2.1.4: the tree of `second` leaves extends the "
                              "tree of `first`.")
-class ConsistencyProof:
+class ConsistencyProof(RecordView):
     first: int
     second: int
     first_root: str
     second_root: str
     consistency_path: list[str] = strawberry.field(description="Hex hashes, deepest first.")
 
-    @classmethod
-    def of(cls, proof: queries.ConsistencyProof) -> ConsistencyProof:
-        return cls(**{name: getattr(proof, name) for name in queries.ConsistencyProof.__slots__})
 
 
 async def record_inclusion(info: Info[RequestContext, None], table: str, key: str,
@@ -73,6 +70,16 @@ class KeptCheckpointView:
         return cls(checkpoint_id=kept.checkpoint_id, tree_size=kept.tree_size,
                    root_hash=kept.root_hash, signers=list(kept.signers),
                    cosigners=list(kept.cosigners), note=kept.note)
+def inclusion_field(table: str, key: str) -> Any:
+    """A record view's inclusionProof field: the proof of its `table` row keyed by its `key`
+    field, against the tree it was read as of unless treeSize names another."""
+
+    async def inclusion_proof(self: Any, info: Info[RequestContext, None],
+                              tree_size: int | None = None) -> InclusionProof | None:
+        return await record_inclusion(info, table, str(getattr(self, key)),
+                                      self.as_of if tree_size is None else tree_size)
+
+    return strawberry.field(inclusion_proof, description=INCLUSION_HELP)
 
 
 @strawberry.type(description="The transparency log (RFC 9162): every stored row is a leaf.")

@@ -1,10 +1,14 @@
-"""The `Query` root (query-only: no Mutation, no Subscription) and the schema with its limits."""
+"""The `Query` root (query-only: no Mutation, no Subscription) and the schema with its limits.
+
+The record listings' fields are made from their declarations (`listing_fields`); the log's
+and the domain's are written here.
+"""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
 import strawberry
 from graphql import GraphQLError
@@ -21,27 +25,18 @@ from strawberry.extensions import (
 )
 from strawberry.printer import print_schema
 from strawberry.types import ExecutionContext, Info
+from strawberry.types.field import StrawberryField
 
 from store.api.context import RequestContext
-from store.api.filter_types import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
+from store.api.listing_fields import listing_fields
 from store.api.log_types import Changes, Ledger
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.object_limit import ObjectLimit
 from store.api.operation_choice import OperationChoice
 from store.api.registry_types import TeachingRegistryView
-from store.api.surface_types import Surface, SurfaceFacets
-from store.api.turn_types import Turn, TurnFacets
 from store.api.types import (
-    LAST_HELP,
     AsOf,
-    Assessment,
-    Batch,
-    Connection,
-    OrderEnum,
-    Residual,
-    ResidualFacets,
     Taxonomy,
-    connection,
 )
 from store.api.variable_text import TextVariables
 from store.db import queries
@@ -54,130 +49,12 @@ MAX_ALIASES = 30
 MASKED_MESSAGE = "Internal error."
 
 
-Ctx = Info[RequestContext, None]
-PAGE_HELP = f"Page size, default {queries.DEFAULT_PAGE_SIZE}, at most {queries.MAX_PAGE_SIZE}."
-
-
-def _kwargs(first: int | None, after: str | None, last: int | None, before: str | None,
-            order: queries.Order, as_of: int | None) -> dict[str, Any]:
-    """A list field's arguments as the query layer's list functions take them."""
-    return {"first": first, "after": after, "last": last, "before": before, "order": order,
-            "as_of": as_of}
-
-
-Last = Annotated[int | None, strawberry.argument(description=LAST_HELP)]
-OLDEST_FIRST = queries.Order.OLDEST_FIRST
-
-
-@strawberry.type(description="Read-only views of the audit store.")
-class Query:
-    @strawberry.field(description="One residual by its residual_id (64 hex digits).")
-    async def residual(self, info: Ctx, id: strawberry.ID, as_of: AsOf = None
-                       ) -> Residual | None:
-        stored = await info.context.run(queries.residual_by_id, str(id), as_of=as_of)
-        return None if stored is None else Residual.of(stored, as_of)
-
-    @strawberry.field(description=f"Residuals, in `order`. {PAGE_HELP}")
-    async def residuals(
-        self, info: Ctx, filter: ResidualFilter | None = None, first: int | None = None,
-        after: str | None = None, last: Last = None, before: str | None = None,
-        order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None,
-    ) -> Connection[Residual]:
-        where = filter.to_query() if filter else None
-        page = await info.context.run(queries.list_residuals, where,
-                                      **_kwargs(first, after, last, before, order, as_of))
-        count = functools.partial(info.context.run, queries.count_residuals, where, as_of=as_of)
-        return connection(page, lambda r: Residual.of(r, as_of), count)
-
-    @strawberry.field(description="Counts by kind, axis, organ, family and code, filtered.")
-    async def residual_facets(
-        self, info: Ctx, filter: ResidualFilter | None = None, as_of: AsOf = None
-    ) -> ResidualFacets:
-        where = filter.to_query() if filter else None
-        return ResidualFacets.of(await info.context.run(queries.residual_facets, where, as_of))
-
-    @strawberry.field(description="One surface by its surface_id (64 hex digits).")
-    async def surface(self, info: Ctx, id: strawberry.ID, as_of: AsOf = None) -> Surface | None:
-        stored = await info.context.run(queries.surface_by_id, str(id), as_of=as_of)
-        return None if stored is None else Surface.of(stored, as_of)
-
-    @strawberry.field(description=f"Surfaces with their provenance, in `order`. {PAGE_HELP}")
-    async def surfaces(
-        self, info: Ctx, filter: SurfaceFilter | None = None, first: int | None = None,
-        after: str | None = None, last: Last = None, before: str | None = None,
-        order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None,
-    ) -> Connection[Surface]:
-        where = filter.to_query() if filter else None
-        page = await info.context.run(queries.list_surfaces, where,
-                                      **_kwargs(first, after, last, before, order, as_of))
-        count = functools.partial(info.context.run, queries.count_surfaces, where, as_of=as_of)
-        return connection(page, lambda s: Surface.of(s, as_of), count)
-
-    @strawberry.field(description="Counts by grounding source, corpus, intent and verification.")
-    async def surface_facets(
-        self, info: Ctx, filter: SurfaceFilter | None = None, as_of: AsOf = None
-    ) -> SurfaceFacets:
-        where = filter.to_query() if filter else None
-        return SurfaceFacets.of(await info.context.run(queries.surface_facets, where, as_of))
-
-    @strawberry.field(description="One turn by its turn_key (64 hex digits).")
-    async def turn(self, info: Ctx, id: strawberry.ID, as_of: AsOf = None) -> Turn | None:
-        stored = await info.context.run(queries.turn_by_key, str(id), as_of=as_of)
-        return None if stored is None else Turn.of(stored, as_of)
-
-    @strawberry.field(description="CORE turns in `order` (not MOST_SEEN), with the surface each "
-                                  f"emitted: which turns were grounded by what. {PAGE_HELP}")
-    async def turns(
-        self, info: Ctx, filter: TurnFilter | None = None, first: int | None = None,
-        after: str | None = None, last: Last = None, before: str | None = None,
-        order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None,
-    ) -> Connection[Turn]:
-        where = filter.to_query() if filter else None
-        page = await info.context.run(queries.list_turns, where,
-                                      **_kwargs(first, after, last, before, order, as_of))
-        count = functools.partial(info.context.run, queries.count_turns, where, as_of=as_of)
-        return connection(page, lambda t: Turn.of(t, as_of), count)
-
-    @strawberry.field(description="Turns counted by grounding source, verification, epistemic "
-                                  "state, normative clearance and corpus.")
-    async def turn_facets(self, info: Ctx, filter: TurnFilter | None = None,
-                          as_of: AsOf = None) -> TurnFacets:
-        where = filter.to_query() if filter else None
-        return TurnFacets.of(await info.context.run(queries.turn_facets, where, as_of))
-
-    @strawberry.field(description="One assessment by its assessment_id.")
-    async def assessment(self, info: Ctx, id: strawberry.ID, as_of: AsOf = None
-                         ) -> Assessment | None:
-        stored = await info.context.run(queries.assessment_by_id, str(id), as_of=as_of)
-        return None if stored is None else Assessment.of(stored, as_of)
-
-    @strawberry.field(description=f"Assessments in `order` (not MOST_SEEN). {PAGE_HELP}")
-    async def assessments(
-        self, info: Ctx, filter: AssessmentFilter | None = None, first: int | None = None,
-        after: str | None = None, last: Last = None, before: str | None = None,
-        order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None,
-    ) -> Connection[Assessment]:
-        where = filter.to_query() if filter else None
-        page = await info.context.run(queries.list_assessments, where,
-                                      **_kwargs(first, after, last, before, order, as_of))
-        count = functools.partial(info.context.run, queries.count_assessments, where,
-                                  as_of=as_of)
-        return connection(page, lambda a: Assessment.of(a, as_of), count)
-
-    @strawberry.field(description=f"Ingest batches in `order` (not MOST_SEEN). {PAGE_HELP}")
-    async def batches(
-        self, info: Ctx, first: int | None = None, after: str | None = None,
-        last: Last = None, before: str | None = None, order: OrderEnum = OLDEST_FIRST,
-        as_of: AsOf = None,
-    ) -> Connection[Batch]:
-        page = await info.context.run(queries.list_batches,
-                                      **_kwargs(first, after, last, before, order, as_of))
-        count = functools.partial(info.context.run, queries.count_batches, as_of=as_of)
-        return connection(page, Batch.of, count)
+class _LogAndDomainFields:
+    """The Query fields besides the record listings'."""
 
     @strawberry.field(description="The transparency log's newest tree head, or the head of "
                                   "tree size asOf.")
-    async def ledger(self, info: Ctx, as_of: AsOf = None) -> Ledger:
+    async def ledger(self, info: Info[RequestContext, None], as_of: AsOf = None) -> Ledger:
         at = () if as_of is None else (as_of,)  # without asOf, the call it always was
         status = await info.context.run(queries.ledger_status, *at)
         return Ledger(tree_size=status.tree_size, root_hash=status.root_hash,
@@ -188,18 +65,30 @@ class Query:
                                   "the newest), with the consistency proof between them: what "
                                   "changed since an auditor last looked, provably complete. "
                                   f"At most {ledger_queries.MAX_CHANGES} leaves an answer.")
-    async def changes(self, info: Ctx, from_size: int, to_size: int | None = None) -> Changes:
+    async def changes(self, info: Info[RequestContext, None], from_size: int,
+                      to_size: int | None = None) -> Changes:
         found = await info.context.run(ledger_queries.changes, from_size, to_size)
         return Changes.of(found)
 
     @strawberry.field(description="The teaching corpora and packs this server checks surfaces "
                                   "against, with their file hashes.")
-    def teaching_registry(self, info: Ctx) -> TeachingRegistryView:
+    def teaching_registry(self, info: Info[RequestContext, None]) -> TeachingRegistryView:
         return TeachingRegistryView.of(info.context.registry())
 
     @strawberry.field(description="ResidualKind, ResidualSourceAxis and the label map.")
     def taxonomy(self) -> Taxonomy:
         return _TAXONOMY
+
+
+@functools.cache
+def query_type(listings: tuple[queries.RecordListing[Any, Any], ...]) -> type[Any]:
+    """The `Query` root: the fields of each listing in turn, then the log's and the domain's."""
+    rest = {name: value for name, value in vars(_LogAndDomainFields).items()
+            if isinstance(value, StrawberryField)}
+    namespace = {**listing_fields(listings), **rest, "__module__": __name__}
+    made: type[Any] = strawberry.type(type("Query", (), namespace),
+                                      description="Read-only views of the audit store.")
+    return made
 
 
 _TAXONOMY = Taxonomy.of(taxonomy())  # domain constants: built once
@@ -230,8 +119,10 @@ _LIMIT_RULES = [
 ]
 
 
-def build_schema(*, introspection: bool = True,
-                 max_objects: int = DEFAULT_MAX_OBJECTS) -> strawberry.Schema:
+def build_schema(*, introspection: bool = True, max_objects: int = DEFAULT_MAX_OBJECTS,
+                 listings: tuple[queries.RecordListing[Any, Any], ...] | None = None
+                 ) -> strawberry.Schema:
+    """The schema serving `listings` (default: every one in `queries.LISTINGS`)."""
     # Factories, not instances: strawberry builds fresh extensions for every request.
     # ParserCache and ValidationCache (bounded LRUs, 128 documents) skip re-parsing and
     # re-validating a document already seen, e.g. the Workbench's operations.
@@ -247,7 +138,8 @@ def build_schema(*, introspection: bool = True,
     ]
     if not introspection:
         extensions.append(DisableIntrospection)
-    return AuditSchema(query=Query, extensions=extensions)
+    query = query_type(tuple(queries.LISTINGS.values()) if listings is None else listings)
+    return AuditSchema(query=query, extensions=extensions)
 
 
 def schema_sdl() -> str:

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, TypeAlias
+from typing import TypeAlias
 
 import strawberry
-from strawberry.types import Info
 
-from store.api.context import RequestContext
-from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
+from store.api.log_types import inclusion_field
+from store.api.record_views import RecordView
 from store.api.types import (
-    LAST_HELP,
     Batch,
-    Connection,
     FacetCount,
-    OrderEnum,
-    connection,
-    known_count,
+    sightings_field,
 )
 from store.db import queries
-from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
+from store.model.surface_records import SurfaceForm, SurfaceVerification
 from store.model.teaching_surface import GroundingSource
 
 # The domain enums themselves: GraphQL names (TEACHING), stored values (teaching).
@@ -43,21 +38,16 @@ SurfaceFormEnum: TypeAlias = SurfaceForm
 
 @strawberry.type(description="A file a verification was checked against: a corpus file or a "
                              "pack's lexicon.")
-class CheckedAgainst:
+class CheckedAgainst(RecordView):
     kind: str = strawberry.field(description="corpus or pack.")
     id: str = strawberry.field(description="The corpus_id or pack_id.")
     sha256: str = strawberry.field(
         description="sha256 of the corpus file bytes, or the pack's lexicon checksum.")
     version: str | None = strawberry.field(description="The pack's version; null for a corpus.")
 
-    @classmethod
-    def of(cls, checked: CheckedFile) -> CheckedAgainst:
-        return cls(kind=checked.kind, id=checked.id, sha256=checked.sha256,
-                   version=checked.version)
-
 
 @strawberry.type(description="One sighting of a surface: the turn that emitted it.")
-class SurfaceOccurrence:
+class SurfaceOccurrence(RecordView):
     occurrence_id: strawberry.ID
     seq: int
     session_id: str | None
@@ -66,18 +56,6 @@ class SurfaceOccurrence:
     batch: Batch = strawberry.field(description="The ingest that recorded this turn.")
     turn_key: strawberry.ID | None = strawberry.field(
         description="The stored turn (see `turn`), when the sighting was ingested as a turn.")
-
-    @classmethod
-    def of(cls, occurrence: queries.SurfaceOccurrence) -> SurfaceOccurrence:
-        return cls(
-            occurrence_id=strawberry.ID(occurrence.occurrence_id),
-            seq=occurrence.seq,
-            session_id=occurrence.session_id,
-            turn_id=occurrence.turn_id,
-            prompt=occurrence.prompt,
-            batch=Batch.of(occurrence.batch),
-            turn_key=None if occurrence.turn_key is None else strawberry.ID(occurrence.turn_key),
-        )
 
 
 @strawberry.type(description="A surface CORE emitted with its grounding_source provenance, "
@@ -124,24 +102,12 @@ class Surface:
         description="How many turns emitted this surface (by asOf, if read as of it).")
     as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
 
-    @strawberry.field(description="The turns that emitted it, in append order unless `order` "
-                                  "says NEWEST_FIRST (by asOf, if read as of it).")
-    async def occurrences(
-        self, info: Info[RequestContext, None], first: int | None = None,
-        after: str | None = None,
-        last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
-        before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
-    ) -> Connection[SurfaceOccurrence]:
-        page = await info.context.run(
-            queries.list_surface_occurrences, str(self.surface_id), first, after, last=last,
-            before=before, order=order, as_of=self.as_of)
-        return connection(page, SurfaceOccurrence.of, known_count(self.occurrence_count))
+    occurrences = sightings_field(
+        queries.list_surface_occurrences, "surface_id", SurfaceOccurrence, "The turns that "
+        "emitted it, in append order unless `order` says NEWEST_FIRST (by asOf, if read as of "
+        "it).")
 
-    @strawberry.field(description=INCLUSION_HELP)
-    async def inclusion_proof(self, info: Info[RequestContext, None],
-                              tree_size: int | None = None) -> InclusionProof | None:
-        return await record_inclusion(info, "surface_records", str(self.surface_id),
-                                      self.as_of if tree_size is None else tree_size)
+    inclusion_proof = inclusion_field("surface_records", "surface_id")
 
     @classmethod
     def of(cls, stored: queries.StoredSurface, as_of: int | None) -> Surface:
@@ -178,21 +144,10 @@ class Surface:
 
 
 @strawberry.type(description="Counts over the filtered surfaces; lists by count desc, value.")
-class SurfaceFacets:
+class SurfaceFacets(RecordView):
     total: int = strawberry.field(description="Distinct surfaces.")
     occurrences: int = strawberry.field(description="The turns that emitted them.")
     by_grounding_source: list[FacetCount]
     by_corpus: list[FacetCount]
     by_intent: list[FacetCount]
     by_verification: list[FacetCount]
-
-    @classmethod
-    def of(cls, facets: queries.SurfaceFacets) -> SurfaceFacets:
-        return cls(
-            total=facets.total,
-            occurrences=facets.occurrences,
-            by_grounding_source=FacetCount.list_of(facets.by_grounding_source),
-            by_corpus=FacetCount.list_of(facets.by_corpus),
-            by_intent=FacetCount.list_of(facets.by_intent),
-            by_verification=FacetCount.list_of(facets.by_verification),
-        )

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeAlias
 
 import strawberry
-from strawberry.types import Info
 
-from store.api.context import RequestContext
-from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
+from store.api.log_types import inclusion_field
+from store.api.record_views import RecordView
 from store.api.surface_types import GroundingSourceEnum, Surface
 from store.api.types import FacetCount
-from store.db import queries
 from store.model.turns import NormativeClearance, TurnKind
 
 strawberry.enum(
@@ -35,7 +34,7 @@ class Verdicts:
 
 
 @strawberry.type(description="One CORE turn as recorded, with the surface record it emitted.")
-class Turn:
+class Turn(RecordView):
     turn_key: strawberry.ID = strawberry.field(
         description="sha256 naming the stored line (and, outside a journal, its position).")
     seq: int
@@ -60,58 +59,18 @@ class Turn:
         description="The input line, byte for byte as read (UTF-8, no line ending).")
     surface: Surface
     as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
+    _computed: ClassVar[Mapping[str, Callable[[Any], Any]]] = {"verdicts": lambda turn: Verdicts(
+        identity=turn.verdict_identity, safety=turn.verdict_safety, ethics=turn.verdict_ethics)}
 
-    @strawberry.field(description=INCLUSION_HELP)
-    async def inclusion_proof(self, info: Info[RequestContext, None],
-                              tree_size: int | None = None) -> InclusionProof | None:
-        return await record_inclusion(info, "turns", str(self.turn_key),
-                                      self.as_of if tree_size is None else tree_size)
-
-    @classmethod
-    def of(cls, stored: queries.StoredTurn, as_of: int | None) -> Turn:
-        return cls(
-            turn_key=strawberry.ID(stored.turn_key),
-            seq=stored.seq,
-            kind=TurnKind(stored.kind),
-            turn_id=stored.turn_id,
-            batch_id=stored.batch_id,
-            prompt=stored.prompt,
-            timestamp=stored.timestamp,
-            grounding_source=stored.grounding_source,
-            epistemic_state=stored.epistemic_state,
-            normative_clearance=(None if stored.normative_clearance is None
-                                 else NormativeClearance(stored.normative_clearance)),
-            normative_detail=stored.normative_detail,
-            verdicts=Verdicts(identity=stored.verdict_identity, safety=stored.verdict_safety,
-                              ethics=stored.verdict_ethics),
-            refusal_emitted=stored.refusal_emitted,
-            hedge_injected=stored.hedge_injected,
-            trace_hash=stored.trace_hash,
-            trace_integrity=stored.trace_integrity,
-            journal_digest=stored.journal_digest,
-            line=stored.line,
-            surface=Surface.of(stored.surface, as_of),
-            as_of=as_of,
-        )
+    inclusion_proof = inclusion_field("turns", "turn_key")
 
 
 @strawberry.type(description="Turns counted per value over the filtered turns; lists by count "
                              "desc, value. Values as CORE writes them (e.g. teaching, decoded).")
-class TurnFacets:
+class TurnFacets(RecordView):
     total: int = strawberry.field(description="Matching turns.")
     by_grounding_source: list[FacetCount]
     by_verification: list[FacetCount]
     by_epistemic_state: list[FacetCount]
     by_normative_clearance: list[FacetCount]
     by_corpus: list[FacetCount]
-
-    @classmethod
-    def of(cls, facets: queries.TurnFacets) -> TurnFacets:
-        return cls(
-            total=facets.total,
-            by_grounding_source=FacetCount.list_of(facets.by_grounding_source),
-            by_verification=FacetCount.list_of(facets.by_verification),
-            by_epistemic_state=FacetCount.list_of(facets.by_epistemic_state),
-            by_normative_clearance=FacetCount.list_of(facets.by_normative_clearance),
-            by_corpus=FacetCount.list_of(facets.by_corpus),
-        )

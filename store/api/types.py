@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Generic, TypeAlias, TypeVar
+from typing import Annotated, Any, Generic, TypeAlias, TypeVar
 
 import strawberry
 from strawberry.types import Info
 
 from store.api.context import RequestContext
-from store.api.log_types import INCLUSION_HELP, InclusionProof, record_inclusion
+from store.api.log_types import inclusion_field
+from store.api.record_views import RecordView
 from store.db import queries
 from store.model import taxonomy as taxonomy_model
-from store.model.records import SourceSpan
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 
 # The domain enums themselves: GraphQL names (MISSING_ROLE), stored values (missing_role).
@@ -81,6 +81,27 @@ def known_count(count: int) -> Callable[[], Awaitable[int]]:
     return count_total
 
 
+def sightings_field(list_sightings: Callable[..., Any], key: str, node: type[Any],
+                    description: str) -> Any:
+    """A record view's occurrences field: a page of its sightings (`list_sightings` of its
+    `key`) as of the tree it was read at; its totalCount is the view's occurrenceCount."""
+
+    async def occurrences(
+        self: Any, info: Info[RequestContext, None], first: int | None = None,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
+        before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
+    ) -> Any:
+        page = await info.context.run(
+            list_sightings, str(getattr(self, key)), first, after, last=last, before=before,
+            order=order, as_of=self.as_of)
+        return connection(page, lambda o: node.of(o, self.as_of),
+                          known_count(self.occurrence_count))
+
+    occurrences.__annotations__["return"] = Connection[node]  # type: ignore[valid-type]
+    return strawberry.field(occurrences, description=description)
+
+
 def connection(
     page: queries.Page[queries.SeqT],
     node: Callable[[queries.SeqT], NodeT],
@@ -97,20 +118,15 @@ def connection(
 
 
 @strawberry.type(description="A source span, verbatim: problem_text[start:end] == text.")
-class EvidenceSpan:
+class EvidenceSpan(RecordView):
     text: str
     start: int
     end: int
     sentence_index: int | None
 
-    @classmethod
-    def of(cls, span: SourceSpan) -> EvidenceSpan:
-        return cls(text=span.text, start=span.start, end=span.end,
-                   sentence_index=span.sentence_index)
-
 
 @strawberry.type(description="One ingest: a file appended as one batch.")
-class Batch:
+class Batch(RecordView):
     batch_id: int
     seq: int
     source: str
@@ -123,13 +139,9 @@ class Batch:
     ingested_at: str = strawberry.field(description="UTC, ISO 8601.")
     store_version: str
 
-    @classmethod
-    def of(cls, batch: queries.Batch) -> Batch:
-        return cls(**{name: getattr(batch, name) for name in queries.Batch.__slots__})
-
 
 @strawberry.type(description="A ContractAssessment in its context (problem text or reference).")
-class Assessment:
+class Assessment(RecordView):
     assessment_id: strawberry.ID
     seq: int
     problem_text: str | None
@@ -150,34 +162,11 @@ class Assessment:
             (str(self.assessment_id), self.as_of))
         return [Residual.of(r, self.as_of) for r in stored]
 
-    @strawberry.field(description=INCLUSION_HELP)
-    async def inclusion_proof(self, info: Info[RequestContext, None],
-                              tree_size: int | None = None) -> InclusionProof | None:
-        return await record_inclusion(info, "contract_assessments", str(self.assessment_id),
-                                      self.as_of if tree_size is None else tree_size)
-
-    @classmethod
-    def of(cls, stored: queries.StoredAssessment, as_of: int | None) -> Assessment:
-        a = stored.assessment
-        return cls(
-            assessment_id=strawberry.ID(stored.assessment_id),
-            seq=stored.seq,
-            problem_text=stored.problem_text,
-            source_ref=stored.source_ref,
-            candidate_organ=a.candidate_organ,
-            family_id=stored.family_id,
-            runnable=a.runnable,
-            missing_bindings=list(a.missing_bindings),
-            unresolved_hazards=list(a.unresolved_hazards),
-            explanation=a.explanation,
-            evidence_spans=[EvidenceSpan.of(s) for s in a.evidence_spans],
-            batch=Batch.of(stored.batch),
-            as_of=as_of,
-        )
+    inclusion_proof = inclusion_field("contract_assessments", "assessment_id")
 
 
 @strawberry.type(description="One sighting of a residual: the assessment that produced it.")
-class Occurrence:
+class Occurrence(RecordView):
     seq: int
     ordinal: int = strawberry.field(description="The residual's position in its assessment.")
     assessment: Assessment
@@ -194,14 +183,9 @@ class Occurrence:
     def batch(self) -> Batch:
         return self.assessment.batch
 
-    @classmethod
-    def of(cls, occurrence: queries.Occurrence, as_of: int | None) -> Occurrence:
-        return cls(seq=occurrence.seq, ordinal=occurrence.ordinal,
-                   assessment=Assessment.of(occurrence.assessment, as_of))
-
 
 @strawberry.type(description="A ContractResidual (ADR-0225), stored once per residual_id.")
-class Residual:
+class Residual(RecordView):
     residual_id: strawberry.ID
     seq: int
     candidate_organ: str
@@ -215,46 +199,15 @@ class Residual:
         description="How many times this residual was seen (by asOf, if read as of it).")
     as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
 
-    @strawberry.field(description="Its sightings, in append order unless `order` says "
-                                  "NEWEST_FIRST (by asOf, if read as of it).")
-    async def occurrences(
-        self, info: Info[RequestContext, None], first: int | None = None,
-        after: str | None = None,
-        last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
-        before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
-    ) -> Connection[Occurrence]:
-        page = await info.context.run(
-            queries.list_occurrences, str(self.residual_id), first, after, last=last,
-            before=before, order=order, as_of=self.as_of)
-        return connection(page, lambda o: Occurrence.of(o, self.as_of),
-                          known_count(self.occurrence_count))
+    occurrences = sightings_field(
+        queries.list_occurrences, "residual_id", Occurrence, "Its sightings, in append order "
+        "unless `order` says NEWEST_FIRST (by asOf, if read as of it).")
 
-    @strawberry.field(description=INCLUSION_HELP)
-    async def inclusion_proof(self, info: Info[RequestContext, None],
-                              tree_size: int | None = None) -> InclusionProof | None:
-        return await record_inclusion(info, "contract_residuals", str(self.residual_id),
-                                      self.as_of if tree_size is None else tree_size)
-
-    @classmethod
-    def of(cls, stored: queries.StoredResidual, as_of: int | None) -> Residual:
-        r = stored.residual
-        return cls(
-            residual_id=strawberry.ID(r.residual_id),
-            seq=stored.seq,
-            candidate_organ=r.candidate_organ,
-            family_id=r.family_id,
-            residual_kind=r.residual_kind,
-            residual_code=r.residual_code,
-            source_axis=r.source_axis,
-            evidence_spans=[EvidenceSpan.of(s) for s in r.evidence_spans],
-            explanation=r.explanation,
-            occurrence_count=stored.occurrence_count,
-            as_of=as_of,
-        )
+    inclusion_proof = inclusion_field("contract_residuals", "residual_id")
 
 
 @strawberry.type(description="Records (residuals or surfaces) sharing one value, and sightings.")
-class FacetCount:
+class FacetCount(RecordView):
     value: str | None = strawberry.field(
         description="As CORE serializes it (lower case, e.g. missing_role, teaching); null for "
         "a null column (family_id, corpus_id, intent)."
@@ -262,17 +215,9 @@ class FacetCount:
     count: int = strawberry.field(description="Distinct records.")
     occurrences: int = strawberry.field(description="Sightings of those records.")
 
-    @classmethod
-    def of(cls, facet: queries.FacetCount) -> FacetCount:
-        return cls(value=facet.value, count=facet.count, occurrences=facet.occurrences)
-
-    @classmethod
-    def list_of(cls, facets: list[queries.FacetCount]) -> list[FacetCount]:
-        return [cls.of(facet) for facet in facets]
-
 
 @strawberry.type(description="Counts over the filtered residuals; lists by count desc, value.")
-class ResidualFacets:
+class ResidualFacets(RecordView):
     total: int = strawberry.field(description="Distinct residuals.")
     occurrences: int = strawberry.field(description="Their sightings.")
     by_kind: list[FacetCount]
@@ -280,18 +225,6 @@ class ResidualFacets:
     by_organ: list[FacetCount]
     by_family: list[FacetCount]
     by_code: list[FacetCount]
-
-    @classmethod
-    def of(cls, facets: queries.ResidualFacets) -> ResidualFacets:
-        return cls(
-            total=facets.total,
-            occurrences=facets.occurrences,
-            by_kind=FacetCount.list_of(facets.by_kind),
-            by_axis=FacetCount.list_of(facets.by_axis),
-            by_organ=FacetCount.list_of(facets.by_organ),
-            by_family=FacetCount.list_of(facets.by_family),
-            by_code=FacetCount.list_of(facets.by_code),
-        )
 
 
 @strawberry.type

@@ -88,8 +88,11 @@ def _filter(kind: str, filter_json: str | None) -> ExportFilter | None:
         return None
     from store.api.filter_json import FilterInputError, filter_from_json  # loads strawberry
 
+    filter_type = EXPORT_KINDS[kind].filter_type
+    if filter_type is None:
+        raise click.BadParameter(f"{kind} take no filter", param_hint="'--filter'")
     try:
-        return filter_from_json(filter_json, EXPORT_KINDS[kind].filter_type)
+        return filter_from_json(filter_json, filter_type)
     except FilterInputError as exc:
         raise click.BadParameter(str(exc), param_hint="'--filter'") from None
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 from sqlalchemy import Connection
@@ -13,15 +15,21 @@ from sqlalchemy import Connection
 from store.cli.options import db_option, open_store
 from store.db import queries
 from store.db.log.stored_log import LogError
+from store.db.schema.record_kinds import KINDS_BY_TABLE
 
 _HEX_ID = re.compile(r"[0-9a-f]{64}", re.ASCII)
-# option name -> (table, what a user calls its id)
-_RECORDS: dict[str, tuple[str, str]] = {
-    "residual": ("contract_residuals", "residual_id"),
-    "surface": ("surface_records", "surface_id"),
-    "turn": ("turns", "turn_key"),
-    "assessment": ("contract_assessments", "assessment_id"),
-}
+# option name -> its listing: every listing with a get-by-key (`one`), in the API's order.
+_RECORDS: dict[str, queries.RecordListing[Any, Any]] = {
+    listing.one: listing for listing in queries.LISTINGS.values() if listing.one is not None}
+_CHOICES = ", ".join(f"--{name}" for name in (*_RECORDS, "index")) + " or --consistency"
+
+
+def _record_options(command: Callable[..., None]) -> Callable[..., None]:
+    """An --<one> ID option per listing, in their order."""
+    for name, listing in reversed(_RECORDS.items()):
+        command = click.option(f"--{name}", metavar="ID",
+                               help=f"Prove this {listing.key} is in the log.")(command)
+    return command
 
 
 def _prove(connection: Connection, ids: dict[str, str | None], index: int | None,
@@ -32,8 +40,8 @@ def _prove(connection: Connection, ids: dict[str, str | None], index: int | None
     if index is not None:
         return queries.inclusion_proof_at(connection, index, tree_size)
     kind, value = next((k, v) for k, v in ids.items() if v is not None)
-    table, id_name = _RECORDS[kind]
-    if not _HEX_ID.fullmatch(value):
+    table, id_name = _RECORDS[kind].table.name, _RECORDS[kind].key
+    if KINDS_BY_TABLE[table].content_ids is not None and not _HEX_ID.fullmatch(value):
         raise queries.QueryError(f"--{kind}: a {id_name} is 64 lowercase hex digits, got "
                                  f"{value[:80]!r}")
     proof = queries.inclusion_proof(connection, table, (value,), tree_size)
@@ -44,10 +52,7 @@ def _prove(connection: Connection, ids: dict[str, str | None], index: int | None
 
 @click.command()
 @db_option
-@click.option("--residual", metavar="ID", help="Prove this residual_id is in the log.")
-@click.option("--surface", metavar="ID", help="Prove this surface_id is in the log.")
-@click.option("--turn", metavar="ID", help="Prove this turn_key is in the log.")
-@click.option("--assessment", metavar="ID", help="Prove this assessment_id is in the log.")
+@_record_options
 @click.option("--index", type=int, metavar="N", help="Prove leaf N (any table) is in the log.")
 @click.option("--consistency", type=int, metavar="FIRST",
               help="Prove the tree extends the tree of its first FIRST leaves.")
@@ -56,9 +61,8 @@ def _prove(connection: Connection, ids: dict[str, str | None], index: int | None
 @click.option("--bundle", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Write a C2SP tlog-proof bundle (entry, inclusion path and the newest kept "
                    "checkpoint with its cosignatures) to FILE instead of JSON.")
-def prove(db: str | None, residual: str | None, surface: str | None, turn: str | None,
-          assessment: str | None, index: int | None, consistency: int | None,
-          tree_size: int | None, bundle: Path | None) -> None:
+def prove(db: str | None, index: int | None, consistency: int | None, tree_size: int | None,
+          bundle: Path | None, **ids: str | None) -> None:
     """Print an RFC 9162 inclusion proof of one record (or leaf), or a consistency proof, as
     JSON; check it offline against a checkpoint with `core-audit verify-proof`.
 
@@ -68,11 +72,9 @@ def prove(db: str | None, residual: str | None, surface: str | None, turn: str |
     exits 1. With --bundle, one file `verify-proof FILE --key K` checks with no store and no
     network: the proof is against the newest kept signed checkpoint.
     """
-    ids = {"residual": residual, "surface": surface, "turn": turn, "assessment": assessment}
     chosen = [v for v in (*ids.values(), index, consistency) if v is not None]
     if len(chosen) != 1:
-        raise click.UsageError("give exactly one of --residual, --surface, --turn, "
-                               "--assessment, --index or --consistency")
+        raise click.UsageError(f"give exactly one of {_CHOICES}")
     if bundle is not None and (consistency is not None or tree_size is not None):
         raise click.UsageError("--bundle proves a record in the newest kept checkpoint: "
                                "not with --consistency or --tree-size")
@@ -99,8 +101,9 @@ def _write_bundle(db: str | None, ids: dict[str, str | None], index: int | None,
                 text = proof_bundle(connection, index=index)
             else:
                 kind, value = next((k, v) for k, v in ids.items() if v is not None)
-                table, id_name = _RECORDS[kind]
-                if not _HEX_ID.fullmatch(value):
+                table, id_name = _RECORDS[kind].table.name, _RECORDS[kind].key
+                if KINDS_BY_TABLE[table].content_ids is not None and \
+                        not _HEX_ID.fullmatch(value):
                     raise queries.QueryError(f"--{kind}: a {id_name} is 64 lowercase hex "
                                              f"digits, got {value[:80]!r}")
                 text = proof_bundle(connection, table=table, key=(value,))

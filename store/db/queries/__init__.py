@@ -5,17 +5,12 @@ callers (GraphQL resolvers through `AuditStore.run`, the CLI, benchmarks) never 
 Lists are keyset-paginated in an `Order` (append order by `seq`, the row's ledger position,
 by default), forwards (first/after) or backwards (last/before). Every read takes `as_of`, a
 recorded tree size: the store as it was then. One module per concept: errors, records,
-filters and ranges, keys, orders, cursors, pages, sightings, as_of, facets, and one per
-record kind.
+filters and ranges, keys, orders, cursors, pages, sightings, as_of, facets; `listings`
+declares each listed record kind once (LISTINGS) with one generic list, count and
+get-by-key; one module per record kind holds its row builder and facets.
 """
 
 from store.db.queries.as_of import Snapshot, snapshot_at
-from store.db.queries.assessments import (
-    assessment_by_id,
-    count_assessments,
-    list_assessments,
-)
-from store.db.queries.batches import count_batches, list_batches
 from store.db.queries.errors import CursorError, PageSizeError, QueryError, QueryTimeout
 from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
 from store.db.queries.keys import MAX_KEY
@@ -25,6 +20,29 @@ from store.db.queries.ledger import (
     inclusion_proof_at,
     ledger_status,
     log_entries,
+)
+from store.db.queries.listings import (
+    LISTINGS,
+    Joined,
+    RecordListing,
+    assessment_by_id,
+    count_assessments,
+    count_batches,
+    count_residuals,
+    count_surfaces,
+    count_turns,
+    flat_record,
+    list_assessments,
+    list_batches,
+    list_residuals,
+    list_surfaces,
+    list_turns,
+    residual_by_id,
+    residual_facets,
+    surface_by_id,
+    surface_facets,
+    turn_by_key,
+    turn_facets,
 )
 from store.db.queries.occurrences import assessment_residuals, list_occurrences
 from store.db.queries.orders import Order
@@ -54,23 +72,11 @@ from store.db.queries.records import (
     SurfaceOccurrence,
     TurnFacets,
 )
-from store.db.queries.residuals import (
-    count_residuals,
-    list_residuals,
-    residual_by_id,
-    residual_facets,
-)
-from store.db.queries.surfaces import (
-    count_surfaces,
-    list_surface_occurrences,
-    list_surfaces,
-    surface_by_id,
-    surface_facets,
-)
-from store.db.queries.turns import count_turns, list_turns, turn_by_key, turn_facets
+from store.db.queries.surfaces import list_surface_occurrences
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "LISTINGS",
     "MAX_KEY",
     "MAX_PAGE_SIZE",
     "AssessmentFilter",
@@ -80,6 +86,7 @@ __all__ = [
     "CursorError",
     "FacetCount",
     "InclusionProof",
+    "Joined",
     "LedgerStatus",
     "Occurrence",
     "Order",
@@ -87,6 +94,7 @@ __all__ = [
     "PageSizeError",
     "QueryError",
     "QueryTimeout",
+    "RecordListing",
     "ResidualFacets",
     "ResidualFilter",
     "SeqT",
@@ -110,6 +118,7 @@ __all__ = [
     "count_turns",
     "decode_cursor",
     "encode_cursor",
+    "flat_record",
     "inclusion_proof",
     "inclusion_proof_at",
     "ledger_status",

@@ -1,27 +1,13 @@
-"""Assessments in their context, with their batch."""
+"""Assessments in their context, with their batch: the row builder."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import orjson
-from sqlalchemy import (
-    Connection,
-    Select,
-    select,
-)
 
-from store.db.queries.as_of import Snapshot, held, snapshot_at
-from store.db.queries.batches import BATCH_COLUMNS, batch_of
-from store.db.queries.filters import AssessmentFilter, equals
-from store.db.queries.orders import Order, in_seq_order
-from store.db.queries.pages import (
-    count_rows,
-    page_of,
-)
-from store.db.queries.records import Page, StoredAssessment, spans_of
-from store.db.schema.tables import contract_assessments as assessments_t
-from store.db.schema.tables import ingest_batches as batches_t
+from store.db.queries.batches import batch_of
+from store.db.queries.records import StoredAssessment, spans_of
 from store.model.records import ContractAssessment
 
 
@@ -41,43 +27,3 @@ def assessment_of(row: Any) -> StoredAssessment:
         ),
         batch=batch_of(row, "batch_"),
     )
-
-
-def _assessments_select(snapshot: Snapshot | None) -> Select[Any]:
-    return select(assessments_t, *BATCH_COLUMNS).join(
-        batches_t, batches_t.c.batch_id == assessments_t.c.batch_id
-    ).where(*held(snapshot, assessments_t))
-
-
-def assessment_by_id(connection: Connection, assessment_id: str,
-                     as_of: int | None = None) -> StoredAssessment | None:
-    row = connection.execute(
-        _assessments_select(snapshot_at(connection, as_of))
-        .where(equals(assessments_t.c.assessment_id, assessment_id))
-    ).first()
-    return None if row is None else assessment_of(row)
-
-
-def list_assessments(
-    connection: Connection,
-    where: AssessmentFilter | None = None,
-    first: int | None = None,
-    after: str | None = None,
-    *,
-    last: int | None = None,
-    before: str | None = None,
-    order: Order = Order.OLDEST_FIRST,
-    as_of: int | None = None,
-) -> Page[StoredAssessment]:
-    statement = _assessments_select(snapshot_at(connection, as_of)).where(
-        *(where.conditions() if where else []))
-    listing = in_seq_order(order, statement, assessments_t.c.seq, listing="assessments")
-    return page_of(connection, listing, order, assessment_of, first, after, last, before)
-
-
-def count_assessments(connection: Connection, where: AssessmentFilter | None = None,
-                      as_of: int | None = None) -> int:
-    conditions = where.conditions() if where else []
-    snapshot = snapshot_at(connection, as_of)
-    statement = select(assessments_t.c.seq).where(*conditions, *held(snapshot, assessments_t))
-    return count_rows(connection, statement)

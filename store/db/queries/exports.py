@@ -2,40 +2,38 @@
 
 Rows are the stored values, column for column (lists and objects are the JSON text the
 store keeps), so an exported record is its log entry's row plus `seq`. Every statement
-selects one table's columns, filtered as the API filters that kind, ordered by `seq`.
+selects one table's columns, filtered as the API filters that kind, ordered by `seq`. The
+kinds are the listings' (queries.LISTINGS) that say `exported`, and their sightings where
+they name them (`sightings_exported`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Boolean, Connection, Select, Table, select
+from sqlalchemy import Boolean, Connection, Select, Table
 
-from store.db.queries.as_of import Snapshot, held, snapshot_at
+from store.db.queries.as_of import Snapshot, snapshot_at
 from store.db.queries.errors import QueryError
-from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
-from store.db.schema.tables import contract_assessments as assessments_t
-from store.db.schema.tables import contract_residuals as residuals_t
-from store.db.schema.tables import residual_occurrences as occurrences_t
-from store.db.schema.tables import surface_records as surfaces_t
-from store.db.schema.tables import turns as turns_t
+from store.db.queries.filters import filter_order
+from store.db.queries.listings import LISTINGS, Filter, RecordListing
 
 # Rows fetched per round trip (SQLite: fetchmany; PostgreSQL: a server-side cursor).
 EXPORT_CHUNK_ROWS = 5000
 
-ExportFilter = ResidualFilter | AssessmentFilter | SurfaceFilter | TurnFilter
+ExportFilter = Filter
 
 
 @dataclass(frozen=True, slots=True)
 class ExportKind:
-    """One exportable kind: its table, the filter it takes, and how the filter applies."""
+    """One exportable kind: its table, the filter it takes, and its filtered rows."""
 
     name: str
     table: Table
-    filter_type: type[ExportFilter]
-    _filtered: Callable[[Any], Select[Any]]
+    filter_type: type[Filter] | None
+    _rows: Callable[[Any, Snapshot | None], Select[Any]]  # (filter or None, snapshot)
 
     @property
     def columns(self) -> list[str]:
@@ -49,35 +47,29 @@ class ExportKind:
 
     def statement(self, where: ExportFilter | None = None,
                   snapshot: Snapshot | None = None) -> Select[Any]:
-        if where is not None and not isinstance(where, self.filter_type):
-            raise TypeError(f"{self.name} takes a {self.filter_type.__name__}")
-        plain = select(self.table)
-        statement = plain if where is None else self._filtered(where)
+        if where is not None and (self.filter_type is None
+                                  or not isinstance(where, self.filter_type)):
+            raise TypeError(f"{self.name} takes a {getattr(self.filter_type, '__name__', None)}")
         # A joined record (a turn's surface, an occurrence's residual) was stored before its
         # row, so bounding this table's seq is the whole as-of condition.
-        return statement.where(*held(snapshot, self.table)).order_by(self.table.c.seq)
+        return self._rows(where, snapshot).order_by(self.table.c.seq)
 
 
-def _turns(where: TurnFilter) -> Select[Any]:
-    # The surface's columns filter (verification, corpus, chain, form); only the turn's export.
-    return (select(turns_t).join(surfaces_t, surfaces_t.c.surface_id == turns_t.c.surface_id)
-            .where(*where.conditions()))
+def export_kinds(listings: Iterable[RecordListing[Any, Any]]) -> dict[str, ExportKind]:
+    """Each exported listing's table (filtered as the API filters it) and, where it says so,
+    its sightings' (filtered by their record), in the order the filters are defined."""
+    kinds: list[ExportKind] = []
+    for listing in sorted((listing for listing in listings if listing.exported),
+                          key=lambda listing: filter_order(listing.filter_type)):
+        kinds.append(ExportKind(listing.name, listing.table, listing.filter_type,
+                                listing.filtered))
+        if listing.sightings is not None and listing.sightings_exported is not None:
+            kinds.append(ExportKind(listing.sightings_exported, listing.sightings,
+                                    listing.filter_type, listing.sightings_rows))
+    return {kind.name: kind for kind in kinds}
 
 
-EXPORT_KINDS: dict[str, ExportKind] = {kind.name: kind for kind in (
-    ExportKind("residuals", residuals_t, ResidualFilter,
-               lambda where: select(residuals_t).where(*where.conditions())),
-    # An occurrence is filtered by its residual: the sightings of the residuals a filter picks.
-    ExportKind("occurrences", occurrences_t, ResidualFilter,
-               lambda where: select(occurrences_t).join(
-                   residuals_t, residuals_t.c.residual_id == occurrences_t.c.residual_id)
-               .where(*where.conditions(residuals_t))),
-    ExportKind("assessments", assessments_t, AssessmentFilter,
-               lambda where: select(assessments_t).where(*where.conditions())),
-    ExportKind("surfaces", surfaces_t, SurfaceFilter,
-               lambda where: select(surfaces_t).where(*where.conditions())),
-    ExportKind("turns", turns_t, TurnFilter, _turns),
-)}
+EXPORT_KINDS: dict[str, ExportKind] = export_kinds(LISTINGS.values())
 
 
 def export_rows(connection: Connection, kind: str, where: ExportFilter | None = None,

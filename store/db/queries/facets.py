@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import (
     CTE,
+    ColumnElement,
     Connection,
+    Select,
     func,
     literal_column,
     select,
@@ -44,3 +47,17 @@ def facet_counts(
     total = sum(facet.count for facet in lists[0])
     occurrences = sum(facet.occurrences for facet in lists[0])
     return total, occurrences, lists
+
+
+def grouped_facets(connection: Connection, rows: Select[Any],
+                   columns: Mapping[str, ColumnElement[Any]], records: ColumnElement[Any],
+                   sightings: ColumnElement[Any]) -> tuple[int, int, list[list[FacetCount]]]:
+    """`facet_counts` over `rows` grouped by every facet column (named by `columns`' keys),
+    each group counting `records` and their `sightings`."""
+    combos = (
+        rows.with_only_columns(*(column.label(name) for name, column in columns.items()),
+                               records.label("n"), sightings.label("s"))
+        .group_by(*columns.values())
+        .cte("combos")
+    )
+    return facet_counts(connection, combos, tuple(columns))

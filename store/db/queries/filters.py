@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 from sqlalchemy import (
+    Column,
     ColumnElement,
     Table,
     false,
@@ -27,44 +28,57 @@ from store.model.teaching_surface import GroundingSource
 from store.model.turns import NormativeClearance
 
 
+def on(column: Column[Any]) -> Any:
+    """A filter field matched as any-of against `column` (enum members by stored value)."""
+    return field(default=None, metadata={"column": column})
+
+
 @dataclass(frozen=True, slots=True)
-class ResidualFilter(BatchRange):
+class ColumnFilter(BatchRange):
+    """A filter whose fields name their columns (`on`): each any-of, ANDed, and the batch
+    range on `_table`'s batch_id."""
+
+    _table: ClassVar[Table]
+
+    def conditions(self, table: Table | None = None) -> list[ColumnElement[bool]]:
+        """On the columns the fields name, or on `table`'s columns of the same names."""
+        found: list[ColumnElement[bool]] = []
+        for each in fields(self):
+            column, values = each.metadata.get("column"), getattr(self, each.name)
+            if column is not None and values:
+                found.append(any_of(column if table is None else table.c[column.name],
+                                    enum_values(values) or []))
+        batch_id = (self._table if table is None else table).c.batch_id
+        return [*found, *self.batch_conditions(batch_id)]
+
+
+@dataclass(frozen=True, slots=True)
+class ResidualFilter(ColumnFilter):
     """Each field is a list matched as any-of; fields are ANDed. None or [] = no constraint.
-    The batch range is on the batch that first stored the residual."""
+    The batch range is on the batch that first stored the residual. Its conditions apply to
+    contract_residuals, or to residual_tallies (same column names)."""
 
-    organ: Sequence[str] | None = None
-    family_id: Sequence[str] | None = None
-    kind: Sequence[ResidualKind] | None = None
-    axis: Sequence[ResidualSourceAxis] | None = None
-    code: Sequence[str] | None = None
-
-    def conditions(self, table: Table = residuals_t) -> list[ColumnElement[bool]]:
-        """On contract_residuals, or on residual_tallies (same column names)."""
-        pairs: list[tuple[Any, Sequence[Any] | None]] = [
-            (table.c.candidate_organ, self.organ),
-            (table.c.family_id, self.family_id),
-            (table.c.residual_kind, enum_values(self.kind)),
-            (table.c.source_axis, enum_values(self.axis)),
-            (table.c.residual_code, self.code),
-        ]
-        return [*(any_of(column, values) for column, values in pairs if values),
-                *self.batch_conditions(table.c.batch_id)]
+    _table = residuals_t
+    organ: Sequence[str] | None = on(residuals_t.c.candidate_organ)
+    family_id: Sequence[str] | None = on(residuals_t.c.family_id)
+    kind: Sequence[ResidualKind] | None = on(residuals_t.c.residual_kind)
+    axis: Sequence[ResidualSourceAxis] | None = on(residuals_t.c.source_axis)
+    code: Sequence[str] | None = on(residuals_t.c.residual_code)
 
 
 @dataclass(frozen=True, slots=True)
-class AssessmentFilter(BatchRange):
+class AssessmentFilter(ColumnFilter):
     """Any-of lists, ANDed; `runnable` None = both. `family_id` goes through the organ map."""
 
-    organ: Sequence[str] | None = None
+    _table = assessments_t
+    organ: Sequence[str] | None = on(assessments_t.c.candidate_organ)
     family_id: Sequence[str] | None = None
     runnable: bool | None = None
-    source_ref: Sequence[str] | None = None
-    batch_id: Sequence[int] | None = None
+    source_ref: Sequence[str] | None = on(assessments_t.c.source_ref)
+    batch_id: Sequence[int] | None = on(assessments_t.c.batch_id)
 
-    def conditions(self) -> list[ColumnElement[bool]]:
-        found: list[ColumnElement[bool]] = []
-        if self.organ:
-            found.append(any_of(assessments_t.c.candidate_organ, self.organ))
+    def conditions(self, table: Table | None = None) -> list[ColumnElement[bool]]:
+        found = ColumnFilter.conditions(self)
         if self.family_id:
             # Families are a domain mapping, not a column: filter by the organs they name.
             wanted = set(self.family_id)
@@ -72,36 +86,21 @@ class AssessmentFilter(BatchRange):
             found.append(assessments_t.c.candidate_organ.in_(organs))
         if self.runnable is not None:
             found.append(assessments_t.c.runnable.is_(self.runnable))
-        if self.source_ref:
-            found.append(any_of(assessments_t.c.source_ref, self.source_ref))
-        if self.batch_id:
-            found.append(assessments_t.c.batch_id.in_(list(self.batch_id)))
-        return [*found, *self.batch_conditions(assessments_t.c.batch_id)]
+        return found
 
 
 @dataclass(frozen=True, slots=True)
-class SurfaceFilter(BatchRange):
+class SurfaceFilter(ColumnFilter):
     """Each field is a list matched as any-of; fields are ANDed. None or [] = no constraint.
     The batch range is on the batch that first stored the surface."""
 
-    grounding_source: Sequence[GroundingSource] | None = None
-    corpus_id: Sequence[str] | None = None
-    chain_id: Sequence[str] | None = None
-    intent: Sequence[str] | None = None
-    subject: Sequence[str] | None = None
-    verification: Sequence[SurfaceVerification] | None = None
-
-    def conditions(self) -> list[ColumnElement[bool]]:
-        pairs: list[tuple[Any, Sequence[Any] | None]] = [
-            (surfaces_t.c.grounding_source, enum_values(self.grounding_source)),
-            (surfaces_t.c.corpus_id, self.corpus_id),
-            (surfaces_t.c.chain_id, self.chain_id),
-            (surfaces_t.c.intent, self.intent),
-            (surfaces_t.c.subject, self.subject),
-            (surfaces_t.c.verification, enum_values(self.verification)),
-        ]
-        return [*(any_of(column, values) for column, values in pairs if values),
-                *self.batch_conditions(surfaces_t.c.batch_id)]
+    _table = surfaces_t
+    grounding_source: Sequence[GroundingSource] | None = on(surfaces_t.c.grounding_source)
+    corpus_id: Sequence[str] | None = on(surfaces_t.c.corpus_id)
+    chain_id: Sequence[str] | None = on(surfaces_t.c.chain_id)
+    intent: Sequence[str] | None = on(surfaces_t.c.intent)
+    subject: Sequence[str] | None = on(surfaces_t.c.subject)
+    verification: Sequence[SurfaceVerification] | None = on(surfaces_t.c.verification)
 
 
 def storable(value: str) -> bool:
@@ -126,27 +125,26 @@ def enum_values(members: Sequence[Any] | None) -> list[str] | None:
 
 
 @dataclass(frozen=True, slots=True)
-class TurnFilter(BatchRange):
+class TurnFilter(ColumnFilter):
     """Any-of lists, ANDed; on turns joined to the surface record each turn emitted. The
     batch range is on the turn's own batch."""
 
-    grounding_source: Sequence[GroundingSource] | None = None
-    verification: Sequence[SurfaceVerification] | None = None
-    epistemic_state: Sequence[str] | None = None
-    normative_clearance: Sequence[NormativeClearance] | None = None
-    corpus_id: Sequence[str] | None = None
-    chain_id: Sequence[str] | None = None
-    surface_form: Sequence[SurfaceForm] | None = None
+    _table = turns_t
+    grounding_source: Sequence[GroundingSource] | None = on(turns_t.c.grounding_source)
+    verification: Sequence[SurfaceVerification] | None = on(surfaces_t.c.verification)
+    epistemic_state: Sequence[str] | None = on(turns_t.c.epistemic_state)
+    normative_clearance: Sequence[NormativeClearance] | None = on(turns_t.c.normative_clearance)
+    corpus_id: Sequence[str] | None = on(surfaces_t.c.corpus_id)
+    chain_id: Sequence[str] | None = on(surfaces_t.c.chain_id)
+    surface_form: Sequence[SurfaceForm] | None = on(surfaces_t.c.surface_form)
 
-    def conditions(self) -> list[ColumnElement[bool]]:
-        pairs: list[tuple[Any, Sequence[Any] | None]] = [
-            (turns_t.c.grounding_source, enum_values(self.grounding_source)),
-            (surfaces_t.c.verification, enum_values(self.verification)),
-            (turns_t.c.epistemic_state, self.epistemic_state),
-            (turns_t.c.normative_clearance, enum_values(self.normative_clearance)),
-            (surfaces_t.c.corpus_id, self.corpus_id),
-            (surfaces_t.c.chain_id, self.chain_id),
-            (surfaces_t.c.surface_form, enum_values(self.surface_form)),
-        ]
-        return [*(any_of(column, values) for column, values in pairs if values),
-                *self.batch_conditions(turns_t.c.batch_id)]
+
+def filter_order(filter_type: type[Any] | None) -> int:
+    """Where `filter_type` stands among the filters, in the order they are defined (this
+    module's first): what export kinds and GraphQL filter inputs are listed in. None last."""
+    defined = _defined(BatchRange)
+    return defined.index(filter_type) if filter_type in defined else len(defined)
+
+
+def _defined(base: type[Any]) -> list[type[Any]]:
+    return [c for sub in base.__subclasses__() for c in (sub, *_defined(sub))]

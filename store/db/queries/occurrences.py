@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from sqlalchemy import (
     Connection,
@@ -15,12 +16,13 @@ from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.assessments import assessment_of
 from store.db.queries.batches import BATCH_COLUMNS
 from store.db.queries.filters import any_of, equals
-from store.db.queries.orders import Order, in_seq_order
+from store.db.queries.listings import RESIDUALS
 from store.db.queries.pages import (
-    page_of,
+    PageArgs,
+    seq_page,
 )
 from store.db.queries.records import Occurrence, Page, StoredResidual
-from store.db.queries.residuals import residual_of, residual_rows
+from store.db.queries.residuals import residual_of
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
@@ -51,21 +53,11 @@ def _occurrence(row: Any) -> Occurrence:
     )
 
 
-def list_occurrences(
-    connection: Connection,
-    residual_id: str,
-    first: int | None = None,
-    after: str | None = None,
-    *,
-    last: int | None = None,
-    before: str | None = None,
-    order: Order = Order.OLDEST_FIRST,
-    as_of: int | None = None,
-) -> Page[Occurrence]:
+def list_occurrences(connection: Connection, residual_id: str, first: int | None = None,
+                     after: str | None = None, **page: Unpack[PageArgs]) -> Page[Occurrence]:
     """Sightings of one residual with their assessment and batch, in `order`."""
-    statement = _occurrences_select(residual_id, snapshot_at(connection, as_of))
-    listing = in_seq_order(order, statement, occurrences_t.c.seq, listing="occurrences")
-    return page_of(connection, listing, order, _occurrence, first, after, last, before)
+    return seq_page(connection, functools.partial(_occurrences_select, residual_id),
+                    occurrences_t.c.seq, _occurrence, "occurrences", first, after, **page)
 
 
 def assessment_residuals(
@@ -74,7 +66,7 @@ def assessment_residuals(
     """The residuals each assessment produced, in projection (ordinal) order, with their
     sightings as of `as_of`; one statement for a whole page of assessments."""
     rows = connection.execute(
-        residual_rows(snapshot_at(connection, as_of))
+        RESIDUALS.rows(None, snapshot_at(connection, as_of))
         .add_columns(occurrences_t.c.assessment_id.label("produced_by"))
         .join(occurrences_t, occurrences_t.c.residual_id == residuals_t.c.residual_id)
         .where(any_of(occurrences_t.c.assessment_id, list(set(assessment_ids))))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from sqlalchemy import (
     Connection,
@@ -14,13 +14,14 @@ from sqlalchemy import (
     union_all,
 )
 
+from store.db.queries.as_of import Snapshot, snapshot_at
 from store.db.queries.cursors import cursor_for, decode_cursor, encode_cursor, key_in
 from store.db.queries.errors import PageSizeError
-from store.db.queries.orders import Listing, Order, Part, SortKey, at, past
+from store.db.queries.orders import Listing, Order, Part, SortKey, at, in_seq_order, past
 from store.db.queries.records import Page, T
 
-__all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "count_rows", "decode_cursor", "encode_cursor",
-           "page_of", "page_size"]
+__all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "PageArgs", "count_rows", "decode_cursor",
+           "encode_cursor", "page_of", "page_size", "seq_page"]
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
@@ -127,3 +128,23 @@ def count_rows(connection: Connection, statement: Select[Any]) -> int:
     return connection.execute(
         select(func.count()).select_from(statement.subquery())
     ).scalar_one()
+
+
+class PageArgs(TypedDict, total=False):
+    """A list's keyword arguments after first and after: backwards pages, order, as-of."""
+
+    last: int | None
+    before: str | None
+    order: Order
+    as_of: int | None
+
+
+def seq_page(connection: Connection, rows: Callable[[Snapshot | None], Select[Any]],
+             seq: Any, build: Callable[[Any], T], listing: str, first: int | None = None,
+             after: str | None = None, **page: Unpack[PageArgs]) -> Page[T]:
+    """A page of `rows` (as of `page["as_of"]`, None: now) in seq order (not MOST_SEEN:
+    `listing` names them in the refusal)."""
+    order = page.get("order", Order.OLDEST_FIRST)
+    statement = rows(snapshot_at(connection, page.get("as_of")))
+    return page_of(connection, in_seq_order(order, statement, seq, listing=listing), order,
+                   build, first, after, page.get("last"), page.get("before"))

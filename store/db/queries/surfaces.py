@@ -1,29 +1,26 @@
-"""Teaching-surface provenance records and the turns that emitted them."""
+"""Teaching-surface provenance records: the row builder, facets, and the turns that emitted
+one surface."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import orjson
 from sqlalchemy import (
     Connection,
-    Label,
     Select,
     func,
     select,
 )
 
-from store.db.queries.as_of import Snapshot, held, snapshot_at
+from store.db.queries.as_of import Snapshot, held
 from store.db.queries.batches import BATCH_COLUMNS, batch_of
-from store.db.queries.facets import facet_counts
+from store.db.queries.facets import grouped_facets
 from store.db.queries.filters import SurfaceFilter, equals
-from store.db.queries.orders import Order, in_seq_order
-from store.db.queries.pages import count_rows, page_of
+from store.db.queries.pages import PageArgs, seq_page
 from store.db.queries.records import Page, StoredSurface, SurfaceFacets, SurfaceOccurrence
-from store.db.queries.sightings import sighted_listing, sightings_count
 from store.db.schema.tables import ingest_batches as batches_t
 from store.db.schema.tables import surface_occurrences as sightings_t
-from store.db.schema.tables import surface_records as surfaces_t
 from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.teaching_surface import GroundingSource
 
@@ -66,51 +63,6 @@ def surface_of(row: Any) -> StoredSurface:
     )
 
 
-def surface_sightings(snapshot: Snapshot | None) -> Label[int]:
-    """Per surface row, the turns that emitted it (by `snapshot`, if given)."""
-    return sightings_count(surfaces_t, "surface_id", sightings_t, *held(snapshot, sightings_t))
-
-
-def _filtered_surfaces(where: SurfaceFilter | None, snapshot: Snapshot | None) -> Select[Any]:
-    return select(surfaces_t).where(*(where.conditions() if where else []),
-                                    *held(snapshot, surfaces_t))
-
-
-def _surfaces_select(where: SurfaceFilter | None, snapshot: Snapshot | None) -> Select[Any]:
-    return _filtered_surfaces(where, snapshot).add_columns(surface_sightings(snapshot))
-
-
-def surface_by_id(connection: Connection, surface_id: str,
-                  as_of: int | None = None) -> StoredSurface | None:
-    row = connection.execute(
-        _surfaces_select(None, snapshot_at(connection, as_of))
-        .where(equals(surfaces_t.c.surface_id, surface_id))
-    ).first()
-    return None if row is None else surface_of(row)
-
-
-def list_surfaces(
-    connection: Connection,
-    where: SurfaceFilter | None = None,
-    first: int | None = None,
-    after: str | None = None,
-    *,
-    last: int | None = None,
-    before: str | None = None,
-    order: Order = Order.OLDEST_FIRST,
-    as_of: int | None = None,
-) -> Page[StoredSurface]:
-    snapshot = snapshot_at(connection, as_of)
-    listing = sighted_listing(order, _filtered_surfaces(where, snapshot), surfaces_t,
-                              "surface_id", sightings_t, snapshot, listing="surfaces")
-    return page_of(connection, listing, order, surface_of, first, after, last, before)
-
-
-def count_surfaces(connection: Connection, where: SurfaceFilter | None = None,
-                   as_of: int | None = None) -> int:
-    return count_rows(connection, _filtered_surfaces(where, snapshot_at(connection, as_of)))
-
-
 def _surface_occurrence(row: Any) -> SurfaceOccurrence:
     return SurfaceOccurrence(
         occurrence_id=row.occurrence_id,
@@ -124,48 +76,28 @@ def _surface_occurrence(row: Any) -> SurfaceOccurrence:
     )
 
 
-def list_surface_occurrences(
-    connection: Connection,
-    surface_id: str,
-    first: int | None = None,
-    after: str | None = None,
-    *,
-    last: int | None = None,
-    before: str | None = None,
-    order: Order = Order.OLDEST_FIRST,
-    as_of: int | None = None,
-) -> Page[SurfaceOccurrence]:
+def list_surface_occurrences(connection: Connection, surface_id: str, first: int | None = None,
+                             after: str | None = None, **page: Unpack[PageArgs]
+                             ) -> Page[SurfaceOccurrence]:
     """The turns that emitted one surface, with the batch that recorded each, in `order`."""
-    snapshot = snapshot_at(connection, as_of)
-    statement = (
-        select(sightings_t, *BATCH_COLUMNS)
-        .join(batches_t, batches_t.c.batch_id == sightings_t.c.batch_id)
-        .where(equals(sightings_t.c.surface_id, surface_id),
-               *held(snapshot, sightings_t))
-    )
-    listing = in_seq_order(order, statement, sightings_t.c.seq, listing="surface occurrences")
-    return page_of(connection, listing, order, _surface_occurrence, first, after, last, before)
+
+    def rows(snapshot: Snapshot | None) -> Select[Any]:
+        return (select(sightings_t, *BATCH_COLUMNS)
+                .join(batches_t, batches_t.c.batch_id == sightings_t.c.batch_id)
+                .where(equals(sightings_t.c.surface_id, surface_id),
+                       *held(snapshot, sightings_t)))
+
+    return seq_page(connection, rows, sightings_t.c.seq, _surface_occurrence,
+                    "surface occurrences", first, after, **page)
 
 
-def surface_facets(connection: Connection, where: SurfaceFilter | None = None,
-                   as_of: int | None = None) -> SurfaceFacets:
-    """Counts per grounding source, corpus, intent and verification over the filtered surfaces."""
-    snapshot = snapshot_at(connection, as_of)
-    filtered = _surfaces_select(where, snapshot).subquery("filtered")  # rows with sightings
+def surface_facets_of(connection: Connection, rows: Select[Any],
+                      where: SurfaceFilter | None, snapshot: Snapshot | None) -> SurfaceFacets:
+    """Counts per grounding source, corpus, intent and verification over the filtered surfaces
+    (`rows`, with their sightings)."""
+    filtered = rows.subquery("filtered")
     names = ("grounding_source", "corpus_id", "intent", "verification")
-    combos = (
-        select(*(filtered.c[name] for name in names), func.count().label("n"),
-               func.sum(filtered.c.occurrence_count).label("s"))
-        .group_by(*(filtered.c[name] for name in names))
-        .cte("combos")
-    )
-    total, occurrences, (by_source, by_corpus, by_intent, by_verification) = facet_counts(
-        connection, combos, names)
-    return SurfaceFacets(
-        total=total,
-        occurrences=occurrences,
-        by_grounding_source=by_source,
-        by_corpus=by_corpus,
-        by_intent=by_intent,
-        by_verification=by_verification,
-    )
+    total, occurrences, lists = grouped_facets(
+        connection, select(filtered), {name: filtered.c[name] for name in names},
+        func.count(), func.sum(filtered.c.occurrence_count))
+    return SurfaceFacets(total, occurrences, *lists)

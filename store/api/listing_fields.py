@@ -1,0 +1,160 @@
+"""The Query fields of every record listing, made from its declaration (`queries.LISTINGS`).
+
+Per listing, in its order: `<one>(id, asOf)` (one record by key, if it names `one`), the list
+`<name>(filter, first, after, last, before, order, asOf)` as a Connection with a totalCount
+counted in SQL only when asked for, and `<one>Facets(filter, asOf)` (if it declares facets).
+Each resolver is one call of the listing's query in a worker thread (`RequestContext.run`),
+its records turned into their views by name (`RecordView.of`).
+"""
+
+# No `from __future__ import annotations`: the resolvers' annotations are the generated
+# types themselves, read by strawberry from the functions.
+
+import dataclasses
+import functools
+import inspect
+import operator
+import types
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import strawberry
+from strawberry.types import Info
+from strawberry.types.field import StrawberryField
+
+from store.api.context import RequestContext
+from store.api.filter_types import filter_input
+from store.api.log_types import inclusion_field
+from store.api.record_views import RecordView
+from store.api.surface_types import Surface, SurfaceFacets
+from store.api.turn_types import Turn, TurnFacets
+from store.api.types import (
+    LAST_HELP,
+    AsOf,
+    Assessment,
+    Batch,
+    Connection,
+    OrderEnum,
+    Residual,
+    ResidualFacets,
+    connection,
+)
+from store.db import queries
+
+Ctx = Info[RequestContext, None]
+Last = Annotated[int | None, strawberry.argument(description=LAST_HELP)]
+OLDEST_FIRST = queries.Order.OLDEST_FIRST
+PAGE_HELP = f"Page size, default {queries.DEFAULT_PAGE_SIZE}, at most {queries.MAX_PAGE_SIZE}."
+
+# The views written out (with their descriptions and nested fields), by GraphQL name.
+_WRITTEN: tuple[type[Any], ...] = (Residual, ResidualFacets, Surface, SurfaceFacets, Turn,
+                                   TurnFacets, Assessment, Batch)
+VIEWS: dict[str, type[Any]] = {view.__strawberry_definition__.name: view for view in _WRITTEN}
+
+
+def view_of(name: str) -> type[Any]:
+    """The view named `name` (a listing's api_type or facets_type)."""
+    try:
+        return VIEWS[name]
+    except KeyError:
+        raise TypeError(f"no GraphQL view named {name!r}") from None
+
+
+def record_view(listing: queries.RecordListing[Any, Any]) -> type[Any]:
+    """The view of a listing's records: written out in VIEWS, or derived from its record."""
+    return VIEWS.get(listing.api_type) or derived_view(listing)
+
+
+def _graphql_type(python_type: Any) -> Any:
+    """A record field's type as a view field: a tuple of values as a list."""
+    if typing.get_origin(python_type) in (types.UnionType, typing.Union):
+        return functools.reduce(operator.or_, map(_graphql_type, typing.get_args(python_type)))
+    if typing.get_origin(python_type) is tuple:
+        return list[typing.get_args(python_type)[0]]  # type: ignore[misc]
+    return python_type
+
+
+@functools.cache
+def derived_view(listing: queries.RecordListing[Any, Any]) -> type[Any]:
+    """A view with a field per field of the listing's record (its key an ID), and the
+    record's inclusion proof: a new kind's GraphQL type, when none is written out."""
+    record_type = typing.get_type_hints(listing.record)["return"]
+    hints = typing.get_type_hints(record_type)
+    annotations: dict[str, Any] = {
+        field.name: strawberry.ID if field.name == listing.key else _graphql_type(
+            hints[field.name]) for field in dataclasses.fields(record_type)}
+    annotations["as_of"] = strawberry.Private[int | None]  # type: ignore[misc]
+    namespace = {"__annotations__": annotations, "__module__": __name__,
+                 "inclusion_proof": inclusion_field(listing.table.name, listing.key)}
+    made: type[Any] = strawberry.type(
+        type(listing.api_type, (RecordView,), namespace),
+        description=f"One of {listing.name}, as stored.")
+    return made
+
+
+def _one_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> StrawberryField:
+    async def one(self: Any, info: Ctx, id: strawberry.ID, as_of: AsOf = None
+                  ) -> view | None:  # type: ignore[valid-type]
+        stored = await info.context.run(listing.get, str(id), as_of=as_of)
+        return None if stored is None else view.of(stored, as_of)
+
+    return strawberry.field(one, description=listing.one_help)
+
+
+def _list_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> StrawberryField:
+    async def many(self: Any, info: Ctx, filter: Any = None, first: int | None = None,
+                   after: str | None = None, last: Last = None, before: str | None = None,
+                   order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None
+                   ) -> Connection[view]:  # type: ignore[valid-type]
+        where = filter.to_query() if filter else None
+        page = await info.context.run(listing.list, where, first, after, last=last,
+                                      before=before, order=order, as_of=as_of)
+        count = functools.partial(info.context.run, listing.count, where, as_of=as_of)
+        return connection(page, lambda record: view.of(record, as_of), count)
+
+    _filter_argument(many, listing)
+    return strawberry.field(many, description=f"{listing.list_help} {PAGE_HELP}")
+
+
+def _filter_argument(resolver: Callable[..., Any],
+                     listing: queries.RecordListing[Any, Any]) -> None:
+    """`resolver`'s filter argument is the listing's filter input; none without a filter."""
+    if listing.filter_type is not None:
+        made = filter_input(listing.filter_type, listing.filter_help)  # type: ignore[arg-type]
+        resolver.__annotations__["filter"] = made | None
+        return
+    signature = inspect.signature(resolver)
+    resolver.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in signature.parameters.values() if p.name != "filter"])
+
+
+def _facets_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> StrawberryField:
+    # The facets query is looked up by its public name when called, so it can be replaced
+    # as a whole (a test replaces one with a runaway statement).
+    name = f"{listing.one}_facets"
+
+    async def facets(self: Any, info: Ctx, filter: Any = None, as_of: AsOf = None
+                     ) -> view:  # type: ignore[valid-type]
+        where = filter.to_query() if filter else None
+        query = getattr(queries, name, listing.facet_counts)
+        built: view = view.of(await info.context.run(query, where, as_of))  # type: ignore[valid-type]
+        return built
+
+    _filter_argument(facets, listing)
+    return strawberry.field(facets, description=listing.facets_help)
+
+
+def listing_fields(listings: tuple[queries.RecordListing[Any, Any], ...]
+                   ) -> dict[str, StrawberryField]:
+    """The Query fields of `listings`, by Python name, in their order."""
+    fields: dict[str, StrawberryField] = {}
+    for listing in listings:
+        view = record_view(listing)
+        if listing.one is not None:
+            fields[listing.one] = _one_field(listing, view)
+        fields[listing.name] = _list_field(listing, view)
+        if listing.facets is not None:
+            fields[f"{listing.one}_facets"] = _facets_field(listing,
+                                                            view_of(listing.facets_type))
+    return fields

@@ -1,0 +1,108 @@
+"""GraphQL views of the query layer's records, converted by field name: derived, not written out.
+
+A view (a strawberry type that subclasses `RecordView`) gets `of(record, as_of)`: each field
+takes the record's attribute of the same name, or that of a record it holds (a
+StoredResidual's `residual`), converted to the field's GraphQL type: an enum from its stored
+value, a tuple to a list, a nested record to its view. `as_of` is the tree size the record was
+read as of. A field computed otherwise names its conversion in `_computed`. The conversion
+of a view is worked out once per record type.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Self
+
+from strawberry.types.base import StrawberryList, StrawberryOptional
+from strawberry.types.enum import StrawberryEnumDefinition
+
+Convert = Callable[[Any, int | None], Any]  # (value, as_of) -> the field's value
+_AS_OF = "as_of"
+
+
+class RecordView:
+    """Mixin of a strawberry type built from a query-layer record by field name."""
+
+    # Fields not read by name: field -> its value from the record.
+    _computed: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
+
+    @classmethod
+    def of(cls, record: Any, as_of: int | None = None) -> Self:
+        built: Self = _conversion(cls, type(record))(record, as_of)  # type: ignore[arg-type]
+        return built
+
+
+def _path(record_type: type[Any], name: str, view: type[Any]) -> str:
+    """Where the record keeps `name`: its attribute, or that of a dataclass it holds."""
+    if hasattr(record_type, name) or name in _field_names(record_type):  # or a property
+        return f"record.{name}"
+    if dataclasses.is_dataclass(record_type):
+        hints = typing.get_type_hints(record_type)
+        for field in dataclasses.fields(record_type):
+            inner = hints.get(field.name)
+            if isinstance(inner, type) and (hasattr(inner, name) or name in _field_names(inner)):
+                return f"record.{field.name}.{name}"
+    raise TypeError(f"{view.__name__}.{name}: {record_type.__name__} has no {name} "
+                    "(nor a record holding one); name its conversion in _computed")
+
+
+def _field_names(record_type: type[Any]) -> set[str]:
+    if not dataclasses.is_dataclass(record_type):
+        return set()
+    return {field.name for field in dataclasses.fields(record_type)}
+
+
+def _converter(field_type: Any) -> Convert | None:
+    """From a record's value to `field_type`'s; None: the value as it is."""
+    if isinstance(field_type, StrawberryOptional):
+        inner = _converter(field_type.of_type)
+        if inner is None:
+            return None
+        optional = inner
+        return lambda value, as_of: None if value is None else optional(value, as_of)
+    if isinstance(field_type, StrawberryList):
+        item = _converter(field_type.of_type)
+        if item is None:
+            return lambda value, as_of: list(value)
+        each = item
+        return lambda value, as_of: [each(v, as_of) for v in value]
+    if isinstance(field_type, StrawberryEnumDefinition):
+        enum = field_type.wrapped_cls
+        return lambda value, as_of: value if isinstance(value, enum) else enum(value)
+    if isinstance(field_type, type) and issubclass(field_type, RecordView):
+        return field_type.of
+    return None
+
+
+@functools.cache
+def _conversion(view: type[Any], record_type: type[Any]) -> Callable[[Any, int | None], Any]:
+    """One function that calls `view` with every field read off the record: written out as
+    the hand-written conversion would be (as dataclasses write __init__), so it costs as
+    little."""
+    arguments: list[str] = []
+    namespace: dict[str, Any] = {"view": view}
+    for field in view.__strawberry_definition__.fields:
+        name = field.python_name
+        if field.base_resolver is not None:
+            continue
+        if name == _AS_OF:  # a private field (strawberry lists it when annotated as text)
+            continue
+        if name in view._computed:
+            namespace[f"computed_{name}"] = view._computed[name]
+            arguments.append(f"{name}=computed_{name}(record)")
+        else:
+            path, convert = _path(record_type, name, view), _converter(field.type)
+            if convert is None:
+                arguments.append(f"{name}={path}")
+            else:
+                namespace[f"convert_{name}"] = convert
+                arguments.append(f"{name}=convert_{name}({path}, as_of)")
+    if _AS_OF in _field_names(view):
+        arguments.append(f"{_AS_OF}=as_of")
+    source = f"def build(record, as_of):\n    return view({', '.join(arguments)})\n"
+    exec(source, namespace)  # field names are Python identifiers: nothing else is written
+    build: Callable[[Any, int | None], Any] = namespace["build"]
+    return build

@@ -1,0 +1,321 @@
+"""Record listings: how each listed record kind is read, declared once, and the one generic
+list, count, get-by-key and facets every listing shares.
+
+A `RecordListing` names its table (its key comes from RECORD_KINDS), the filter it takes,
+the row builder that turns a row into its record, whether its records have sightings (an
+`occurrence_count`, and the MOST_SEEN order besides OLDEST_FIRST and NEWEST_FIRST), the
+records joined to each row, and the GraphQL names it is served under. `LISTINGS` holds them
+in the order the API serves them; the GraphQL resolvers (`store.api.listing_fields`), the
+CLI's `export` and `prove`, and the console read it. Adding a kind: docs/design.md.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Generic, Protocol, TypeVar, Unpack
+
+from sqlalchemy import ColumnElement, Connection, Label, Select, Table, select
+
+from store.db.queries.as_of import Snapshot, held, snapshot_at
+from store.db.queries.assessments import assessment_of
+from store.db.queries.batches import batch_of
+from store.db.queries.filters import (
+    AssessmentFilter,
+    ResidualFilter,
+    SurfaceFilter,
+    TurnFilter,
+    equals,
+)
+from store.db.queries.orders import Order, in_seq_order
+from store.db.queries.pages import PageArgs, count_rows, page_of
+from store.db.queries.records import (
+    Batch,
+    Page,
+    ResidualFacets,
+    StoredAssessment,
+    StoredResidual,
+    StoredSurface,
+    StoredTurn,
+    SurfaceFacets,
+    TurnFacets,
+)
+from store.db.queries.residuals import residual_facets_of, residual_of, residuals_from_tallies
+from store.db.queries.sightings import sighted_listing, sightings_count
+from store.db.queries.surfaces import surface_facets_of, surface_of
+from store.db.queries.turns import turn_facets_of, turn_of
+from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
+from store.db.schema.tables import contract_assessments as assessments_t
+from store.db.schema.tables import contract_residuals as residuals_t
+from store.db.schema.tables import ingest_batches as batches_t
+from store.db.schema.tables import residual_occurrences as occurrences_t
+from store.db.schema.tables import surface_occurrences as surface_sightings_t
+from store.db.schema.tables import surface_records as surfaces_t
+from store.db.schema.tables import turns as turns_t
+
+
+class Filter(Protocol):
+    """A query filter: SQL conditions on the listing's table (and the tables it joins)."""
+
+    def conditions(self) -> list[ColumnElement[bool]]: ...
+
+
+F = TypeVar("F", bound=Filter)
+R = TypeVar("R")
+
+# (connection, the filtered rows with their sightings and joined columns, the filter, the
+# snapshot) -> the listing's facets.
+Facets = Callable[[Connection, Select[Any], Any, Snapshot | None], Any]
+# (connection, the filter, the snapshot) -> how many match, for a listing counted otherwise.
+Counter = Callable[[Connection, Any, Snapshot | None], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """A record joined to each row of a listing through a column both tables have."""
+
+    listing: RecordListing[Any, Any]
+    on: str
+    prefix: str = ""  # its columns (and sightings) are read as prefix + name; "": not read
+    filtered: bool = False  # the listing's filter names its columns: joined to filter
+
+
+@dataclass(frozen=True, slots=True)
+class RecordListing(Generic[F, R]):
+    """One record kind as a list: pages in an `Order`, counts, one record by key, facets."""
+
+    name: str  # the list: GraphQL's list field, export's KIND ("residuals")
+    table: Table
+    record: Callable[[Any], R]  # a row (with its sightings and joined columns) -> its record
+    filter_type: type[F] | None = None
+    one: str | None = None  # one record: GraphQL's get-by-key field, prove's option
+    api_type: str = ""  # the GraphQL type of its records, e.g. "Residual"
+    sightings: Table | None = None  # has a column named as this table's key, per sighting
+    joined: tuple[Joined, ...] = ()
+    counter: Counter | None = None  # default: the filtered rows, counted in SQL
+    facets: Facets | None = None
+    facets_type: str = ""  # the GraphQL type of its facets
+    exported: bool = True  # `core-audit export` writes its table
+    sightings_exported: str | None = None  # ...and its sightings table, under this name
+    # GraphQL descriptions: of the list (before the page help), of get-by-key, of the facets,
+    # and what its filter input says beyond the any-of lists and batch ranges every one has.
+    list_help: str = ""
+    one_help: str = ""
+    facets_help: str = ""
+    filter_help: str = ""
+
+    @property
+    def key(self) -> str:
+        """The one column a record is found by: its table's primary key, which is its record
+        kind's key (check_record_kinds)."""
+        (column,) = self.table.primary_key.columns
+        return str(column.name)
+
+    @property
+    def record_type(self) -> type[R]:
+        """The records `record` builds (its return annotation)."""
+        built: type[R] = typing.get_type_hints(self.record)["return"]
+        return built
+
+    @property
+    def orders(self) -> tuple[Order, ...]:
+        """The orders it can be read in: MOST_SEEN only with sightings."""
+        return tuple(o for o in Order if o is not Order.MOST_SEEN or self.sightings is not None)
+
+    def filtered(self, where: F | None = None, snapshot: Snapshot | None = None, *,
+                 reading: bool = False) -> Select[Any]:
+        """Its table's rows matching `where`, stored by `snapshot`: the joins the filter needs
+        (and, `reading`, the joins whose columns are read), no columns but its table's."""
+        statement = select(self.table)
+        for join in self.joined:
+            if (reading and join.prefix) or (join.filtered and where is not None):
+                other = join.listing.table
+                statement = statement.join(other, other.c[join.on] == self.table.c[join.on])
+        return statement.where(*(where.conditions() if where is not None else []),
+                               *held(snapshot, self.table))
+
+    def sightings_counted(self, snapshot: Snapshot | None) -> Label[int]:
+        """Per row, its sightings stored by `snapshot`, as `occurrence_count`."""
+        assert self.sightings is not None, f"{self.name} have no sightings"
+        return sightings_count(self.table, self.key, self.sightings,
+                               *held(snapshot, self.sightings))
+
+    def _joined_columns(self, snapshot: Snapshot | None) -> list[Label[Any]]:
+        columns: list[Label[Any]] = []
+        for join in self.joined:
+            if join.prefix:
+                other = join.listing
+                columns += [c.label(f"{join.prefix}{c.name}") for c in other.table.c]
+                if other.sightings is not None:
+                    columns.append(other.sightings_counted(snapshot).element.label(
+                        f"{join.prefix}occurrence_count"))
+        return columns
+
+    def _read(self, where: F | None, snapshot: Snapshot | None) -> Select[Any]:
+        return self.filtered(where, snapshot, reading=True).add_columns(
+            *self._joined_columns(snapshot))
+
+    def rows(self, where: F | None = None, snapshot: Snapshot | None = None) -> Select[Any]:
+        """What its records are built from: the filtered rows with their joined columns and
+        sightings (as of `snapshot`, None: now)."""
+        read = self._read(where, snapshot)
+        return read if self.sightings is None else read.add_columns(
+            self.sightings_counted(snapshot))
+
+    def list(
+        self,
+        connection: Connection,
+        where: F | None = None,
+        first: int | None = None,
+        after: str | None = None,
+        *,
+        last: int | None = None,
+        before: str | None = None,
+        order: Order = Order.OLDEST_FIRST,
+        as_of: int | None = None,
+    ) -> Page[R]:
+        """A page of its records matching `where`, in `order` (keyset pages: first/after
+        forwards, last/before backwards), as of tree size `as_of` (None: now)."""
+        snapshot = snapshot_at(connection, as_of)
+        read = self._read(where, snapshot)
+        if self.sightings is None:
+            listing = in_seq_order(order, read, self.table.c.seq, listing=self.name)
+        else:
+            listing = sighted_listing(order, read, self.table, self.key, self.sightings,
+                                      snapshot, listing=self.name)
+        return page_of(connection, listing, order, self.record, first, after, last, before)
+
+    def count(self, connection: Connection, where: F | None = None,
+              as_of: int | None = None) -> int:
+        """How many of its records match `where`, as of tree size `as_of`: counted in SQL."""
+        snapshot = snapshot_at(connection, as_of)
+        if self.counter is not None:
+            return self.counter(connection, where, snapshot)
+        return count_rows(connection, self.filtered(where, snapshot)
+                          .with_only_columns(self.table.c.seq))
+
+    def get(self, connection: Connection, key: str, as_of: int | None = None) -> R | None:
+        """The record keyed `key` (stored by tree size `as_of`), or None."""
+        row = connection.execute(
+            self.rows(None, snapshot_at(connection, as_of))
+            .where(equals(self.table.c[self.key], key))).first()
+        return None if row is None else self.record(row)
+
+    def facet_counts(self, connection: Connection, where: F | None = None,
+                     as_of: int | None = None) -> Any:
+        """Its facets (declared in `facets`) over the records matching `where`."""
+        assert self.facets is not None, f"{self.name} have no facets"
+        snapshot = snapshot_at(connection, as_of)
+        return self.facets(connection, self.rows(where, snapshot), where, snapshot)
+
+    def sightings_rows(self, where: F | None = None,
+                       snapshot: Snapshot | None = None) -> Select[Any]:
+        """Its sightings table's rows, of the records matching `where`."""
+        assert self.sightings is not None, f"{self.name} have no sightings"
+        statement = select(self.sightings)
+        if where is not None:
+            statement = statement.join(
+                self.table, self.table.c[self.key] == self.sightings.c[self.key]
+            ).where(*where.conditions())
+        return statement.where(*held(snapshot, self.sightings))
+
+
+def flat_record(record_type: type[R]) -> Callable[[Any], R]:
+    """The row builder of a record whose fields are its row's columns, by name."""
+    names = tuple(f.name for f in fields(record_type))  # type: ignore[arg-type]
+
+    def build(row: Any) -> R:
+        mapping = row._mapping
+        return record_type(**{name: mapping[name] for name in names})
+
+    build.__annotations__["return"] = record_type
+    return build
+
+
+RESIDUALS: RecordListing[ResidualFilter, StoredResidual] = RecordListing(
+    "residuals", residuals_t, residual_of, ResidualFilter, one="residual",
+    api_type="Residual", sightings=occurrences_t, counter=residuals_from_tallies,
+    facets=residual_facets_of, facets_type="ResidualFacets", sightings_exported="occurrences",
+    list_help="Residuals, in `order`.",
+    filter_help="A residual's batch is the one that first stored it; with a range, "
+                "residualFacets' occurrences are the sightings recorded in the batches of the "
+                "range.",
+    one_help="One residual by its residual_id (64 hex digits).",
+    facets_help="Counts by kind, axis, organ, family and code, filtered.")
+SURFACES: RecordListing[SurfaceFilter, StoredSurface] = RecordListing(
+    "surfaces", surfaces_t, surface_of, SurfaceFilter, one="surface", api_type="Surface",
+    sightings=surface_sightings_t, facets=surface_facets_of, facets_type="SurfaceFacets",
+    list_help="Surfaces with their provenance, in `order`.",
+    filter_help="A surface's batch is the one that first stored it.",
+    one_help="One surface by its surface_id (64 hex digits).",
+    facets_help="Counts by grounding source, corpus, intent and verification.")
+TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
+    "turns", turns_t, turn_of, TurnFilter, one="turn", api_type="Turn",
+    # A turn's surface was stored by its batch or an earlier one: only turns need the
+    # snapshot; the surface's sightings are counted as of it.
+    joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),),
+    facets=turn_facets_of, facets_type="TurnFacets",
+    list_help="CORE turns in `order` (not MOST_SEEN), with the surface each emitted: which "
+              "turns were grounded by what.",
+    one_help="One turn by its turn_key (64 hex digits).",
+    filter_help="Verification, corpus, chain and form are the emitted surface's; the batch "
+                "range is the turn's own batch.",
+    facets_help="Turns counted by grounding source, verification, epistemic state, normative "
+                "clearance and corpus.")
+BATCHES: RecordListing[Filter, Batch] = RecordListing(
+    "batches", batches_t, batch_of, api_type="Batch", exported=False,
+    list_help="Ingest batches in `order` (not MOST_SEEN).")
+ASSESSMENTS: RecordListing[AssessmentFilter, StoredAssessment] = RecordListing(
+    "assessments", assessments_t, assessment_of, AssessmentFilter, one="assessment",
+    api_type="Assessment", joined=(Joined(BATCHES, "batch_id", prefix="batch_"),),
+    list_help="Assessments in `order` (not MOST_SEEN).",
+    one_help="One assessment by its assessment_id.")
+
+# Every listing, in the order the API serves them.
+LISTINGS: Mapping[str, RecordListing[Any, Any]] = {listing.name: listing for listing in (
+    RESIDUALS, SURFACES, TURNS, ASSESSMENTS, BATCHES)}
+
+
+def check_listings(listings: Mapping[str, RecordListing[Any, Any]] = LISTINGS,
+                   kinds: Mapping[str, RecordKind] = KINDS_BY_TABLE) -> None:
+    """Each listing's table is a ledgered record kind with a one-column key, and its
+    sightings name that key: a declaration that disagrees fails when the module loads."""
+    problems = []
+    for name, listing in listings.items():
+        kind = kinds.get(listing.table.name)
+        if kind is None or not kind.ledgered or len(kind.key) != 1:
+            problems.append(f"{name}: {listing.table.name} is not a ledgered record kind "
+                            "with a one-column key")
+        elif listing.sightings is not None and listing.key not in listing.sightings.c:
+            problems.append(f"{name}: its sightings have no {listing.key} column")
+    if problems:
+        raise TypeError("; ".join(problems))
+
+
+check_listings()
+
+# The names callers knew before listings were declared: each listing's list, count, get.
+list_residuals, count_residuals, residual_by_id = RESIDUALS.list, RESIDUALS.count, RESIDUALS.get
+list_surfaces, count_surfaces, surface_by_id = SURFACES.list, SURFACES.count, SURFACES.get
+list_turns, count_turns, turn_by_key = TURNS.list, TURNS.count, TURNS.get
+list_assessments, count_assessments, assessment_by_id = (
+    ASSESSMENTS.list, ASSESSMENTS.count, ASSESSMENTS.get)
+
+# Typed by the facets each listing's declaration builds.
+residual_facets: Callable[[Connection, ResidualFilter | None, int | None], ResidualFacets] = (
+    RESIDUALS.facet_counts)
+surface_facets: Callable[[Connection, SurfaceFilter | None, int | None], SurfaceFacets] = (
+    SURFACES.facet_counts)
+turn_facets: Callable[[Connection, TurnFilter | None, int | None], TurnFacets] = (
+    TURNS.facet_counts)
+
+
+def list_batches(connection: Connection, first: int | None = None, after: str | None = None,
+                 **page: Unpack[PageArgs]) -> Page[Batch]:
+    """Ingest batches (they take no filter)."""
+    return BATCHES.list(connection, None, first, after, **page)
+
+
+def count_batches(connection: Connection, as_of: int | None = None) -> int:
+    return BATCHES.count(connection, None, as_of)
