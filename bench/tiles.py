@@ -60,8 +60,9 @@ WITNESS_KEY = SignerKey("bench-witness.example", b"\x22" * 32, COSIGNATURE_V1)
 @contextmanager
 def serving(app: Starlette) -> Iterator[int]:
     sock = socket.socket()
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # accepted sockets inherit it
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_keep_alive=300))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:
@@ -85,13 +86,23 @@ def timed(call: Callable[[], object], rounds: int) -> list[float]:
 def getter(port: int, method: str = "GET", body: bytes | None = None
            ) -> Callable[[str], bytes]:
     connection = http.client.HTTPConnection("127.0.0.1", port)
-    connection.connect()
-    # headers and body leave in separate writes: without this, delayed ACKs add ~40 ms
-    connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def connect() -> None:
+        connection.close()
+        connection.connect()
+        # headers and body leave in separate writes: without this, delayed ACKs add ~40 ms
+        connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    connect()
 
     def fetch(path: str) -> bytes:
-        connection.request(method, path, body=body)
-        response = connection.getresponse()
+        try:
+            connection.request(method, path, body=body)
+            response = connection.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionError):
+            connect()  # the server closed an idle connection: once more on a new one
+            connection.request(method, path, body=body)
+            response = connection.getresponse()
         data = response.read()
         if response.status != 200:
             raise SystemExit(f"{method} {path}: {response.status} {data[:200]!r}")
