@@ -22,7 +22,7 @@ from store.db.log.stored_log import log_entry
 from store.db.write.inserts import content_columns, values_of
 from store.db.write.row_builders import PendingRow, RecordReader, RegistryProvider
 from store.db.write.tallies import Combo, combo_of
-from store.errors import StoreError
+from store.errors import InputError, StoreError
 from store.model.fields import RecordError
 from store.model.jsonl import iter_json_lines
 from store.model.merkle import leaf_hash
@@ -114,7 +114,7 @@ def _holds_nul(rows: list[PendingRow]) -> bool:
     return any(isinstance(v, str) and "\x00" in v for p in rows for v in p.row.values())
 
 
-class EntryTooLarge(ValueError):
+class EntryTooLarge(InputError):
     """A row whose log entry an entry bundle cannot carry (2-byte length prefix)."""
 
 

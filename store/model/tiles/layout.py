@@ -12,6 +12,8 @@ import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from store.errors import InputError
+
 TILE_HEIGHT = 8
 TILE_WIDTH = 1 << TILE_HEIGHT  # hashes in a full tile
 HASH_SIZE = 32
@@ -31,7 +33,7 @@ _PATH = re.compile(rf"tile/(?P<level>{_DECIMAL}|{ENTRIES})/(?P<index>(?:x[0-9]{{
                    rf"(?:\.p/(?P<width>[1-9][0-9]*))?", re.ASCII)
 
 
-class TilePathError(ValueError):
+class TilePathError(InputError):
     """Not a tile path of the layout (the server answers 404)."""
 
 
