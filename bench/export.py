@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -88,6 +89,24 @@ def timed_child(argv: list[str], out: Path) -> Run:
     return Run(seconds, int(peak_file.read_text()) / 1024, lines)
 
 
+def sqlite_cli(path: Path, table: str, columns: list[str], fmt: str, out: Path) -> Run | None:
+    """The sqlite3 command-line shell's own -csv or -json output of the same rows (None when
+    it is not installed): the floor the export goal is set against."""
+    binary = shutil.which("sqlite3")
+    if binary is None:
+        return None
+    mode = ["-csv", "-header"] if fmt == "csv" else ["-json"]
+    started = time.perf_counter()
+    with out.open("wb") as stream:
+        subprocess.run([binary, "-readonly", *mode, str(path),
+                        f"SELECT {', '.join(columns)} FROM {table} ORDER BY seq"],
+                       stdout=stream, check=True)
+    seconds = time.perf_counter() - started
+    with out.open("rb") as f:
+        lines = sum(1 for _ in f)
+    return Run(seconds, 0.0, lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default=None, help="store path (SQLite; default: a temp file)")
@@ -127,12 +146,20 @@ def main() -> None:
                                     out)
                 run = timed_child([*CORE_AUDIT, "export", kind, "--db", str(path), "--format",
                                    fmt, "--out", str(out)], out)
+                shell = sqlite_cli(path, spec.table.name, spec.columns, fmt, out)
                 rows = run.lines - header
-                for what, r in (("core-audit export", run), ("floor (sqlite3 + stdlib)", floor)):
-                    ratio = f"{r.seconds / floor.seconds:.2f}x" if r is run else ""
-                    print(f"{kind:<12} {fmt:<6} {what:<28} {r.lines - header:>9,}"
+                shown = [("core-audit export", run), ("floor (sqlite3 + stdlib)", floor)]
+                if shell is not None:
+                    shown.append((f"sqlite3 CLI {'-csv' if fmt == 'csv' else '-json'}", shell))
+                for what, r in shown:
+                    ratio = (f"{r.seconds / floor.seconds:.2f}x" if r is run else "")
+                    if r is run and shell is not None:
+                        ratio += f" {r.seconds / shell.seconds:.2f}x CLI"
+                    print(f"{kind:<12} {fmt:<6} {what:<28} {rows:>9,}"
                           f" {r.seconds:>7.2f} {rows / r.seconds:>9,.0f}"
                           f" {r.peak_rss_mib:>12.0f} {ratio:>8}")
+        print("goal: core-audit export <= 1.5x the sqlite3 CLI; load average "
+              + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,17 @@
 """Ingest benchmark: residual occurrences per second, peak RSS, and the ratio to raw SQLite.
 
     .venv/bin/python bench/ingest.py [--occurrences 1000000] [--seed 0] [--db URL]
+        [--generator ../shared/bench/gen_frames.py --frames 400000 [--compare DIR] [--rounds 1]]
+        [--only generator|frames]
+
+Two inputs, one after the other (`--only` picks one). First, when the independent generator
+of CORE-shaped frames is found (`--generator`; the ingest goals are judged on it), its output
+(`--frames N --seed 20261202`) is ingested by the command a user runs, `core-audit ingest --db
+FRESH FILE`, in a child process: wall time, occurrences/s, peak RSS of the larger process and
+CPU (user+sys of both processes) per occurrence; `--compare DIR` runs the same command from
+another source tree (PYTHONPATH=DIR, e.g. `git archive` of an earlier commit) in the same
+rounds, interleaved, for a before/after, and the floor is `cat FILE > /dev/null` plus the
+generator's file parsed by orjson alone (the least any ingest must do). Then:
 
 Generates frames (bench/frames.py) into a temporary JSONL file, ingests it (read and hashed
 in a second process, as every file of 4 MiB or more is) into a fresh
@@ -16,9 +27,11 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import resource
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import orjson
 from frames import write_frames
 
 from store.db.audit_store import AuditStore
@@ -88,14 +102,158 @@ def python_only(source: Path) -> float:
     return time.perf_counter() - started
 
 
+# ../shared/bench/gen_frames.py beside the checkout (or beside the folder of worktrees)
+GENERATOR = next((p for p in (Path(__file__).resolve().parents[n] / "shared/bench/gen_frames.py"
+                              for n in (2, 3)) if p.is_file()),
+                 Path(__file__).resolve().parents[2] / "shared/bench/gen_frames.py")
+CORE_AUDIT = str(Path(sys.executable).parent / "core-audit")
+
+
+def _child_usage() -> tuple[float, float]:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def _ingest_command(source: Path, db: Path, pythonpath: str | None,
+                    url: str | None = None) -> dict[str, float]:
+    """`core-audit ingest` in a fresh child (its forked reader is reaped inside it, so the
+    child's CPU includes both processes); peak RSS is the larger process's (VmHWM)."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    argv = [sys.executable, "-c", _REPORT_PEAK + "from store.cli import main; main()",
+            "ingest", "--db", url or str(db), str(source)]
+    peaks = db.with_suffix(".peaks")
+    env["BENCH_PEAK_FILE"] = str(peaks)
+    cpu_before, _ = _child_usage()
+    started = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    cpu = _child_usage()[0] - cpu_before
+    peak = max(int(v) for v in peaks.read_text().split()) / 1024
+    if url is None:
+        with sqlite3.connect(db) as connection:
+            occurrences = connection.execute(
+                "SELECT count(*) FROM residual_occurrences").fetchone()[0]
+    else:
+        with AuditStore.open(url, read_only=True) as store, store.engine.connect() as connection:
+            occurrences = connection.exec_driver_sql(
+                "SELECT count(*) FROM residual_occurrences").scalar_one()
+    return {"wall": wall, "cpu": cpu, "peak": peak, "occurrences": occurrences}
+
+
+# Run first in the child: at exit, each process (the writer and its forked reader) appends its
+# own peak RSS (kB) to the file the bench reads.
+_REPORT_PEAK = """
+import atexit, os
+def _report_peak():
+    with open("/proc/self/status") as status:
+        peak = next(line for line in status if line.startswith("VmHWM:")).split()[1]
+    with open(os.environ["BENCH_PEAK_FILE"], "a") as out:
+        out.write(peak + " ")
+atexit.register(_report_peak)
+import multiprocessing.process, os as _os
+_run = multiprocessing.process.BaseProcess._bootstrap
+def _bootstrap(self, *args, **kwargs):  # a forked reader leaves by os._exit: report first
+    try:
+        return _run(self, *args, **kwargs)
+    finally:
+        _report_peak()
+multiprocessing.process.BaseProcess._bootstrap = _bootstrap
+"""
+
+
+def _postgres_run(source: Path, directory: Path, server: str) -> dict[str, float]:
+    """The same command into a fresh schema of the server (dropped afterwards)."""
+    from sqlalchemy import create_engine, make_url, text
+
+    schema = f"bench_ingest_{os.getpid()}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        url = make_url(server).update_query_dict({"options": f"-csearch_path={schema}"})
+        return _ingest_command(source, directory / "pg.db", None,
+                               url.render_as_string(hide_password=False))
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def generator_runs(args: argparse.Namespace) -> None:
+    """The ingest goals' input, through the user's command, beside a floor, A/B interleaved."""
+    with tempfile.TemporaryDirectory(prefix="core-audit-bench-") as tmp:
+        directory = Path(tmp)
+        source = directory / "frames.jsonl"
+        with source.open("wb") as out:
+            subprocess.run([sys.executable, str(args.generator), "--frames", str(args.frames),
+                            "--seed", str(args.generator_seed)], stdout=out, check=True)
+        size = source.stat().st_size / 2**20
+        trees = {"this tree": None}
+        if args.compare:
+            trees["compare"] = str(args.compare.resolve())
+        results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+        if args.postgres:
+            results["PostgreSQL"] = []
+        floors = []
+        for round_ in range(args.rounds):
+            started = time.perf_counter()
+            with source.open("rb") as stream:
+                for line in stream:
+                    orjson.loads(line)
+            floors.append(time.perf_counter() - started)
+            for name, pythonpath in trees.items():
+                db = directory / f"store-{round_}-{name.replace(' ', '-')}.db"
+                results[name].append(_ingest_command(source, db, pythonpath))
+                for leftover in directory.glob(db.name + "*"):
+                    leftover.unlink()
+            if args.postgres:
+                results["PostgreSQL"].append(_postgres_run(source, directory, args.postgres))
+        occurrences = results["this tree"][0]["occurrences"]
+        print(f"generator input: {args.frames} frames (seed {args.generator_seed}), "
+              f"{occurrences:,} residual occurrences, {size:.0f} MiB; load average "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(f"command: core-audit ingest --db FRESH.db FILE   ({args.rounds} round(s), "
+              "interleaved)")
+        print(f"{'tree':10} {'wall s':>8} {'occ/s':>9} {'CPU s':>7} {'CPU us/occ':>10} "
+              f"{'peak RSS MiB':>12}")
+        for name, runs in results.items():
+            for run in runs:
+                print(f"{name:10} {run['wall']:8.1f} {run['occurrences'] / run['wall']:9,.0f} "
+                      f"{run['cpu']:7.1f} {1e6 * run['cpu'] / run['occurrences']:10.1f} "
+                      f"{run['peak']:12.0f}")
+        floor = min(floors)
+        print(f"{'floor':10} {floor:8.1f} {occurrences / floor:9,.0f}   (every line parsed by "
+              "orjson, nothing else)")
+        print("goals at 1M: >= 15,000 occ/s, <= 200 MiB, <= 70 us CPU per occurrence")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--generator", type=Path, default=GENERATOR,
+                        help="gen_frames.py, the independent generator (default: %(default)s)")
+    parser.add_argument("--frames", type=int, default=400_000, help="generator frames")
+    parser.add_argument("--generator-seed", type=int, default=20261202)
+    parser.add_argument("--compare", type=Path, help="another source tree, timed beside this one")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--only", choices=("generator", "frames"))
+    parser.add_argument("--postgres", metavar="URL",
+                        help="also ingest the generator's frames into a fresh schema of this "
+                             "PostgreSQL server, in the same rounds")
     parser.add_argument("--occurrences", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--db", help="store URL or path (default: a fresh file in a temp dir)")
     parser.add_argument("--profile", type=int, metavar="N", default=0,
                         help="also print the N hottest functions of the ingest (cProfile)")
     args = parser.parse_args()
+    if args.only != "frames":
+        if args.generator.is_file():
+            generator_runs(args)
+        else:
+            print(f"no generator at {args.generator}: its runs skipped")
+    if args.only == "generator":
+        return
 
     with tempfile.TemporaryDirectory(prefix="core-audit-bench-") as tmp:
         directory = Path(tmp)

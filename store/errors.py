@@ -17,18 +17,36 @@ its table, found at import) stay `TypeError`s: they are for a developer, not a u
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the summary's type only: errors sit below every other module
     from store.db.write.writer import BatchSummary
 
 
+# scheme://user:password@host: the password, wherever a URL is quoted (drivers quote them).
+_URL_PASSWORD = re.compile(r"([A-Za-z][\w+.-]*://[^\s:/@]*:)[^\s@/]*@")
+
+
+def without_passwords(text: str) -> str:
+    """`text` with the password of every URL in it replaced by ***: a password is never
+    printed, whichever layer (driver, SQLAlchemy, alembic) wrote the message."""
+    return _URL_PASSWORD.sub(r"\1***@", text)
+
+
+def one_line(text: str) -> str:
+    return without_passwords(" ".join(text.split()))
+
+
 class CoreAuditError(Exception):
     """The root of core-audit's errors."""
 
+    def __str__(self) -> str:
+        return without_passwords(super().__str__())
+
     def diagnostics(self) -> str:
         """What went wrong and where, in one line for the person who ran the command."""
-        return " ".join(str(self).split()) or type(self).__name__
+        return one_line(str(self)) or type(self).__name__
 
 
 class StoreError(CoreAuditError):

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import click
 
 from store import __version__
-from store.errors import CoreAuditError
+from store.errors import CoreAuditError, one_line
 
 
 class CommandEntry(NamedTuple):
@@ -124,14 +124,23 @@ class _LazyCommands(MutableMapping[str, click.Command]):
 
 
 class _CommandGroup(click.Group):
-    """Any of the package's errors a command lets out is shown as its one-line diagnostics
-    (exit status 1), never as a traceback."""
+    """Any error a command lets out is one line (exit status 1), never a traceback: the
+    package's errors as their diagnostics, a database's as "cannot be read", anything else
+    named by its type; every URL's password is masked in all of them."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except CoreAuditError as exc:
             raise click.ClickException(exc.diagnostics()) from exc
+        except click.ClickException as exc:
+            exc.message = one_line(exc.message)  # type: ignore[misc]
+            raise
+        except (click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise click.ClickException(_unexpected(ctx, exc)) from exc
+
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         commands = self.commands
@@ -153,3 +162,12 @@ def main() -> None:
 
 
 main.commands = _LazyCommands(COMMANDS)
+
+
+def _unexpected(ctx: click.Context, exc: Exception) -> str:
+    sub = ctx.invoked_subcommand
+    where = "the store" if sub is None else f"core-audit {sub}"
+    orig = getattr(exc, "orig", None)  # a driver's error, wrapped by SQLAlchemy
+    if orig is not None:
+        return one_line(f"{where}: the store cannot be read: {type(orig).__name__}: {orig}")[:500]
+    return one_line(f"{where}: {type(exc).__name__}: {exc}")[:500]

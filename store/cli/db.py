@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 import orjson
 from alembic.util import CommandError
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.cli.options import db_option, say_if_immutable
@@ -14,6 +15,7 @@ from store.db.schema.schema_version import (
     downgrade,
     head_revision,
     history,
+    refuse_missing_schema,
     upgrade,
 )
 from store.errors import StoreError
@@ -92,7 +94,13 @@ def _run(action, db: str | None) -> None:  # type: ignore[no-untyped-def]
     # One transaction per run (migrations/env.py): whatever fails, the store is as it was.
     # RuntimeError is how a revision refuses (0002's downgrade with ledgered surface rows);
     # CommandError is alembic's for an unknown revision. Both are messages, not tracebacks.
+    url = resolve_url(db)
+    shown = make_url(url).render_as_string(hide_password=True) if "://" in url else url
     try:
-        action(resolve_url(db))
+        refuse_missing_schema(url)
+        action(url)
     except (SQLAlchemyError, CommandError, RuntimeError) as exc:
-        raise click.ClickException(f"migration failed, nothing changed: {exc}") from exc
+        # The driver's own words, not the SQL it was sent (a table's whole DDL, say).
+        reason = getattr(exc, "orig", None) or exc
+        raise click.ClickException(
+            f"{shown}: migration failed, nothing changed: {reason}") from exc

@@ -37,6 +37,7 @@ def query(document: str | None, db: str | None, file: Path | None, variables: st
     if values is not None and not isinstance(values, dict):
         raise click.BadParameter("must be a JSON object", param_hint="--variables")
     from store.api.execution import execute_operation  # strawberry loads only when asked
+    from store.api.schema import MASKED_MESSAGE
 
     database = open_database(db)
     try:
@@ -44,5 +45,10 @@ def query(document: str | None, db: str | None, file: Path | None, variables: st
     finally:
         database.close()
     click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
-    if result.get("errors"):
+    errors = result.get("errors")
+    if errors:
+        first = str(errors[0].get("message", "")) if isinstance(errors[0], dict) else ""
+        if first == MASKED_MESSAGE:  # the server's mask: a store that cannot be read so
+            first = "the store could not answer it (run `core-audit verify` on it)"
+        click.echo(f"Error: {' '.join(first.split())}", err=True)
         sys.exit(1)

@@ -11,7 +11,7 @@ import click
 import orjson
 
 from store.cli.options import db_option, say_if_immutable
-from store.errors import CheckpointError, StoreError
+from store.errors import CheckpointError, StoreError, one_line
 from store.model.checkpoint import MAX_NOTE_BYTES, Checkpoint, VerifierKey, open_checkpoint
 from store.model.witness_policy import WitnessPolicy
 
@@ -103,6 +103,7 @@ def build_policy(keys: tuple[Path, ...], witness_keys: tuple[str, ...], quorum: 
 
 
 def _not_intact(problems: list[str], as_json: bool) -> NoReturn:
+    problems = [one_line(problem) for problem in problems]
     if as_json:
         click.echo(orjson.dumps({"intact": False, "problems": problems}).decode())
     else:
@@ -132,7 +133,12 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
     content-addressed key (residual, assessment, surface, sighting and turn ids) from the
     row's content; every foreign key, each table's primary key and indexes; the append-only
     triggers' definitions (SQLite: their stored SQL; PostgreSQL: table, events, enabled state
-    and the function's body); SQLite's integrity_check; each batch's residual tallies. The
+    and the function's body); the whole schema against the one the head revision creates
+    (tables, columns with type, nullability and default, keys, unique constraints, indexes,
+    foreign keys, views; PostgreSQL: UNLOGGED, row-level security and policies, rules, the
+    functions' SECURITY DEFINER and SET options, same-named functions on the search path),
+    anything extra or missing named; SQLite's integrity_check and the frames of its -wal
+    that SQLite would not replay after a checksum break; each batch's residual tallies. The
     first problem is named by seq, table and key (or the batch whose tree head its rows no
     longer make). A store that cannot be opened or read prints NOT intact: REASON, exit 1.
     Every checkpoint the store kept must be one its log extends.
@@ -152,7 +158,10 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
 
         with AuditStore.open(db, read_only=True) as store:
             say_if_immutable(store.engine)
-            origin = store.origin()
+            try:
+                origin = store.origin()
+            except StoreError:
+                origin = None  # the report names what is wrong with log_origin
             if checkpoint is not None and origin is not None and checkpoint.origin != origin:
                 _not_intact([f"the checkpoint is of log {checkpoint.origin!r}, this store is "
                              f"{origin!r}"], as_json)

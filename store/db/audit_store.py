@@ -23,10 +23,12 @@ from store.db.log.kept_checkpoints import (
 from store.db.log.stored_log import StoredLog, TreeHead, latest_head, stored_origin
 from store.db.queries import LedgerStatus, ledger_status
 from store.db.queries.ledger import DEFAULT_ORIGIN_PREFIX
-from store.db.schema.engine import create_store_engine, resolve_url, sqlite_path
+from store.db.schema.engine import create_store_engine, resolve_url, settle_sqlite, sqlite_path
 from store.db.schema.schema_version import ensure_at_head
 from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
+from store.db.verify.problems import Problem
 from store.db.verify.store_checks import VerifyReport, verify_store
+from store.db.verify.wal_file import wal_problem
 from store.db.write.inserts import insert_rows, lock_log_tip
 from store.db.write.row_builders import RegistryProvider
 from store.db.write.writer import BatchSummary, append_batch
@@ -74,6 +76,10 @@ class AuditStore:
         except DatabaseError as exc:  # also "file is not a database", not only operational
             engine.dispose()
             raise StoreError(f"{path or url}: cannot open: {exc.orig}") from exc
+        except UnicodeDecodeError as exc:  # SQLite: sqlite_master's text damaged
+            engine.dispose()
+            raise StoreError(f"{path or url}: cannot open: its schema holds text that is not "
+                             f"UTF-8 ({exc.reason} at byte {exc.start}): damaged") from exc
         except BaseException:
             engine.dispose()
             raise
@@ -126,8 +132,11 @@ class AuditStore:
         Teaching surfaces are re-derived against `registry()` (default: the located data).
         `parallel`: read the input in a second process (default: for a file of 4 MiB or more).
         """
-        return append_batch(self.write_engine(), lines, source, on_bytes=on_bytes,
-                            registry=registry, parallel=parallel)
+        summary = append_batch(self.write_engine(), lines, source, on_bytes=on_bytes,
+                               registry=registry, parallel=parallel)
+        if summary.batch_id is not None:
+            settle_sqlite(self.write_engine())
+        return summary
 
     def write_engine(self) -> Engine:
         """The engine whose transactions take the write lock (SQLite: BEGIN IMMEDIATE)."""
@@ -139,21 +148,36 @@ class AuditStore:
 
     def verify(self, checkpoint: Checkpoint | None = None, *, quick: bool = False
                ) -> VerifyReport:
-        """StoreError when the database cannot be read through (a malformed page, say)."""
+        """StoreError when the database cannot be read through (a malformed page, say).
+        SQLite: frames of the -wal SQLite will not replay are its first problem."""
+        path = sqlite_path(self.url)
+        lost = wal_problem(path) if path is not None else None
         try:
             with self.engine.connect() as connection:
-                return verify_store(connection, checkpoint, quick=quick)
+                report = verify_store(connection, checkpoint, quick=quick)
         except DatabaseError as exc:
             where = sqlite_path(self.url) or self.url
             raise StoreError(f"{where}: cannot be read: {exc.orig}") from exc
+        except UnicodeDecodeError as exc:
+            where = sqlite_path(self.url) or self.url
+            raise StoreError(f"{where}: cannot be read: text that is not UTF-8 "
+                             f"({exc.reason} at byte {exc.start}): damaged") from exc
+        if lost is not None:
+            report.problems.insert(0, Problem(None, f"{path}-wal", "", lost))
+        return report
 
     def tree_head(self) -> TreeHead:
         with self.engine.connect() as connection:
             return latest_head(connection)
 
     def origin(self) -> str | None:
-        with self.engine.connect() as connection:
-            return stored_origin(connection)
+        """StoreError when log_origin cannot be read (dropped, say) or holds two rows."""
+        try:
+            with self.engine.connect() as connection:
+                return stored_origin(connection)
+        except DatabaseError as exc:
+            where = sqlite_path(self.url) or self.url
+            raise StoreError(f"{where}: log_origin cannot be read: {exc.orig}") from exc
 
     def checkpoint(self, origin: str | None = None) -> Checkpoint:
         """The newest tree head as a C2SP checkpoint. The store keeps the origin of its first
@@ -175,6 +199,7 @@ class AuditStore:
                 if stored_origin(connection) is None:
                     insert_rows(connection, "log_origin", [{"origin": origin}])
                 origin = stored_origin(connection)
+            settle_sqlite(self.write_engine())
         assert origin is not None
         return Checkpoint(origin=origin, size=head.size, root=head.root)
 
@@ -203,7 +228,8 @@ class AuditStore:
                     kept.note, [k.verifier for k in signers]).checkpoint.size != head.size:
                 raise StoreError("the kept checkpoint does not read back as signed; "
                                  "nothing kept")
-            return kept
+        settle_sqlite(self.write_engine())
+        return kept
 
     def add_cosignatures(self, checkpoint_id: int, lines: list[NoteSignature],
                          witnesses: list[VerifierKey]) -> KeptCheckpoint:
@@ -232,7 +258,8 @@ class AuditStore:
             if cosigned is None or not {r["line"] for r in rows} <= set(
                     cosigned.cosignature_lines):
                 raise StoreError("the cosignatures do not read back as written; nothing kept")
-            return cosigned
+        settle_sqlite(self.write_engine())
+        return cosigned
 
     def close(self) -> None:
         for engine in (self.engine, self._write_engine, self._probe_engine):

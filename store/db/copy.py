@@ -10,6 +10,7 @@ from sqlalchemy.exc import DBAPIError
 
 from store.db.audit_store import AuditStore
 from store.db.log.stored_log import StoredLog, latest_head, stored_origin
+from store.db.schema.engine import settle_sqlite
 from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.db.schema.tables import log_subtrees, metadata, residual_tallies, tree_heads
 from store.db.verify.store_checks import VerifyReport, verify_store
@@ -53,6 +54,8 @@ def copy_store(source_db: str, target_db: str) -> CopyReport:
                                      f"{verified.first_problem or verified.tip}")
         except DBAPIError as exc:
             raise StoreError(f"the target refused the copy, nothing written: {exc.orig}") from exc
+        if copied:
+            settle_sqlite(target.write_engine())
     return CopyReport(copied_rows=copied, already_there=start, target=verified)
 
 

@@ -62,4 +62,6 @@ def json_list(value: Any, where: str) -> list[Any]:
 
 
 def strings(value: Any, where: str) -> tuple[str, ...]:
+    if type(value) is list and all(type(item) is str for item in value):
+        return tuple(value)  # the common case, without a field name built per item
     return tuple(string(item, f"{where}[{i}]") for i, item in enumerate(json_list(value, where)))

@@ -273,6 +273,11 @@ class CompactRange:
     def size(self) -> int:
         return self._size
 
+    def copy(self) -> CompactRange:
+        twin = CompactRange()
+        twin._digests, twin._size = list(self._digests), self._size
+        return twin
+
     @property
     def frontier(self) -> tuple[FullSubtree, ...]:
         levels = [level for level in range(self._size.bit_length() - 1, -1, -1)

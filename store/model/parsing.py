@@ -29,6 +29,19 @@ class AssessmentFrame:
 
 
 def parse_span(value: Any, where: str, problem_text: str | None = None) -> SourceSpan:
+    # The common case, checked as below without building a field name per check.
+    if type(value) is dict:
+        text, start, end = value.get("text"), value.get("start"), value.get("end")
+        index = value.get("sentence_index")
+        if (type(text) is str and type(start) is int and type(end) is int
+                and (index is None or type(index) is int) and 0 <= start <= end
+                and (problem_text is None
+                     or (end <= len(problem_text) and problem_text[start:end] == text))):
+            return SourceSpan(text=text, start=start, end=end, sentence_index=index)
+    return _checked_span(value, where, problem_text)
+
+
+def _checked_span(value: Any, where: str, problem_text: str | None) -> SourceSpan:
     obj = _object(value, where)
     text = _string(_field(obj, "text", where), f"{where}.text")
     start = _integer(_field(obj, "start", where), f"{where}.start")

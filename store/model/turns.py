@@ -6,7 +6,9 @@ one rejects what CORE would never write, naming the field.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
@@ -133,9 +135,34 @@ def parse_turn_line(value: Any, text: str) -> TurnRecord:
             "record: not a turn line (needs the journal keys, or grounding_source with"
             " epistemic_state or normative_clearance)"
         )
-    if kind is TurnKind.WORKBENCH_JOURNAL:
-        return _parse_journal_line(value, text)
-    return _parse_runtime_line(value, kind)
+    # The line is stored verbatim: a key given twice reads as one value here (the last) and
+    # as another in a reader that keeps the first.
+    json.loads(text, object_pairs_hook=_unique_keys)
+    record = (_parse_journal_line(value, text) if kind is TurnKind.WORKBENCH_JOURNAL
+              else _parse_runtime_line(value, kind))
+    if record.timestamp is not None:
+        _check_timestamp(record.timestamp)
+    return record
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise RecordError(f"{key}: the key appears twice in one object")
+        seen.add(key)
+    return dict(pairs)
+
+
+def _check_timestamp(timestamp: str) -> None:
+    """ISO 8601 date and time, as CORE writes it (Python's isoformat(), in UTC)."""
+    try:
+        parsed = datetime.fromisoformat(timestamp)
+    except ValueError:
+        parsed = None
+    if parsed is None or len(timestamp) < 19 or timestamp[10] not in "T ":
+        raise RecordError(f"timestamp: {timestamp!r} is not an ISO 8601 date and time "
+                          "(e.g. 2026-07-30T18:01:02.123456+00:00)")
 
 
 def _grounding_source(value: Any) -> GroundingSource:

@@ -207,6 +207,21 @@ def test_malformed_cursor_is_a_cursor_error(example_db: AuditStore, cursor: str)
     assert issubclass(queries.CursorError, ValueError)
 
 
+@pytest.mark.parametrize("text", ["seq:2147483648", "newest:99999", "seen:1:9223372036854775807"])
+def test_a_cursor_past_the_newest_row_is_an_error_not_an_empty_page(
+        example_db: AuditStore, text: str) -> None:
+    cursor = base64.urlsafe_b64encode(text.encode()).decode()
+    order = {"seq": None, "newest": queries.Order.NEWEST_FIRST,
+             "seen": queries.Order.MOST_SEEN}[text.split(":")[0]]
+    seq = text.rsplit(":", 1)[1]
+    with pytest.raises(queries.CursorError, match=(
+            f"after: the cursor points at seq {seq}, past the log's newest row")):
+        if order is None:
+            example_db.execute(queries.list_residuals, None, 5, cursor)
+        else:
+            example_db.execute(queries.list_residuals, None, 5, cursor, order=order)
+
+
 @pytest.mark.parametrize("first", [-1, 501, 10_000])
 def test_page_size_out_of_range(example_db: AuditStore, first: int) -> None:
     with pytest.raises(queries.PageSizeError, match="between 0 and 500"):

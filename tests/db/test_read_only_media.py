@@ -50,12 +50,13 @@ def store(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def live_wal(tmp_path: Path) -> Iterator[Path]:
-    """A store whose last batch is only in its -wal: another connection kept the log open,
-    so the writer's close did not checkpoint it into the file (a live store, copied)."""
+    """A store whose last batches are only in its -wal: another connection holds a read
+    transaction, so the writer could not checkpoint them into the file (a live store)."""
     db = tmp_path / "live" / "audit.db"
     db.parent.mkdir()
     assert cli("ingest", "--db", db, EXAMPLE_FILES[0]).exit_code == 0
-    holder = sqlite3.connect(db)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN")
     holder.execute("SELECT count(*) FROM ingest_batches").fetchone()
     for path in EXAMPLE_FILES[1:]:
         assert cli("ingest", "--db", db, path).exit_code == 0

@@ -46,6 +46,16 @@ def log_entry(table: str, row: Row) -> bytes:
     return canonical({"table": table, "row": values})
 
 
+def new_row_entry(table: str, row: dict[str, Any], batch_id: int) -> bytes:
+    """log_entry(table, row + batch_id) for a row as the writer builds it (no seq), with one
+    dict copy instead of two: the reading process's per-row cost."""
+    values = {**row, "batch_id": batch_id}
+    for column in LATE_COLUMNS.get(table, ()):
+        if column in values and values[column] is None:
+            del values[column]
+    return canonical({"table": table, "row": values})
+
+
 @dataclass(frozen=True, slots=True)
 class TreeHead:
     size: int

@@ -14,9 +14,10 @@ from sqlalchemy import (
     union_all,
 )
 
+from store.db.log.stored_log import latest_head
 from store.db.queries.as_of import Snapshot, snapshot_at
 from store.db.queries.cursors import cursor_for, decode_cursor, encode_cursor, key_in
-from store.db.queries.errors import PageSizeError
+from store.db.queries.errors import CursorError, PageSizeError
 from store.db.queries.orders import Listing, Order, Part, SortKey, at, in_seq_order, past
 from store.db.queries.records import Page, T
 
@@ -89,6 +90,17 @@ def _reaches(connection: Connection, listing: Listing, key: Sequence[int], *,
                    for part in listing.parts))
 
 
+def _within_log(connection: Connection, key: Sequence[int] | None, argument: str) -> None:
+    """Every key ends with a row's seq: one past the log's newest row was never handed out
+    (a forged cursor would page nothing, silently)."""
+    if key is None:
+        return
+    size = latest_head(connection).size
+    if key[-1] > size:
+        raise CursorError(f"{argument}: the cursor points at seq {key[-1]}, past the log's "
+                          f"newest row (seq {size}): not a cursor this store handed out")
+
+
 def page_of(
     connection: Connection,
     listing: Listing,
@@ -105,6 +117,8 @@ def page_of(
     size = page_size(first, last)
     after_key = None if after is None else key_in(after, order, "after")
     before_key = None if before is None else key_in(before, order, "before")
+    _within_log(connection, after_key, "after")
+    _within_log(connection, before_key, "before")
     backwards = last is not None
     rows = _rows(connection, listing, after_key, before_key, backwards, size + 1)
     more = len(rows) > size

@@ -7,6 +7,7 @@ decided in one place (the datasette pattern).
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -108,8 +109,8 @@ def _sqlite_engine(url: str, *, read_only: bool, write: bool, pool: dict[str, An
         # SQLAlchemy's recipe: stop the driver's own transaction handling, emit BEGIN below.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        if not read_only:
-            cursor.execute("PRAGMA journal_mode=WAL")
+        # No journal_mode here: switching to WAL rewrites the file's header, and a command
+        # that refuses must leave the file byte-identical (settle_sqlite, once it wrote).
         for pragma in _SQLITE_PRAGMAS:
             cursor.execute(pragma)
         if write:
@@ -127,6 +128,30 @@ def _sqlite_engine(url: str, *, read_only: bool, write: bool, pool: dict[str, An
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+SETTLE_BUSY_TIMEOUT_MS = 2_000
+
+
+def settle_sqlite(engine: Engine) -> None:
+    """After a write has committed: the store in WAL mode (readers then never wait for a
+    writer), and the WAL checkpointed into the file and truncated, so a closed store is one
+    self-contained file (a damaged -wal makes SQLite drop committed transactions silently).
+    A reader still holding an old snapshot keeps some frames in the -wal: SQLite moves them
+    into the file when the last connection closes. No-op on other backends."""
+    path = sqlite_path(str(engine.url)) if engine.url.get_backend_name() == "sqlite" else None
+    if path is None:
+        return
+    # A connection of its own: a pooled one may still hold a statement of the write.
+    connection = sqlite3.connect(path, timeout=SETTLE_BUSY_TIMEOUT_MS / 1000,
+                                 isolation_level=None)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL").fetchall()
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except sqlite3.OperationalError:
+        pass  # busy: readers keep the frames; the last connection to close moves them
+    finally:
+        connection.close()
 
 
 def _server_engine(url: str, *, read_only: bool, pool: dict[str, Any]) -> Engine:

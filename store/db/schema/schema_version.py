@@ -11,9 +11,15 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, text
+from sqlalchemy.engine import make_url
 
 from store.bundled import bundled_dir
-from store.db.schema.engine import create_store_engine, lock_log_tip, sqlite_path
+from store.db.schema.engine import (
+    create_store_engine,
+    lock_log_tip,
+    settle_sqlite,
+    sqlite_path,
+)
 from store.errors import StoreError
 
 
@@ -47,10 +53,20 @@ def current_revision(engine: Engine) -> str | None:
 
 def upgrade(url: str, revision: str = "head", script_location: Path | None = None) -> None:
     command.upgrade(alembic_config(url, script_location), revision)
+    _settle(url)
 
 
 def downgrade(url: str, revision: str, script_location: Path | None = None) -> None:
     command.downgrade(alembic_config(url, script_location), revision)
+    _settle(url)
+
+
+def _settle(url: str) -> None:
+    engine = create_store_engine(url, write=True)
+    try:
+        settle_sqlite(engine)
+    finally:
+        engine.dispose()
 
 
 def history(script_location: Path | None = None) -> list[str]:
@@ -95,7 +111,21 @@ def _refuse_missing_schema(url: str, engine: Engine) -> None:
         return
     with engine.connect() as connection:
         if connection.execute(text("SELECT current_schema()")).scalar() is None:
-            raise StoreError(f"{_shown(url)}: its search_path names no schema that exists")
+            path = connection.execute(text("SHOW search_path")).scalar()
+            raise StoreError(
+                f"{_shown(url)}: its search_path ({path}) names no schema that exists: "
+                "create it first (CREATE SCHEMA name; docs/postgresql.md)")
+
+
+def refuse_missing_schema(url: str) -> None:
+    """StoreError if `url` is a PostgreSQL store whose search_path names no existing schema."""
+    if "://" not in url or make_url(url).get_backend_name() != "postgresql":
+        return
+    engine = create_store_engine(url, pooled=False)
+    try:
+        _refuse_missing_schema(url, engine)
+    finally:
+        engine.dispose()
 
 
 def _create_at_head(url: str) -> None:
@@ -115,10 +145,11 @@ def _create_at_head(url: str) -> None:
             config = alembic_config(url)
             config.attributes["connection"] = connection  # run inside this transaction
             command.upgrade(config, "head")
+        settle_sqlite(engine)
     finally:
         engine.dispose()
 
 
 def _shown(url: str) -> str:
     path = sqlite_path(url)
-    return str(path) if path is not None else url
+    return str(path) if path is not None else make_url(url).render_as_string(hide_password=True)

@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
-from sqlalchemy import Connection, exists, inspect, literal, select, text
+from sqlalchemy import Connection, exists, func, inspect, literal, select, text
 
 from store.db.log.kept_checkpoints import kept_checkpoints
 from store.db.log.stored_log import (
@@ -19,6 +19,7 @@ from store.db.log.stored_log import (
     log_entry,
     stored_origin,
 )
+from store.db.schema.guards import SINGLE_ROW_TABLES
 from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.db.schema.tables import (
     SUBTREE_LEVEL,
@@ -29,9 +30,10 @@ from store.db.schema.tables import (
 from store.db.verify.content_checks import content_id_problems
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
+from store.db.verify.schema_snapshot import whole_schema_problems
 from store.db.write.row_builders import ledger_key
 from store.db.write.tallies import recomputed_tallies, stored_tallies
-from store.errors import CheckpointError
+from store.errors import CheckpointError, StoreError
 from store.model.checkpoint import Checkpoint, parse_checkpoint
 from store.model.merkle import CompactRange, consistency_holds, leaf_hash
 
@@ -174,6 +176,15 @@ def _unreadable_tables(connection: Connection) -> dict[str, Problem]:
     return unreadable
 
 
+def _single_row_problems(connection: Connection, skip: Collection[str]) -> Iterator[Problem]:
+    for name in sorted(SINGLE_ROW_TABLES - set(skip)):
+        rows = connection.execute(
+            select(func.count()).select_from(metadata.tables[name])).scalar_one()
+        if rows > 1:
+            yield Problem(None, name, "", f"holds {rows} rows, one at most: rows were added "
+                                          "out of band (which one a reader takes is arbitrary)")
+
+
 def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *,
                  quick: bool = False) -> VerifyReport:
     """Everything recomputable is recomputed: rows <-> leaves, the tree, every tree head,
@@ -183,6 +194,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     unreadable = _unreadable_tables(connection)
     problems: list[Problem] = list(unreadable.values())
     problems.extend(schema_problems(connection))  # keys, duplicates, indexes, triggers
+    problems.extend(whole_schema_problems(connection))  # everything else, against head's
+    problems.extend(_single_row_problems(connection, unreadable.keys()))
     log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
     if log_tables & unreadable.keys():
         report.problems = problems[:MAX_PROBLEMS]
@@ -238,7 +251,10 @@ def _kept_checkpoint_problems(connection: Connection) -> Iterator[Problem]:
     """Every checkpoint the store signed and kept: its note is what its row says, of this
     log's origin, and the stored log extends its tree. A store that contradicts a checkpoint
     it signed is not intact."""
-    origin = stored_origin(connection)
+    try:
+        origin: str | None = stored_origin(connection)
+    except StoreError:  # two origins: reported with log_origin; check the rest regardless
+        origin = None
     for kept in kept_checkpoints(connection, newest_first=False):
         where = f"checkpoint {kept.checkpoint_id}"
         try:
@@ -249,7 +265,8 @@ def _kept_checkpoint_problems(connection: Connection) -> Iterator[Problem]:
         found = parsed.checkpoint
         names = tuple(s.name for s in parsed.signatures)
         if ((found.size, found.root.hex()) != (kept.tree_size, kept.root_hash)
-                or found.origin != origin or names[:len(kept.signers)] != kept.signers):
+                or (origin is not None and found.origin != origin)
+                or names[:len(kept.signers)] != kept.signers):
             yield Problem(None, "checkpoints", where,
                           f"kept note (origin {found.origin!r}, size {found.size}, signed by "
                           f"{' '.join(names) or 'nobody'}) is not its row's (origin "

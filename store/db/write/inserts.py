@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy import Connection, func, select
+from sqlalchemy.exc import DBAPIError
 
 # The writers' lock lives with the engine (schema_version takes it too); named here as well.
 from store.db.schema.engine import lock_log_tip as lock_log_tip
@@ -16,6 +17,10 @@ from store.db.schema.tables import ingest_batches, metadata
 
 # A ledgered row as the writer appends it: (seq, batch_id, *content_columns(table)).
 APPENDED_PREFIX: tuple[str, ...] = ("seq", "batch_id")
+# PostgreSQL: this many rows or more go by COPY (one statement, rows streamed; 2-3x the rate of
+# executemany), fewer by INSERT. COPY fires the same triggers and checks; it ignores rules, so
+# no out-of-band DO INSTEAD rule can drop the writer's rows.
+COPY_MIN_ROWS = 64
 
 
 def insert_rows(connection: Connection, table: str, rows: list[dict[str, Any]]) -> None:
@@ -29,9 +34,30 @@ def insert_rows(connection: Connection, table: str, rows: list[dict[str, Any]]) 
 def insert_values(connection: Connection, table: str, columns: tuple[str, ...],
                   rows: list[tuple[Any, ...]]) -> None:
     """Rows given as tuples of `columns`' values: the writer's hot path, no dict per row."""
-    if rows:
-        connection.exec_driver_sql(_insert_sql(table, columns, connection.dialect.paramstyle),
-                                   rows)
+    if not rows:
+        return
+    if len(rows) >= COPY_MIN_ROWS and connection.dialect.name == "postgresql":
+        _copy_values(connection, table, columns, rows)
+        return
+    connection.exec_driver_sql(_insert_sql(table, columns, connection.dialect.paramstyle), rows)
+
+
+def _copy_values(connection: Connection, table: str, columns: tuple[str, ...],
+                 rows: list[tuple[Any, ...]]) -> None:
+    """psycopg 3's COPY FROM STDIN on the transaction's own connection: the same rows, typed
+    by the columns they go to (text format; psycopg escapes tabs, newlines and backslashes)."""
+    driver = connection.connection.driver_connection
+    assert driver is not None
+    statement = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
+    driver_error = connection.dialect.loaded_dbapi.Error
+    try:
+        with driver.cursor() as cursor, cursor.copy(statement) as copy:
+            write_row = copy.write_row
+            for row in rows:
+                write_row(row)
+    except driver_error as exc:  # raised as SQLAlchemy raises an INSERT's, for the callers
+        raise DBAPIError.instance(statement, None, exc, driver_error,
+                                  dialect=connection.dialect) from exc
 
 
 @functools.cache

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple, cast
 
-from store.db.log.stored_log import log_entry
+from store.db.log.stored_log import new_row_entry
 from store.db.write.inserts import content_columns, values_of
 from store.db.write.row_builders import PendingRow, RecordReader, RegistryProvider
 from store.db.write.tallies import Combo, combo_of
@@ -128,7 +128,7 @@ def _rows_to_append(line: int, rows: list[PendingRow], batch_id: int) -> list[Ro
             combo = combos[row["residual_id"]] = combo_of(row)
         elif table == "residual_occurrences":
             combo = combos[row["residual_id"]]
-        entry = log_entry(table, {**row, "batch_id": batch_id})
+        entry = new_row_entry(table, row, batch_id)
         if len(entry) > MAX_ENTRY_BYTES:
             raise EntryTooLarge(f"its {table} row's log entry is {len(entry)} bytes; a C2SP "
                                 f"tlog-tiles entry bundle carries at most {MAX_ENTRY_BYTES}")
@@ -158,7 +158,9 @@ def row_chunks(source: IO[bytes] | Iterable[bytes | str], batch_id: int,
         except RecordError as exc:
             chunk.failures.append((line.number, str(exc)))
             continue
-        if _holds_nul(rows):
+        # A decoded string holds U+0000 only if the line spells the escape (JSON forbids raw
+        # control characters), so only such a line has its values searched.
+        if "\\u0000" in line.text and _holds_nul(rows):
             # Refused on both backends: PostgreSQL text cannot hold it, and a SQLite store
             # holding it could never be copied there.
             chunk.failures.append((line.number, NUL_REFUSED))

@@ -13,8 +13,9 @@ from typing import IO, Any
 from sqlalchemy import Connection, Engine, select
 
 from store import __version__
-from store.db.log.stored_log import LogAppender
+from store.db.log.stored_log import LogAppender, log_entry
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
+from store.db.write.batch_proof import WrittenBatch, prove_batch
 from store.db.write.guard_lift import InsertGuards, insert_guards_liftable
 from store.db.write.input_kinds import (
     APPENDED_COLUMNS,
@@ -31,6 +32,7 @@ from store.db.write.inserts import (
     last_batch_id,
     lock_log_tip,
 )
+from store.db.write.journal_rewrites import JournalTurns
 from store.db.write.key_filter import KeyFilter, stored_key_filter
 from store.db.write.reading_process import (
     CHUNK_ROWS,
@@ -45,6 +47,7 @@ from store.db.write.row_builders import RegistryProvider, ledger_key
 from store.db.write.tallies import BatchTally
 from store.errors import BatchRejected as BatchRejected  # raised here, still importable
 from store.model.jsonl import MAX_LINE_BYTES
+from store.model.merkle import leaf_hash
 from store.model.teaching_surface import default_registry
 
 REPEAT_CACHE = 20_000  # stored rows remembered per kind whose records repeat
@@ -147,6 +150,10 @@ class _BatchWriter:
         self.filtering = False  # once True, each kind's key filter is built when first needed
         self.filters: dict[str, KeyFilter] = {}
         self.holding: set[int] = set()  # the batches of the rows found already stored
+        self.written = WrittenBatch(self.appender.tree.copy())  # what prove_batch checks
+        self.journal = JournalTurns()
+        self.turn_batches: set[int] = set()  # the batches of the turns found stored
+        self.subtrees: set[tuple[int, int, str]] = set()
 
     def add(self, chunk: RowChunk) -> None:
         summary = self.summary
@@ -181,6 +188,8 @@ class _BatchWriter:
             if key in keys:
                 found[key] = content
                 self.holding.add(row[0])
+                if kind.name == "turns":
+                    self.turn_batches.add(row[0])
         return found
 
     def _key_filter(self, kind: RecordKind) -> KeyFilter | None:
@@ -226,6 +235,7 @@ class _BatchWriter:
         stored = self._lookup()
         inserts: dict[str, list[tuple[Any, ...]]] = {table: [] for table in stored}
         leaves: list[bytes] = []
+        table_leaves: dict[str, list[bytes]] = {table: [] for table in stored}
         tables, tally, batch_id = self.summary.tables, self.tally, self.batch_id
         seq = self.appender.size
         for line, table, key, content, leaf, combo in self.pending:
@@ -239,10 +249,15 @@ class _BatchWriter:
                     )
                     break
                 counts.present += 1
+                if table == "turns":
+                    self.journal.saw(line, content, stored=True)
                 continue
+            if table == "turns":
+                self.journal.saw(line, content, stored=False)
             seq += 1
             inserts[table].append((seq, batch_id, *content))
             leaves.append(leaf)
+            table_leaves[table].append(leaf)
             stored[table][key] = content  # later sightings in this batch are "present"
             counts.new += 1
             if combo is not None:  # a new residual, or a new sighting of one
@@ -260,12 +275,19 @@ class _BatchWriter:
                 position = KEY_POSITIONS[table]
                 key_filter.add_all(row[position] for row in rows)
         self.appender.append_hashes(leaves)
+        for table, appended in table_leaves.items():
+            self.written.add_many(table, appended)
         self.flushes += 1
         if self.flushes > 1:  # a batch of one chunk keeps them: no schema change for it
             self.guards.lift()
         for table, rows in inserts.items():
             insert_values(self.connection, table, APPENDED_COLUMNS[table], rows)
-        insert_rows(self.connection, "log_subtrees", self.appender.subtree_rows())
+        self._insert_subtrees()
+
+    def _insert_subtrees(self) -> None:
+        rows = self.appender.subtree_rows()
+        self.subtrees.update((r["level"], r["start"], r["hash"]) for r in rows)
+        insert_rows(self.connection, "log_subtrees", rows)
 
     def close(self, input_sha256: str) -> None:
         summary = self.summary
@@ -282,10 +304,15 @@ class _BatchWriter:
             "store_version": __version__,
         }
         self.appender.append("ingest_batches", row)  # the batch's own row is its last leaf
+        self.written.add_many("ingest_batches", [leaf_hash(log_entry("ingest_batches", row))])
         insert_rows(self.connection, "ingest_batches", [row])
-        insert_rows(self.connection, "log_subtrees", self.appender.subtree_rows())
-        insert_rows(self.connection, "tree_heads", [self.appender.head_row(self.batch_id)])
-        insert_rows(self.connection, "residual_tallies", self.tally.rows(self.batch_id))
+        self._insert_subtrees()
+        head = self.appender.head_row(self.batch_id)
+        insert_rows(self.connection, "tree_heads", [head])
+        tallies = self.tally.rows(self.batch_id)
+        insert_rows(self.connection, "residual_tallies", tallies)
+        prove_batch(self.connection, self.written, self.batch_id,
+                    (head["tree_size"], head["root_hash"]), self.subtrees, len(tallies))
 
 
 @contextmanager
@@ -359,6 +386,9 @@ def append_batch(
                 if chunk.input_sha256 is not None:
                     summary.input_sha256 = chunk.input_sha256
             writer.flush()
+        if not summary.rejected:
+            for line, reason in writer.journal.rewrites(connection, writer.turn_batches):
+                summary.fail(line, reason)
         if summary.records == 0 and not summary.rejected:
             summary.fail(0, "no records: the input is empty")
         if summary.rejected:
