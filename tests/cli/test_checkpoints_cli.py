@@ -154,3 +154,25 @@ def test_verify_accepts_any_listed_log_key_and_says_which_signed(store: str,
     refused = cli("verify", "--db", store, "--checkpoint", tmp_path / "cp.txt", "--key",
                   keys["pub"])
     assert refused.exit_code == 1 and "not signed by any log key given" in refused.stderr
+
+
+def test_copy_carries_the_kept_checkpoints_and_their_cosignatures(store: str,
+                                                                  keys: dict[str, Path],
+                                                                  tmp_path: Path):
+    ok("checkpoint", "--db", store, "--key", keys["key"], "--origin", ORIGIN)
+    witness = SignerKey("w.example", b"\x07" * 32, COSIGNATURE_V1)
+    with AuditStore.open(store) as opened:
+        opened.add_cosignatures(1, [cosign(opened.checkpoint().body(), witness, 1700000000)],
+                                [witness.verifier])
+    ok("ingest", "--db", store, EXAMPLE_FILES[1])
+    second = ok("checkpoint", "--db", store, "--key", keys["key"])
+    target = tmp_path / "copy.db"
+    ok("copy", "--from", store, "--to", target)
+    ok("copy", "--from", store, "--to", target)  # again: nothing doubles
+    copied = [json.loads(line) for line in ok("checkpoints", "--db", target, "--json")
+              .splitlines()]
+    source = [json.loads(line) for line in ok("checkpoints", "--db", store, "--json")
+              .splitlines()]
+    assert copied == source and copied[0]["note"] == second
+    assert copied[1]["cosigners"] == ["w.example"]
+    assert ok("verify", "--db", target).startswith("intact: ")
