@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLRequestData
+from strawberry.http.base import BaseRequestProtocol
 
 from store.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from store.api.context import RegistryProvider, RequestContext
@@ -31,6 +32,7 @@ from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.request_body import bad_request, error_response, read_graphql_request
 from store.api.schema import build_schema
 from store.api.trusted_documents import DocumentRefused, TrustedDocuments
+from store.console import console_routes
 from store.db.audit_store import AuditStore
 from store.model.teaching_surface import default_registry
 
@@ -62,6 +64,14 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
         except HTTPException as exc:  # strawberry's own answers are plain text: not GraphQL
             response = error_response(exc.status_code, exc.reason)
         await response(scope, receive, send)
+
+    def should_render_graphql_ide(self, request: BaseRequestProtocol) -> bool:
+        # A GET naming an operation (a trusted document's documentId too) asks for its
+        # result, whatever Accept says: never GraphiQL's page nor a 404 for it.
+        params = request.query_params
+        if params.get("documentId") is not None or params.get("query") is not None:
+            return False
+        return bool(super().should_render_graphql_ide(request))
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return graphiql_page()  # strawberry's own page loads its scripts from a CDN
@@ -100,9 +110,11 @@ def create_app(
     allowed_hosts: Sequence[str] = (),
     max_objects: int = DEFAULT_MAX_OBJECTS,
     trusted_documents: TrustedDocuments | None = None,
+    console: bool = True,
 ) -> Starlette:
     """An app serving `db`; it answers only for 127.0.0.1, localhost, `host` and
-    `allowed_hosts` (Starlette patterns: `*.example.com`, or `*` for any)."""
+    `allowed_hosts` (Starlette patterns: `*.example.com`, or `*` for any). `console`: the
+    auditor's console (read-only HTML pages, store/console/) at / beside /graphql."""
     graphql_app = AuditGraphQL(db, graphiql=graphiql, introspection=introspection,
                                registry=registry, max_objects=max_objects,
                                trusted_documents=trusted_documents)
@@ -130,6 +142,7 @@ def create_app(
             Route("/healthz", health_check(db), methods=["GET"]),
             log_routes(db),
             *([graphiql_assets()] if graphiql else []),
+            *(console_routes(db, graphiql=graphiql) if console else []),
         ],
         middleware=middleware,
         lifespan=lifespan,

@@ -57,9 +57,9 @@ COMMANDS: dict[str, CommandEntry] = {
                         'i, "entry": "<entry>"}: leaf i\'s hash is SHA-256(0x00 ‖ entry as '
                         'UTF-8).'),
     "export": CommandEntry("store.cli.export", "export", "Write every stored record of KIND "
-                           "(residuals, occurrences, assessments, surfaces, turns) matching "
-                           "--filter, in append order, one row per record and one column per "
-                           "stored column (seq and batch_id included)."),
+                           "(residuals, occurrences, assessments, surfaces, sightings, turns, "
+                           "batches, tree-heads) matching --filter, in append order, one row "
+                           "per record and one column per stored column."),
     "db": CommandEntry("store.cli.db", "db", "Upgrade, downgrade and inspect the store's "
                        "schema revision."),
     "copy": CommandEntry("store.cli.copy", "copy", "Copy every row, id, leaf and tree head "
@@ -70,7 +70,8 @@ COMMANDS: dict[str, CommandEntry] = {
     "surface": CommandEntry("store.cli.teaching", "surface", "Compose the teaching-grounded "
                             "surface for SUBJECT and print it with its provenance."),
     "serve": CommandEntry("store.cli.serve", "serve", "Serve the query-only GraphQL API at "
-                          "/graphql (the store is opened read-only)."),
+                          "/graphql and the auditor's console at / (the store is opened "
+                          "read-only)."),
     "trusted-documents": CommandEntry("store.cli.trusted_documents", "trusted_documents",
                                       "Print the manifest of the trusted documents in DIR, as "
                                       "JSON."),

@@ -42,7 +42,9 @@ def _as_json(kept: KeptCheckpoint) -> dict[str, object]:
               help="Sign with this signer key and keep the checkpoint in the store; repeat "
                    "while rotating keys (each signs).")
 @click.option("--origin", default=None, metavar="O",
-              help="The log's origin line; the store keeps its first one and refuses another.")
+              help="The log's origin line (e.g. audit.example.org/core), chosen once: the "
+                   "store keeps it and refuses another. Until chosen, checkpoints carry a "
+                   "provisional core-audit/<hex> origin and nothing is written.")
 @click.option("--witness", "witnesses", multiple=True, metavar="URL=VERIFIERKEY",
               help="Ask the C2SP tlog-witness at URL (its verifier key: text or a file) to "
                    "cosign the kept checkpoint, and keep its cosignature; repeatable.")
@@ -65,6 +67,11 @@ def checkpoint(db: str | None, keys: tuple[Path, ...], origin: str | None,
     failures: list[str] = []
     with open_store(db) as store:
         try:
+            chosen = store.origin() is not None or origin is not None
+            if signers and not chosen:
+                raise click.ClickException(
+                    "this store's origin is not chosen yet: sign only under the origin it will "
+                    "keep, chosen once with --origin (e.g. --origin audit.example.org/core)")
             if signers:
                 kept = store.keep_checkpoint(signers, origin)
                 for url, key in asked:
@@ -80,6 +87,11 @@ def checkpoint(db: str | None, keys: tuple[Path, ...], origin: str | None,
                                                  head.unsigned_note())
         except (StoreError, CheckpointError) as exc:
             raise click.ClickException(str(exc)) from exc
+    if not chosen:
+        click.echo(f"note: this store's origin is not chosen yet: {head_origin!r} is "
+                   "provisional. Choose it once, on purpose: core-audit checkpoint --origin "
+                   f"HOST/PATH (choosing {head_origin} keeps the checkpoints printed so far "
+                   "valid)", err=True)
     if as_json:
         click.echo(orjson.dumps({"origin": head_origin, "tree_size": size,
                                  "root_hash": root, "note": note}).decode())

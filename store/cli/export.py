@@ -48,8 +48,11 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
            as_of: int | None, since: int | None, proof_out: Path | None,
            out: Path | None) -> None:
     """Write every stored record of KIND (residuals, occurrences, assessments, surfaces,
-    turns) matching --filter, in append order, one row per record and one column per stored
-    column (seq and batch_id included). Streamed: memory stays flat however many rows.
+    sightings, turns, batches, tree-heads) matching --filter, in append order, one row per
+    record and one column per stored column. Streamed: memory stays flat however many rows.
+
+    Sightings are the surfaces' (filtered by their surface), occurrences the residuals';
+    batches and tree heads take no filter (tree heads in tree-size order).
 
     Values as stored (lists and objects as their JSON text; enum values lower case), so a
     record less its seq is its `log` entry's row. --filter is read exactly as the API reads

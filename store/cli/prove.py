@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from store.cli.options import db_option, open_store
 from store.db import queries
 from store.db.log.stored_log import LogError
 from store.db.schema.record_kinds import KINDS_BY_TABLE
+from store.model.proof_file import checkpoint_note, proof_file
 
 _HEX_ID = re.compile(r"[0-9a-f]{64}", re.ASCII)
 # option name -> its listing: every listing with a get-by-key (`one`), in the API's order.
@@ -58,11 +60,15 @@ def _prove(connection: Connection, ids: dict[str, str | None], index: int | None
               help="Prove the tree extends the tree of its first FIRST leaves.")
 @click.option("--tree-size", type=int, metavar="N",
               help="Prove against the tree of N leaves (default: the newest tree head).")
+@click.option("--with-checkpoint", is_flag=True,
+              help="Print an inclusion proof as a proof file (format core-audit-proof/1, what "
+                   "the console's 'download proof' gives): the proof and the unsigned "
+                   "checkpoint of its tree.")
 @click.option("--bundle", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Write a C2SP tlog-proof bundle (entry, inclusion path and the newest kept "
                    "checkpoint with its cosignatures) to FILE instead of JSON.")
 def prove(db: str | None, index: int | None, consistency: int | None, tree_size: int | None,
-          bundle: Path | None, **ids: str | None) -> None:
+          with_checkpoint: bool, bundle: Path | None, **ids: str | None) -> None:
     """Print an RFC 9162 inclusion proof of one record (or leaf), or a consistency proof, as
     JSON; check it offline against a checkpoint with `core-audit verify-proof`.
 
@@ -75,9 +81,12 @@ def prove(db: str | None, index: int | None, consistency: int | None, tree_size:
     chosen = [v for v in (*ids.values(), index, consistency) if v is not None]
     if len(chosen) != 1:
         raise click.UsageError(f"give exactly one of {_CHOICES}")
-    if bundle is not None and (consistency is not None or tree_size is not None):
+    if with_checkpoint and consistency is not None:
+        raise click.UsageError("--with-checkpoint: a proof file holds an inclusion proof")
+    if bundle is not None and (consistency is not None or tree_size is not None
+                               or with_checkpoint):
         raise click.UsageError("--bundle proves a record in the newest kept checkpoint: "
-                               "not with --consistency or --tree-size")
+                               "not with --consistency, --tree-size or --with-checkpoint")
     if bundle is not None:
         _write_bundle(db, ids, index, bundle)
         return
@@ -88,6 +97,12 @@ def prove(db: str | None, index: int | None, consistency: int | None, tree_size:
             raise click.ClickException(str(exc)) from exc
         except LogError as exc:  # a damaged store: say what is missing, point at verify
             raise click.ClickException(f"{exc}; run `core-audit verify`") from exc
+        origin = store.origin() if with_checkpoint else None
+    if with_checkpoint:
+        assert isinstance(proof, queries.InclusionProof)
+        note = checkpoint_note(origin, proof.tree_size, proof.root_hash)
+        sys.stdout.buffer.write(proof_file(dataclasses.asdict(proof), note))
+        return
     click.echo(json.dumps(dataclasses.asdict(proof), ensure_ascii=False, indent=2))
 
 

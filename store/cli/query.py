@@ -47,8 +47,8 @@ def query(document: str | None, db: str | None, file: Path | None, variables: st
     click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
     errors = result.get("errors")
     if errors:
-        first = str(errors[0].get("message", "")) if isinstance(errors[0], dict) else ""
-        if first == MASKED_MESSAGE:  # the server's mask: a store that cannot be read so
-            first = "the store could not answer it (run `core-audit verify` on it)"
-        click.echo(f"Error: {' '.join(first.split())}", err=True)
+        if any(isinstance(e, dict) and e.get("message") == MASKED_MESSAGE for e in errors):
+            # The server's mask hides why: a store that cannot be read as expected.
+            click.echo("Error: the store could not answer it (run `core-audit verify` on it)",
+                       err=True)
         sys.exit(1)

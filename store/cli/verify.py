@@ -172,6 +172,8 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
         problems = [str(p) for p in report.problems]
         _not_intact(problems if as_json else [f"first problem at {problems[0]}",
                                               *problems[1:]], as_json)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
     tip = report.tip
     assert tip is not None
     if as_json:

@@ -10,9 +10,12 @@ from pathlib import Path
 import click
 
 from store.cli.verify import build_policy, load_checkpoint, policy_options
-from store.errors import ProofError, VerificationError
+from store.errors import CheckpointError, ProofError, VerificationError
+from store.model.checkpoint import Checkpoint, open_checkpoint
 from store.model.proof_bundle import check_bundle, is_bundle
+from store.model.proof_file import is_proof_file, open_proof_file
 from store.model.proofs import MAX_PROOF_BYTES, check_proof, read_proof
+from store.model.witness_policy import WitnessPolicy
 
 __all__ = ["ProofError", "check_proof", "verify_proof"]  # the first two for earlier callers
 
@@ -40,8 +43,8 @@ def _text(data: bytes, path: Path) -> str:
 @click.command("verify-proof")
 @click.argument("proof_file", metavar="PROOF", type=_FILE)
 @click.option("--checkpoint", "checkpoint_file", type=_FILE, metavar="FILE",
-              help="The C2SP checkpoint whose tree a JSON proof must reach (a .tlog-proof "
-                   "bundle carries its own).")
+              help="The C2SP checkpoint whose tree a JSON proof must reach (required unless "
+                   "PROOF is a proof file or a .tlog-proof bundle holding one).")
 @policy_options
 def verify_proof(proof_file: Path, checkpoint_file: Path | None, keys: tuple[Path, ...],
                  witness_keys: tuple[str, ...], quorum: int | None,
@@ -52,10 +55,14 @@ def verify_proof(proof_file: Path, checkpoint_file: Path | None, keys: tuple[Pat
 
     The tree size and root come from the checkpoint, never from the proof; --key (or
     --policy) checks who signed it and that the witness quorum cosigned it. A bundle needs
-    --key or --policy: its checkpoint is worth only its signatures. Prints `valid: ...`, or
-    `invalid: REASON` with exit 1.
+    --key or --policy: its checkpoint is worth only its signatures. PROOF may also be a
+    console "download proof" file (format core-audit-proof/1: the proof and the checkpoint
+    it reaches); without --checkpoint the file's own checkpoint is used, and the output says
+    so: compare its root with one you kept. Prints `valid: ...`, or `invalid: REASON` with
+    exit 1.
     """
     policy = build_policy(keys, witness_keys, quorum, policy_file)
+    against = ""
     try:
         data = _read_bytes(proof_file)
         if is_bundle(data):
@@ -67,10 +74,20 @@ def verify_proof(proof_file: Path, checkpoint_file: Path | None, keys: tuple[Pat
                                  "checkpoint is only as good as its signatures")
             message = check_bundle(_text(data, proof_file), policy)
         else:
-            if checkpoint_file is None:
-                raise click.UsageError("a JSON proof needs --checkpoint FILE")
-            checkpoint, signed_by = load_checkpoint(checkpoint_file, policy)
-            message = check_proof(read_proof(data, str(proof_file)), checkpoint)
+            proof = read_proof(data, str(proof_file))
+            inside: str | None = None
+            if is_proof_file(proof):
+                proof, inside = open_proof_file(proof)
+            if checkpoint_file is not None:
+                checkpoint, signed_by = load_checkpoint(checkpoint_file, policy)
+            elif inside is not None:
+                checkpoint, signed_by = _inside_checkpoint(proof_file, inside, policy)
+                against = (" — against the checkpoint inside the file: compare its root with a "
+                           "checkpoint you kept, or pass that one with --checkpoint")
+            else:
+                raise click.UsageError("--checkpoint is required: this proof holds no "
+                                       "checkpoint")
+            message = check_proof(proof, checkpoint)
             message += f"; {signed_by}" if signed_by else ""
     except click.UsageError:
         raise
@@ -78,4 +95,15 @@ def verify_proof(proof_file: Path, checkpoint_file: Path | None, keys: tuple[Pat
         text = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         click.echo(f"invalid: {text}", err=True)
         sys.exit(1)
-    click.echo(f"valid: {message}")
+    click.echo(f"valid: {message}{against}")
+
+
+def _inside_checkpoint(path: Path, note: str, policy: WitnessPolicy | None
+                       ) -> tuple[Checkpoint, str]:
+    try:
+        if policy is None:
+            return open_checkpoint(note), ""
+        checked = policy.check(note)
+        return checked.checkpoint, checked.signed_by
+    except (CheckpointError, ValueError) as exc:
+        raise ProofError(f"{path}: its checkpoint: {exc}") from exc

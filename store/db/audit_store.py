@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import IO, Concatenate, ParamSpec, TypeVar
 
 import anyio.to_thread
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, select
 from sqlalchemy.exc import ArgumentError, DatabaseError
 
 from store.db.log.kept_checkpoints import (
@@ -25,6 +25,7 @@ from store.db.queries import LedgerStatus, ledger_status
 from store.db.queries.ledger import DEFAULT_ORIGIN_PREFIX
 from store.db.schema.engine import create_store_engine, resolve_url, settle_sqlite, sqlite_path
 from store.db.schema.schema_version import ensure_at_head
+from store.db.schema.tables import tree_heads
 from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
 from store.db.verify.problems import Problem
 from store.db.verify.store_checks import VerifyReport, verify_store
@@ -180,9 +181,9 @@ class AuditStore:
             raise StoreError(f"{where}: log_origin cannot be read: {exc.orig}") from exc
 
     def checkpoint(self, origin: str | None = None) -> Checkpoint:
-        """The newest tree head as a C2SP checkpoint. The store keeps the origin of its first
-        checkpoint (given, else `core-audit/` and the first root's hex, or `empty`) and refuses
-        another one."""
+        """The newest tree head as a C2SP checkpoint. The store's origin is chosen once, on
+        purpose: the first `origin` given is kept and another one refused. Until then the
+        checkpoint carries `provisional_origin()` and nothing is written."""
         stored = self.origin()
         if stored is not None:
             if origin is not None and origin != stored:
@@ -190,9 +191,10 @@ class AuditStore:
                                  f"{origin!r}")
             origin = stored
         head = self.tree_head()
+        if stored is None and origin is None:
+            return Checkpoint(origin=self.provisional_origin(), size=head.size, root=head.root)
         if stored is None:
-            origin = origin or DEFAULT_ORIGIN_PREFIX + (head.root_hex[:16] if head.size
-                                                        else "empty")
+            assert origin is not None
             Checkpoint(origin=origin, size=head.size, root=head.root)  # refuses a bad origin
             with self.write_engine().begin() as connection:
                 lock_log_tip(connection)
@@ -210,7 +212,10 @@ class AuditStore:
         log and the kept row read back and checked before COMMIT."""
         if not signers:
             raise StoreError("a kept checkpoint needs at least one signer key")
-        origin = self.checkpoint(origin).origin  # fixes the store's origin on first use
+        if origin is None and self.origin() is None:
+            raise StoreError("this store's origin is not chosen yet: sign only under the "
+                             "origin it will keep, chosen once with --origin")
+        origin = self.checkpoint(origin).origin  # keeps a newly chosen origin
         with self.write_engine().begin() as connection:
             lock_log_tip(connection)
             head = latest_head(connection)
@@ -260,6 +265,15 @@ class AuditStore:
                 raise StoreError("the cosignatures do not read back as written; nothing kept")
         settle_sqlite(self.write_engine())
         return cosigned
+    def provisional_origin(self) -> str:
+        """The origin a checkpoint carries before one is chosen: `core-audit/` and the first
+        tree head's root (hex, 16 digits; `empty` without one). Stable as the log grows, so
+        choosing it later keeps the checkpoints printed so far valid."""
+        with self.engine.connect() as connection:
+            first = connection.execute(
+                select(tree_heads.c.root_hash).order_by(tree_heads.c.tree_size).limit(1)
+            ).scalar()
+        return DEFAULT_ORIGIN_PREFIX + (first[:16] if first else "empty")
 
     def close(self) -> None:
         for engine in (self.engine, self._write_engine, self._probe_engine):

@@ -180,6 +180,9 @@ class VerifierKey:
 
     @classmethod
     def parse(cls, text: str) -> VerifierKey:
+        if text.strip().startswith("PRIVATE+KEY+"):
+            raise CheckpointError("this is a signer key (PREFIX.key, secret): check with its "
+                                  "verifier key, PREFIX.pub, and keep the signer key private")
         parts = text.strip().split("+", 2)  # the base64 key may itself contain '+'
         if len(parts) != 3:
             raise CheckpointError("verifier key is not '<name>+<hash>+<base64 key>'")

@@ -120,6 +120,12 @@ def test_a_trusted_document_runs_by_its_id(trusted_client: TestClient) -> None:
     response = trusted_client.get("/graphql", params={"documentId": ledger_status_id()},
                                   headers={"accept": "application/json"})
     assert response.json()["data"]["ledger"]["treeSize"] == LEDGER_LENGTH
+    # A browser's Accept (text/html first, or */*): the document's result, not GraphiQL.
+    for accept in ("text/html,application/xhtml+xml,*/*;q=0.8", "*/*", ""):
+        response = trusted_client.get("/graphql", params={"documentId": ledger_status_id()},
+                                      headers={"accept": accept})
+        assert response.headers["content-type"].startswith("application/json"), accept
+        assert response.json()["data"]["ledger"]["treeSize"] == LEDGER_LENGTH
 
 
 NOT_TRUSTED = ("this server runs only its trusted documents: send a documentId from its "

@@ -98,7 +98,7 @@ def test_the_log_alone_rebuilds_every_tree_head_and_the_checkpoint(log_store: st
         assert mth(leaves[:size]) == root, size
     result = cli("checkpoint", "--db", log_store)
     assert result.exit_code == 0, result.output
-    _origin, size, root, blank = result.output.split("\n")[:4]
+    _origin, size, root, blank = result.stdout.split("\n")[:4]
     assert (int(size), blank) == (len(leaves), "")
     assert base64.b64decode(root) == mth(leaves)
 

@@ -39,6 +39,7 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ok("keygen", "other", "--out", folder / "other")
     files = {"db": db, "key": folder / "auditor.key", "pub": folder / "auditor.pub",
              "other_pub": folder / "other.pub"}
+    ok("checkpoint", "--db", db, "--origin", "audit.example.org/core")  # chosen once
     for name, key in (("checkpoint", files["key"]), ("other_checkpoint", folder / "other.key")):
         files[name] = folder / f"{name}.txt"
         files[name].write_text(ok("checkpoint", "--db", db, "--key", key), encoding="utf-8")
@@ -131,6 +132,16 @@ def test_a_checkpoint_edited_after_signing_is_refused(signed: dict[str, Path], t
     assert code == 1 and output.startswith("invalid: ") and "does not verify" in output
 
 
+def test_the_signer_key_given_as_verifier_key_is_named(signed: dict[str, Path]) -> None:
+    code, output = verify_proof(signed["inclusion"], signed["checkpoint"], signed["key"])
+    assert code == 1
+    assert ("this is a signer key (PREFIX.key, secret): check with its verifier key, "
+            "PREFIX.pub") in output
+    result = cli("verify", "--db", signed["db"], "--checkpoint", signed["checkpoint"],
+                 "--key", signed["key"])
+    assert result.exit_code == 1 and "this is a signer key" in result.output
+
+
 def test_a_checkpoint_signed_by_another_key_is_refused(signed: dict[str, Path]) -> None:
     result = cli("verify", "--db", signed["db"], "--checkpoint", signed["other_checkpoint"],
                  "--key", signed["pub"])
@@ -207,3 +218,44 @@ def test_a_proof_of_another_tree_is_not_valid_for_this_checkpoint(signed: dict[s
     (tmp_path / "p.json").write_text(json.dumps(proof))
     code, output = verify_proof(tmp_path / "p.json", signed["checkpoint"], signed["pub"])
     assert code == 1 and "the checkpoint is size" in output
+
+
+# --- proof files (the console's "download proof") -------------------------------------------
+
+
+def test_a_proof_file_holds_the_proof_and_its_checkpoint(signed: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    residual = json.loads(signed["inclusion"].read_text())["entry"]
+    residual_id = json.loads(residual)["row"]["residual_id"]
+    proof_file = tmp_path / "proof.json"
+    proof_file.write_bytes(cli("prove", "--db", signed["db"], "--residual", residual_id,
+                               "--with-checkpoint").stdout_bytes)
+    document = json.loads(proof_file.read_text())
+    assert document["format"] == "core-audit-proof/1"
+    assert document["proof"] == json.loads(signed["inclusion"].read_text())
+    checkpoint_body = signed["checkpoint"].read_text().split("\n\n", 1)[0] + "\n\n"
+    assert document["checkpoint"] == checkpoint_body  # the same head, unsigned
+    alone = cli("verify-proof", proof_file)
+    assert alone.exit_code == 0 and "against the checkpoint inside the file" in alone.stdout
+    # A kept, signed checkpoint decides; the file's own unsigned one cannot pass --key.
+    assert verify_proof(proof_file, signed["checkpoint"], signed["pub"])[0] == 0
+    refused = cli("verify-proof", proof_file, "--key", signed["pub"])
+    assert refused.exit_code == 1
+    assert "its checkpoint: checkpoint is not signed by key auditor+" in refused.stderr
+
+
+def test_a_proof_file_against_another_tree_is_invalid(signed: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    document = {"format": "core-audit-proof/1",
+                "proof": json.loads(signed["inclusion"].read_text()),
+                "checkpoint": "core-audit/x\n5\n" + "A" * 43 + "=\n\n"}
+    proof_file = tmp_path / "proof.json"
+    proof_file.write_text(json.dumps(document))
+    result = cli("verify-proof", proof_file)
+    assert result.exit_code == 1
+    assert "the checkpoint is size 5, root " + "00" * 32 in result.stderr
+    proof_file.write_text(json.dumps({**document, "extra": 1}))
+    assert "has exactly the keys checkpoint, format, proof" in cli(
+        "verify-proof", proof_file).stderr
+    assert cli("prove", "--db", signed["db"], "--consistency", "5",
+               "--with-checkpoint").exit_code == 2

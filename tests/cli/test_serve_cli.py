@@ -214,3 +214,17 @@ def test_a_real_server_with_workers_uses_every_flag(store: Path, tmp_path: Path)
     errors = [json.loads(line) for line in stderr.read_text().splitlines()
               if not line.startswith("GraphQL at ")]
     assert errors and {line["logger"] for line in errors} == {"uvicorn.error"}
+
+
+def test_demo_on_a_busy_port_suggests_another_before_printing_its_url(
+        tmp_path: Path, started: dict[str, Any]) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = cli("demo", "--db", tmp_path / "demo.db", "--port", str(port))
+    assert result.exit_code == 1
+    assert f"127.0.0.1:{port} cannot be served" in result.stderr
+    assert f"choose another port with --port N, e.g. --port {port + 1}" in result.stderr
+    assert "GraphQL at http" not in result.stderr
+    assert started == {}  # uvicorn was never asked to serve

@@ -51,7 +51,7 @@ def pg_store(pg_url: str) -> str:
         for path in EXAMPLES:
             store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
         store.ingest(_frames(100), source="frames.jsonl")
-        store.checkpoint()
+        store.checkpoint("audit.example.org/core")  # the origin chosen: log_origin has a row
         witness = SignerKey("w", b"\x02" * 32, COSIGNATURE_V1)
         kept = store.keep_checkpoint([SignerKey("log", b"\x01" * 32)])
         store.add_cosignatures(kept.checkpoint_id, [cosign(store.checkpoint().body(), witness,

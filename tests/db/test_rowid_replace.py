@@ -40,7 +40,7 @@ def every_table_store(db_path: Path, tmp_path: Path) -> Path:
     # a kept checkpoint and a witness's cosignature of it
     log, witness = SignerKey("log", b"\x01" * 32), SignerKey("w", b"\x02" * 32, COSIGNATURE_V1)
     with AuditStore.open(str(db_path)) as store:
-        kept = store.keep_checkpoint([log])
+        kept = store.keep_checkpoint([log], "audit.example.org/core")
         store.add_cosignatures(kept.checkpoint_id, [cosign(
             store.checkpoint().body(), witness, 1)], [witness.verifier])
     return db_path

@@ -9,6 +9,8 @@ they name them (`sightings_exported`).
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,12 +25,14 @@ from sqlalchemy import (
     String,
     Table,
     literal_column,
+    select,
 )
 
 from store.db.queries.as_of import Snapshot, snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.filters import filter_order
 from store.db.queries.listings import LISTINGS, Filter, RecordListing
+from store.db.schema.tables import tree_heads
 
 # Rows fetched per round trip (SQLite: fetchmany; PostgreSQL: a server-side cursor).
 EXPORT_CHUNK_ROWS = 5000
@@ -44,6 +48,7 @@ class ExportKind:
     table: Table
     filter_type: type[Filter] | None
     _rows: Callable[[Any, Snapshot | None], Select[Any]]  # (filter or None, snapshot)
+    order: str = "seq"  # append order: a leaf's seq, a tree head's size
 
     @property
     def columns(self) -> list[str]:
@@ -62,7 +67,7 @@ class ExportKind:
             raise TypeError(f"{self.name} takes a {getattr(self.filter_type, '__name__', None)}")
         # A joined record (a turn's surface, an occurrence's residual) was stored before its
         # row, so bounding this table's seq is the whole as-of condition.
-        return self._rows(where, snapshot).order_by(self.table.c.seq)
+        return self._rows(where, snapshot).order_by(self.table.c[self.order])
 
 
 def export_kinds(listings: Iterable[RecordListing[Any, Any]]) -> dict[str, ExportKind]:
@@ -79,7 +84,18 @@ def export_kinds(listings: Iterable[RecordListing[Any, Any]]) -> dict[str, Expor
     return {kind.name: kind for kind in kinds}
 
 
-EXPORT_KINDS: dict[str, ExportKind] = export_kinds(LISTINGS.values())
+def _tree_heads(_: None, snapshot: Snapshot | None) -> Select[Any]:
+    statement = select(tree_heads)
+    if snapshot is not None:
+        statement = statement.where(tree_heads.c.tree_size <= snapshot.tree_size)
+    return statement
+
+
+# Every kind the store keeps: the listings', and the log's own tree heads (one per batch).
+EXPORT_KINDS: dict[str, ExportKind] = {
+    **export_kinds(LISTINGS.values()),
+    "tree-heads": ExportKind("tree-heads", tree_heads, None, _tree_heads, order="tree_size"),
+}
 
 
 def _statement(connection: Connection, export_kind: ExportKind, where: ExportFilter | None,
@@ -178,3 +194,40 @@ def _with_booleans(row: tuple[Any, ...], positions: list[int]) -> list[Any]:
         if cells[i] is not None:
             cells[i] = bool(cells[i])
     return cells
+
+
+def export_chunk(connection: Connection, kind: str, where: ExportFilter | None,
+                 snapshot: Snapshot | None, after_seq: int, limit: int = EXPORT_CHUNK_ROWS
+                 ) -> list[Sequence[Any]]:
+    """The next `limit` rows of `kind` past seq `after_seq` (keyset: each chunk its own
+    statement, so a server can read a whole table under one time limit per chunk)."""
+    export = EXPORT_KINDS[kind]
+    statement = export.statement(where, snapshot).where(export.table.c.seq > after_seq)
+    return list(connection.execute(statement.limit(limit)).all())
+
+
+_JSON_BOOLEAN = {True: "true", False: "false", None: None}
+
+
+def encode_rows(kind: str, rows: Sequence[Sequence[Any]], output_format: str, *,
+                header: bool) -> bytes:
+    """Rows as `core-audit export` writes them (its row writers, which its SQLite lines
+    equal byte for byte): CSV (RFC 4180, CRLF, true/false, the header row if `header`) or
+    JSONL (one object per line, the header's keys)."""
+    export = EXPORT_KINDS[kind]
+    columns = export.columns
+    if output_format == "jsonl":
+        return b"".join(orjson.dumps(dict(zip(columns, row, strict=True))) + b"\n"
+                        for row in rows)
+    booleans = export.boolean_columns
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)  # RFC 4180: CRLF line ends, quotes doubled inside quoted cells
+    if header:
+        writer.writerow(columns)
+    for row in rows:
+        if booleans:
+            row = list(row)
+            for i in booleans:
+                row[i] = _JSON_BOOLEAN[row[i]]
+        writer.writerow(row)
+    return text.getvalue().encode("utf-8")

@@ -246,6 +246,7 @@ RESIDUALS: RecordListing[ResidualFilter, StoredResidual] = RecordListing(
 SURFACES: RecordListing[SurfaceFilter, StoredSurface] = RecordListing(
     "surfaces", surfaces_t, surface_of, SurfaceFilter, one="surface", api_type="Surface",
     sightings=surface_sightings_t, facets=surface_facets_of, facets_type="SurfaceFacets",
+    sightings_exported="sightings",
     list_help="Surfaces with their provenance, in `order`.",
     filter_help="A surface's batch is the one that first stored it.",
     one_help="One surface by its surface_id (64 hex digits).",
@@ -264,7 +265,7 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     facets_help="Turns counted by grounding source, verification, epistemic state, normative "
                 "clearance and corpus.")
 BATCHES: RecordListing[Filter, Batch] = RecordListing(
-    "batches", batches_t, batch_of, api_type="Batch", exported=False,
+    "batches", batches_t, batch_of, api_type="Batch",
     list_help="Ingest batches in `order` (not MOST_SEEN).")
 ASSESSMENTS: RecordListing[AssessmentFilter, StoredAssessment] = RecordListing(
     "assessments", assessments_t, assessment_of, AssessmentFilter, one="assessment",

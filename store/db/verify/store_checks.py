@@ -45,6 +45,7 @@ class VerifyReport:
     rows: int = 0  # leaves recomputed
     tip: TreeHead | None = None
     problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was not checked, and why
 
     @property
     def intact(self) -> bool:
@@ -194,7 +195,7 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     unreadable = _unreadable_tables(connection)
     problems: list[Problem] = list(unreadable.values())
     problems.extend(schema_problems(connection))  # keys, duplicates, indexes, triggers
-    problems.extend(whole_schema_problems(connection))  # everything else, against head's
+    problems.extend(whole_schema_problems(connection, report.notes))  # all else, vs head's
     problems.extend(_single_row_problems(connection, unreadable.keys()))
     log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
     if log_tables & unreadable.keys():
