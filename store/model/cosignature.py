@@ -111,10 +111,11 @@ def check_note(text: str, log_keys: Sequence[VerifierKey],
                                  "changed after signing, or the signature is not this key's")
         signers.append(key)
     if not signers:
-        keys = ", ".join(str(k) for k in log_keys)
         names = ", ".join(s.name for s in parsed.signatures) or "nobody"
-        raise SignatureError(f"checkpoint is not signed by any log key given ({keys}); its "
-                             f"signature lines are by {names}")
+        which = (f"key {log_keys[0]}" if len(log_keys) == 1 else
+                 f"any log key given ({', '.join(str(k) for k in log_keys)})")
+        raise SignatureError(f"checkpoint is not signed by {which}; its signature lines are "
+                             f"by {names}")
     cosigners = []
     for witness in witness_keys:
         if witness.key_type != COSIGNATURE_V1:
