@@ -106,7 +106,7 @@ def test_nothing_cites_the_design_outside_the_repository() -> None:
 EXAMPLE_RESIDUAL = "54b43aa2d7a9ec73c55f994d92be93d9f3148b28f72ac43c1f99fdf360f5fc42"
 # Commands that serve until stopped: their arguments are parsed, as click would, not run
 # (tests/cli/test_serve_cli.py runs the server itself).
-SERVING = {"serve", "demo"}
+SERVING = {"serve", "demo", "witness"}  # witness: `witness serve`
 PG_EXAMPLE = re.compile(r"postgresql\+psycopg://\w+@db\.example/audit\?options=-csearch_path%3D"
                         r"core_audit_store")
 

@@ -1,4 +1,5 @@
-"""The Starlette app: /graphql (GET and POST), /healthz, host check, body limit, opt-in CORS.
+"""The Starlette app: /graphql (GET and POST), /healthz, the log's C2SP tiles under /log/,
+host check, body limit, opt-in CORS.
 
 GraphiQL, when on, is our own page over vendored assets (store/api/graphiql_page.py).
 """
@@ -26,6 +27,7 @@ from store.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from store.api.context import RegistryProvider, RequestContext
 from store.api.graphiql_page import graphiql_assets, graphiql_page
 from store.api.health import health_check
+from store.api.log_tiles import log_routes
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.request_body import bad_request, error_response, read_graphql_request
 from store.api.schema import build_schema
@@ -138,6 +140,7 @@ def create_app(
         routes=[
             Route("/graphql", graphql_app, methods=["GET", "POST"]),
             Route("/healthz", health_check(db), methods=["GET"]),
+            log_routes(db),
             *([graphiql_assets()] if graphiql else []),
             *(console_routes(db, graphiql=graphiql) if console else []),
         ],

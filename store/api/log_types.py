@@ -10,6 +10,8 @@ from strawberry.types import Info
 from store.api.context import RequestContext
 from store.api.record_views import RecordView
 from store.db import queries
+from store.db.log.kept_checkpoints import KeptCheckpoint, kept_checkpoints
+from store.db.queries import ledger as ledger_queries
 from store.model.checkpoint import Checkpoint
 
 INCLUSION_HELP = ("RFC 9162 proof that this record is a leaf of the tree of treeSize leaves "
@@ -49,6 +51,25 @@ async def record_inclusion(info: Info[RequestContext, None], table: str, key: st
     return InclusionProof.of(proof)
 
 
+MAX_CHECKPOINTS = 100
+
+
+@strawberry.type(description="A signed checkpoint the store issued and kept, with the "
+                             "witnesses' cosignatures appended since.")
+class KeptCheckpointView:
+    checkpoint_id: int = strawberry.field(description="1, 2, ... in the order they were kept.")
+    tree_size: int
+    root_hash: str
+    signers: list[str] = strawberry.field(description="The log keys' names that signed it.")
+    cosigners: list[str] = strawberry.field(description="The witnesses that cosigned it.")
+    note: str = strawberry.field(description="The C2SP checkpoint note with every signature "
+                                             "and cosignature line: check it against a policy.")
+
+    @classmethod
+    def of(cls, kept: KeptCheckpoint) -> KeptCheckpointView:
+        return cls(checkpoint_id=kept.checkpoint_id, tree_size=kept.tree_size,
+                   root_hash=kept.root_hash, signers=list(kept.signers),
+                   cosigners=list(kept.cosigners), note=kept.note)
 def inclusion_field(table: str, key: str) -> Any:
     """A record view's inclusionProof field: the proof of its `table` row keyed by its `key`
     field, against the tree it was read as of unless treeSize names another."""
@@ -84,3 +105,41 @@ class Ledger:
         # to this head's size, not the newest: a batch may have landed since it was read
         proof = await info.context.run(queries.consistency_proof, from_size, self.tree_size)
         return ConsistencyProof.of(proof)
+
+    @strawberry.field(description="Signed checkpoints kept by `core-audit checkpoint --key`, "
+                                  "newest first, of trees no larger than this head; `before`: "
+                                  f"only ids below it; `first`: at most {MAX_CHECKPOINTS}.")
+    async def checkpoints(self, info: Info[RequestContext, None], first: int = 20,
+                          before: int | None = None) -> list[KeptCheckpointView]:
+        if not 0 <= first <= MAX_CHECKPOINTS:
+            raise queries.QueryError(f"first: must be between 0 and {MAX_CHECKPOINTS}, got "
+                                     f"{first}")
+        found = await info.context.run(kept_checkpoints, limit=first, before=before,
+                                       max_size=self.tree_size)
+        return [KeptCheckpointView.of(kept) for kept in found]
+
+
+@strawberry.type(description="A leaf of the log: its index and its entry (the row's canonical "
+                             "JSON; leaf hash = SHA-256(0x00 ‖ entry)).")
+class LogEntry:
+    leaf_index: int
+    entry: str
+
+
+@strawberry.type(description="What was appended between two tree heads: every leaf from "
+                             "fromSize to toSize, in order, and the RFC 9162 proof that the "
+                             "later tree extends the earlier one.")
+class Changes:
+    from_size: int
+    to_size: int
+    from_root: str
+    to_root: str
+    consistency_path: list[str] = strawberry.field(description="Hex hashes, deepest first.")
+    entries: list[LogEntry]
+
+    @classmethod
+    def of(cls, found: ledger_queries.Changes) -> Changes:
+        proof = found.proof
+        return cls(from_size=proof.first, to_size=proof.second, from_root=proof.first_root,
+                   to_root=proof.second_root, consistency_path=proof.consistency_path,
+                   entries=[LogEntry(leaf_index=i, entry=e) for i, e in found.entries])

@@ -29,7 +29,7 @@ from strawberry.types.field import StrawberryField
 
 from store.api.context import RequestContext
 from store.api.listing_fields import listing_fields
-from store.api.log_types import Ledger
+from store.api.log_types import Changes, Ledger
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.object_limit import ObjectLimit
 from store.api.operation_choice import OperationChoice
@@ -40,6 +40,7 @@ from store.api.types import (
 )
 from store.api.variable_text import TextVariables
 from store.db import queries
+from store.db.queries import ledger as ledger_queries
 from store.model.taxonomy import taxonomy
 
 MAX_DEPTH = 12  # residuals > edges > node > occurrences > edges > node > assessment > batch > ...
@@ -58,6 +59,16 @@ class _LogAndDomainFields:
         status = await info.context.run(queries.ledger_status, *at)
         return Ledger(tree_size=status.tree_size, root_hash=status.root_hash,
                       origin=status.origin)
+
+    @strawberry.field(description="What was appended between the tree heads of fromSize and "
+                                  "toSize leaves (0 or a recorded head's size; toSize default: "
+                                  "the newest), with the consistency proof between them: what "
+                                  "changed since an auditor last looked, provably complete. "
+                                  f"At most {ledger_queries.MAX_CHANGES} leaves an answer.")
+    async def changes(self, info: Info[RequestContext, None], from_size: int,
+                      to_size: int | None = None) -> Changes:
+        found = await info.context.run(ledger_queries.changes, from_size, to_size)
+        return Changes.of(found)
 
     @strawberry.field(description="The teaching corpora and packs this server checks surfaces "
                                   "against, with their file hashes.")

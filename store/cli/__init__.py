@@ -32,10 +32,16 @@ COMMANDS: dict[str, CommandEntry] = {
     "verify": CommandEntry("store.cli.verify", "verify", "Recompute every leaf, the tree and "
                            "its heads from the rows; check keys, triggers and the file; with "
                            "--checkpoint, prove the store extends it."),
-    "checkpoint": CommandEntry("store.cli.verify", "checkpoint", "Print the newest tree head "
-                               "as a C2SP tlog-checkpoint (signed with --key): keep it "
-                               "elsewhere, and later `verify --checkpoint` that the store "
-                               "still extends it."),
+    "checkpoint": CommandEntry("store.cli.checkpoints", "checkpoint", "Print the newest tree "
+                               "head as a C2SP tlog-checkpoint."),
+    "checkpoints": CommandEntry("store.cli.checkpoints", "checkpoints", "List the signed "
+                                "checkpoints this store issued and kept, newest first, with "
+                                "who signed and which witnesses cosigned; `verify` checks the "
+                                "store extends every one."),
+    "witness": CommandEntry("store.cli.witness", "witness", "Witness other logs: cosign "
+                            "their checkpoints once each is shown to extend the last."),
+    "tiles": CommandEntry("store.cli.tiles", "tiles", "Write the log as C2SP tlog-tiles static "
+                          "files: serve DIR as the log's URL prefix."),
     "keygen": CommandEntry("store.cli.keygen", "keygen", "Make a new Ed25519 key NAME: sign "
                            "checkpoints with `checkpoint --key PREFIX.key`, check them with "
                            "`verify --checkpoint FILE --key PREFIX.pub`."),
@@ -43,9 +49,10 @@ COMMANDS: dict[str, CommandEntry] = {
                           "one record (or leaf), or a consistency proof, as JSON; check it "
                           "offline against a checkpoint with `core-audit verify-proof`."),
     "verify-proof": CommandEntry("store.cli.verify_proof", "verify_proof", "Check a "
-                                 "`core-audit prove` proof against a checkpoint, offline (no "
-                                 "store): inclusion of an entry in, or consistency of an older "
-                                 "tree with, the checkpoint's tree."),
+                                 "`core-audit prove` proof, offline (no store, no network): a "
+                                 "JSON proof against --checkpoint (inclusion of an entry in, or "
+                                 "consistency of an older tree with, its tree), or a C2SP "
+                                 "tlog-proof bundle (`prove --bundle`) against the keys given."),
     "log": CommandEntry("store.cli.log", "log", 'Print leaves START..END-1 as JSONL {"index": '
                         'i, "entry": "<entry>"}: leaf i\'s hash is SHA-256(0x00 ‖ entry as '
                         'UTF-8).'),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import itertools
+import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -19,6 +21,7 @@ from sqlalchemy.exc import DatabaseError
 from store.cli.options import db_option, open_store
 from store.db.queries.errors import QueryError
 from store.db.queries.exports import EXPORT_KINDS, ExportFilter, export_lines, export_rows
+from store.db.queries.ledger import consistency_proof
 
 
 @click.command()
@@ -32,10 +35,18 @@ from store.db.queries.exports import EXPORT_KINDS, ExportFilter, export_lines, e
 @click.option("--as-of", "as_of", type=click.IntRange(min=0), default=None, metavar="N",
               help="The store as it was at tree size N (0 or a recorded head's size, e.g. a "
                    "checkpoint's).")
+@click.option("--since", "since", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Only records appended after tree size N (0 or a recorded head's size): "
+                   "what changed since a checkpoint an auditor holds.")
+@click.option("--proof", "proof_out", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, metavar="FILE",
+              help="With --since: write the consistency proof from size N to the --as-of size "
+                   "(or the newest) to FILE, as `prove --consistency` prints it.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to FILE (replaced only once complete); default: standard output.")
 def export(kind: str, db: str | None, filter_json: str | None, output_format: str,
-           as_of: int | None, out: Path | None) -> None:
+           as_of: int | None, since: int | None, proof_out: Path | None,
+           out: Path | None) -> None:
     """Write every stored record of KIND (residuals, occurrences, assessments, surfaces,
     sightings, turns, batches, tree-heads) matching --filter, in append order, one row per
     record and one column per stored column. Streamed: memory stays flat however many rows.
@@ -49,18 +60,27 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
     recorded head's size; another size exits 2 naming the nearest heads. CSV: a header row,
     RFC 4180 quoting (CRLF, "" inside quoted cells), true/false, an empty cell for null and
     for an empty string (JSONL keeps them apart). JSONL: one object per line, the CSV
-    header's keys.
+    header's keys. --since N --as-of M: the records appended between those two tree heads;
+    with --proof, the proof that the tree of M extends the tree of N (`verify-proof`).
     """
+    if proof_out is not None and since is None:
+        raise click.UsageError("--proof needs --since")
     where = _filter(kind, filter_json)
     write = _write_csv if output_format == "csv" else _write_jsonl
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
         try:
             try:
-                lines = export_lines(connection, kind, output_format, where, as_of)
-                rows = export_rows(connection, kind, where, as_of) if lines is None else None
+                lines = export_lines(connection, kind, output_format, where, as_of, since)
+                rows = (export_rows(connection, kind, where, as_of, since) if lines is None
+                        else None)
+                proof = None if proof_out is None else consistency_proof(
+                    connection, since or 0, as_of)
             except QueryError as exc:  # checked before anything is written
                 raise click.BadParameter(str(exc).removeprefix("asOf: "),
-                                         param_hint="'--as-of'") from None
+                                         param_hint="'--as-of' or '--since'") from None
+            if proof is not None and proof_out is not None:
+                proof_out.write_text(json.dumps(dataclasses.asdict(proof), indent=2) + "\n",
+                                     encoding="utf-8")
             with _output(out) as stream:
                 if lines is not None:
                     count = _write_lines(kind, output_format, lines, stream)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from store.errors import CheckpointError
-from store.model.checkpoint import generate_key
+from store.model.checkpoint import COSIGNATURE_V1, ED25519, generate_key
 
 SIGNER_MODE = 0o600
 VERIFIER_MODE = 0o644
@@ -28,11 +28,14 @@ def _write_new(path: Path, text: str, mode: int) -> None:
 @click.argument("name")
 @click.option("--out", "prefix", required=True, metavar="PREFIX",
               help="Write PREFIX.key (signer key, mode 0600) and PREFIX.pub (verifier key).")
-def keygen(name: str, prefix: str) -> None:
+@click.option("--witness", "for_witness", is_flag=True,
+              help="A witness's cosigning key (C2SP tlog-cosignature, type 0x04) for "
+                   "`witness serve`, instead of a log's key.")
+def keygen(name: str, prefix: str, for_witness: bool) -> None:
     """Make a new Ed25519 key NAME: sign checkpoints with `checkpoint --key PREFIX.key`, check
     them with `verify --checkpoint FILE --key PREFIX.pub`. Refuses to overwrite either file."""
     try:
-        signer, verifier = generate_key(name)
+        signer, verifier = generate_key(name, COSIGNATURE_V1 if for_witness else ED25519)
     except CheckpointError as exc:
         raise click.ClickException(str(exc)) from exc
     key_path, pub_path = Path(prefix + ".key"), Path(prefix + ".pub")

@@ -7,6 +7,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -63,21 +64,32 @@ def _prove(connection: Connection, ids: dict[str, str | None], index: int | None
               help="Print an inclusion proof as a proof file (format core-audit-proof/1, what "
                    "the console's 'download proof' gives): the proof and the unsigned "
                    "checkpoint of its tree.")
+@click.option("--bundle", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write a C2SP tlog-proof bundle (entry, inclusion path and the newest kept "
+                   "checkpoint with its cosignatures) to FILE instead of JSON.")
 def prove(db: str | None, index: int | None, consistency: int | None, tree_size: int | None,
-          with_checkpoint: bool, **ids: str | None) -> None:
+          with_checkpoint: bool, bundle: Path | None, **ids: str | None) -> None:
     """Print an RFC 9162 inclusion proof of one record (or leaf), or a consistency proof, as
     JSON; check it offline against a checkpoint with `core-audit verify-proof`.
 
     Inclusion: leaf_index, tree_size, entry, leaf_hash, inclusion_path, root_hash.
     Consistency (--consistency FIRST): first, second, first_root, second_root,
     consistency_path. Default tree: the newest head. An unknown id or a size out of range
-    exits 1.
+    exits 1. With --bundle, one file `verify-proof FILE --key K` checks with no store and no
+    network: the proof is against the newest kept signed checkpoint.
     """
     chosen = [v for v in (*ids.values(), index, consistency) if v is not None]
     if len(chosen) != 1:
         raise click.UsageError(f"give exactly one of {_CHOICES}")
     if with_checkpoint and consistency is not None:
         raise click.UsageError("--with-checkpoint: a proof file holds an inclusion proof")
+    if bundle is not None and (consistency is not None or tree_size is not None
+                               or with_checkpoint):
+        raise click.UsageError("--bundle proves a record in the newest kept checkpoint: "
+                               "not with --consistency, --tree-size or --with-checkpoint")
+    if bundle is not None:
+        _write_bundle(db, ids, index, bundle)
+        return
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
         try:
             proof = _prove(connection, ids, index, consistency, tree_size)
@@ -92,3 +104,32 @@ def prove(db: str | None, index: int | None, consistency: int | None, tree_size:
         sys.stdout.buffer.write(proof_file(dataclasses.asdict(proof), note))
         return
     click.echo(json.dumps(dataclasses.asdict(proof), ensure_ascii=False, indent=2))
+
+
+def _write_bundle(db: str | None, ids: dict[str, str | None], index: int | None,
+                  path: Path) -> None:
+    from store.db.queries.bundles import proof_bundle
+
+    with open_store(db, read_only=True) as store, store.engine.connect() as connection:
+        try:
+            if index is not None:
+                text = proof_bundle(connection, index=index)
+            else:
+                kind, value = next((k, v) for k, v in ids.items() if v is not None)
+                table, id_name = _RECORDS[kind].table.name, _RECORDS[kind].key
+                if KINDS_BY_TABLE[table].content_ids is not None and \
+                        not _HEX_ID.fullmatch(value):
+                    raise queries.QueryError(f"--{kind}: a {id_name} is 64 lowercase hex "
+                                             f"digits, got {value[:80]!r}")
+                text = proof_bundle(connection, table=table, key=(value,))
+        except queries.QueryError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except LogError as exc:
+            raise click.ClickException(f"{exc}; run `core-audit verify`") from exc
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"{path}: cannot write: {exc.strerror}") from exc
+    index_line = text.split("\n")[2 if text.split("\n")[1].startswith("extra ") else 1]
+    click.echo(f"wrote {path}: {index_line.replace('index', 'leaf')}, checked by "
+               "`core-audit verify-proof FILE --key LOG.pub`")

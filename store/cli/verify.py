@@ -1,23 +1,19 @@
-"""`core-audit verify` and `core-audit checkpoint`: is the store what was appended?"""
+"""`core-audit verify`: is the store what was appended?"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 import orjson
 
-from store.cli.options import db_option, open_store, say_if_immutable
+from store.cli.options import db_option, say_if_immutable
 from store.errors import CheckpointError, StoreError, one_line
-from store.model.checkpoint import (
-    MAX_NOTE_BYTES,
-    Checkpoint,
-    SignerKey,
-    open_checkpoint,
-    sign,
-)
+from store.model.checkpoint import MAX_NOTE_BYTES, Checkpoint, VerifierKey, open_checkpoint
+from store.model.witness_policy import WitnessPolicy
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -37,14 +33,73 @@ def read_small_text(path: Path, what: str) -> str:
         raise click.ClickException(f"{path}: the {what} is not UTF-8 text") from exc
 
 
-def load_checkpoint(path: Path, key: Path | None) -> Checkpoint:
-    """The checkpoint a file holds; with a key, only if that key signed exactly this text."""
+def load_checkpoint(path: Path, policy: WitnessPolicy | None) -> tuple[Checkpoint, str]:
+    """The checkpoint a file holds and who signed it; with a policy, only if a listed log
+    key signed exactly this text and the witness quorum cosigned it."""
     text = read_small_text(path, "checkpoint")
-    verifier = None if key is None else read_small_text(key, "verifier key")
     try:
-        return open_checkpoint(text, verifier)
+        if policy is None:
+            return open_checkpoint(text), ""
+        checked = policy.check(text)
+        return checked.checkpoint, checked.signed_by
     except (CheckpointError, ValueError) as exc:
         raise click.ClickException(f"{path}: {exc}") from exc
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def policy_options(command: F) -> F:
+    options = [
+        click.option("--key", "keys", type=_FILE, multiple=True, metavar="PREFIX.pub",
+                     help="The log's verifier key: the checkpoint must carry its valid "
+                          "signature (repeat while keys rotate: any one will do)."),
+        click.option("--witness-key", "witness_keys", multiple=True, metavar="KEY",
+                     help="A witness's cosigning key (text or a file; repeatable): its "
+                          "cosignature is checked and counted."),
+        click.option("--quorum", type=click.IntRange(0), default=None, metavar="N",
+                     help="How many of the --witness-key witnesses must have cosigned "
+                          "(default: all of them)."),
+        click.option("--policy", "policy_file", type=_FILE, metavar="FILE",
+                     help="A C2SP tlog-policy file (log, witness, group and quorum lines) "
+                          "instead of --key, --witness-key and --quorum."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def load_verifier(text_or_path: str, what: str = "verifier key") -> VerifierKey:
+    """A verifier key given inline (`name+hash+base64`) or as a file holding one."""
+    path = Path(text_or_path)
+    text = read_small_text(path, what) if "+" not in text_or_path and path.is_file() \
+        else text_or_path
+    try:
+        return VerifierKey.parse(text.strip())
+    except CheckpointError as exc:
+        raise click.ClickException(f"{what} {text_or_path[:80]!r}: {exc}") from exc
+
+
+def build_policy(keys: tuple[Path, ...], witness_keys: tuple[str, ...], quorum: int | None,
+                 policy_file: Path | None) -> WitnessPolicy | None:
+    """The policy the options describe; None when no key was given (signatures unchecked)."""
+    if policy_file is not None:
+        if keys or witness_keys or quorum is not None:
+            raise click.UsageError("--policy replaces --key, --witness-key and --quorum")
+        try:
+            return WitnessPolicy.parse(read_small_text(policy_file, "policy"))
+        except CheckpointError as exc:
+            raise click.ClickException(f"{policy_file}: {exc}") from exc
+    if not keys:
+        if witness_keys or quorum is not None:
+            raise click.UsageError("--witness-key and --quorum need --key (the log's key)")
+        return None
+    logs = [load_verifier(str(path)) for path in keys]
+    witnesses = [load_verifier(text, "witness key") for text in witness_keys]
+    try:
+        return WitnessPolicy.of_keys(logs, witnesses, quorum)
+    except CheckpointError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def _not_intact(problems: list[str], as_json: bool) -> NoReturn:
@@ -62,14 +117,14 @@ def _not_intact(problems: list[str], as_json: bool) -> NoReturn:
 @db_option
 @click.option("--checkpoint", "checkpoint_file", type=_FILE, metavar="FILE",
               help="A C2SP checkpoint kept earlier: the store must extend its tree.")
-@click.option("--key", type=_FILE, metavar="PREFIX.pub",
-              help="Verifier key: the checkpoint must carry its valid signature.")
+@policy_options
 @click.option("--quick", is_flag=True,
               help="Only the checkpoint's consistency proof (O(log n)), no full recompute.")
 @click.option("--json", "as_json", is_flag=True,
               help='Print one JSON object: {"intact", "tree_size", "root_hash", ...} or '
                    '{"intact": false, "problems"}.')
-def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
+def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
+           witness_keys: tuple[str, ...], quorum: int | None, policy_file: Path | None,
            quick: bool, as_json: bool) -> None:
     """Recompute every leaf, the tree and its heads from the rows; check keys, triggers and
     the file; with --checkpoint, prove the store extends it. Exit 1 if anything is wrong.
@@ -86,12 +141,18 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
     that SQLite would not replay after a checksum break; each batch's residual tallies. The
     first problem is named by seq, table and key (or the batch whose tree head its rows no
     longer make). A store that cannot be opened or read prints NOT intact: REASON, exit 1.
+    Every checkpoint the store kept must be one its log extends.
+
+    With --key (or --policy) the checkpoint must be signed by a listed log key and cosigned
+    by the witness quorum; the output says which key signed and who cosigned.
     """
-    if key is not None and checkpoint_file is None:
-        raise click.UsageError("--key needs --checkpoint")
+    policy = build_policy(keys, witness_keys, quorum, policy_file)
+    if policy is not None and checkpoint_file is None:
+        raise click.UsageError("--key, --witness-key and --policy need --checkpoint")
     if quick and checkpoint_file is None:
         raise click.UsageError("--quick needs --checkpoint")
-    checkpoint = load_checkpoint(checkpoint_file, key) if checkpoint_file else None
+    checkpoint, signed_by = load_checkpoint(checkpoint_file, policy) if checkpoint_file \
+        else (None, "")
     try:
         from store.db.audit_store import AuditStore
 
@@ -122,46 +183,7 @@ def verify(db: str | None, checkpoint_file: Path | None, key: Path | None,
             "extends_checkpoint": checkpoint.size if checkpoint else None}).decode())
         return
     extends = f"; extends the checkpoint of size {checkpoint.size}" if checkpoint else ""
+    if signed_by:
+        extends = f"; checkpoint {signed_by}{extends}"
     what = "tree head" if quick else "leaves"
     click.echo(f"intact: {tip.size} {what}, root {tip.root_hex}{extends}")
-
-
-@click.command()
-@db_option
-@click.option("--key", type=_FILE, metavar="PREFIX.key", help="Sign it with this signer key.")
-@click.option("--origin", default=None, metavar="O",
-              help="The log's origin line (e.g. audit.example.org/core), chosen once: the "
-                   "store keeps it and refuses another. Until chosen, checkpoints carry a "
-                   "provisional core-audit/<hex> origin and nothing is written.")
-@click.option("--json", "as_json", is_flag=True,
-              help='Print {"origin", "tree_size", "root_hash", "note"} (note: the checkpoint).')
-def checkpoint(db: str | None, key: Path | None, origin: str | None, as_json: bool) -> None:
-    """Print the newest tree head as a C2SP tlog-checkpoint (signed with --key): keep it
-    elsewhere, and later `verify --checkpoint` that the store still extends it."""
-    signer = None
-    if key is not None:
-        try:
-            signer = SignerKey.parse(read_small_text(key, "signer key").strip())
-        except ValueError as exc:
-            raise click.ClickException(f"{key}: {exc}") from exc
-    with open_store(db) as store:
-        try:
-            chosen = store.origin() is not None or origin is not None
-            if signer is not None and not chosen:
-                raise click.ClickException(
-                    "this store's origin is not chosen yet: sign only under the origin it will "
-                    "keep, chosen once with --origin (e.g. --origin audit.example.org/core)")
-            head = store.checkpoint(origin)
-        except (StoreError, CheckpointError) as exc:
-            raise click.ClickException(str(exc)) from exc
-    if not chosen:
-        click.echo(f"note: this store's origin is not chosen yet: {head.origin!r} is "
-                   "provisional. Choose it once, on purpose: core-audit checkpoint --origin "
-                   f"HOST/PATH (choosing {head.origin} keeps the checkpoints printed so far "
-                   "valid)", err=True)
-    note = head.unsigned_note() if signer is None else sign(head, signer)
-    if as_json:
-        click.echo(orjson.dumps({"origin": head.origin, "tree_size": head.size,
-                                 "root_hash": head.root.hex(), "note": note}).decode())
-        return
-    click.echo(note, nl=False)

@@ -1,78 +1,109 @@
 """`core-audit verify-proof`: check a `prove` proof against a checkpoint, offline, no store
-(the checking itself is `store.model.proofs`, importable as `store.check_proof`)."""
+or a C2SP tlog-proof bundle (the checking itself is `store.model.proofs`, importable as
+`store.check_proof`, and `store.model.proof_bundle`)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from store.cli.verify import load_checkpoint, read_small_text
-from store.errors import CheckpointError, ProofError
+from store.cli.verify import build_policy, load_checkpoint, policy_options
+from store.errors import CheckpointError, ProofError, VerificationError
 from store.model.checkpoint import Checkpoint, open_checkpoint
+from store.model.proof_bundle import check_bundle, is_bundle
 from store.model.proof_file import is_proof_file, open_proof_file
 from store.model.proofs import MAX_PROOF_BYTES, check_proof, read_proof
+from store.model.witness_policy import WitnessPolicy
 
 __all__ = ["ProofError", "check_proof", "verify_proof"]  # the first two for earlier callers
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
-def _read_proof(path: Path) -> dict[str, Any]:
+def _read_bytes(path: Path) -> bytes:
     try:
         with path.open("rb") as stream:
             data = stream.read(MAX_PROOF_BYTES + 1)
     except OSError as exc:
         raise ProofError(f"{path}: cannot read: {exc.strerror}") from exc
-    return read_proof(data, str(path))
+    if len(data) > MAX_PROOF_BYTES:
+        raise ProofError(f"{path}: larger than {MAX_PROOF_BYTES} bytes")
+    return data
+
+
+def _text(data: bytes, path: Path) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProofError(f"{path}: not UTF-8 text") from None
 
 
 @click.command("verify-proof")
-@click.argument("proof_file", metavar="PROOF.json", type=_FILE)
+@click.argument("proof_file", metavar="PROOF", type=_FILE)
 @click.option("--checkpoint", "checkpoint_file", type=_FILE, metavar="FILE",
-              help="The C2SP checkpoint whose tree the proof must reach (required unless "
-                   "PROOF.json is a proof file holding one).")
-@click.option("--key", type=_FILE, metavar="PREFIX.pub",
-              help="Verifier key: the checkpoint must carry its valid signature.")
-def verify_proof(proof_file: Path, checkpoint_file: Path | None, key: Path | None) -> None:
-    """Check a `core-audit prove` proof against a checkpoint, offline (no store): inclusion of
-    an entry in, or consistency of an older tree with, the checkpoint's tree. Exit 1 if not.
+              help="The C2SP checkpoint whose tree a JSON proof must reach (required unless "
+                   "PROOF is a proof file or a .tlog-proof bundle holding one).")
+@policy_options
+def verify_proof(proof_file: Path, checkpoint_file: Path | None, keys: tuple[Path, ...],
+                 witness_keys: tuple[str, ...], quorum: int | None,
+                 policy_file: Path | None) -> None:
+    """Check a `core-audit prove` proof, offline (no store, no network): a JSON proof against
+    --checkpoint (inclusion of an entry in, or consistency of an older tree with, its tree),
+    or a C2SP tlog-proof bundle (`prove --bundle`) against the keys given. Exit 1 if not.
 
-    The tree size and root come from the checkpoint (its signature checked with --key),
-    never from the proof. PROOF.json may also be a console "download proof" file (format
-    core-audit-proof/1: the proof and the checkpoint it reaches); without --checkpoint the
-    file's own checkpoint is used, and the output says so: compare its root with one you
-    kept. Prints `valid: ...`, or `invalid: REASON` with exit 1.
+    The tree size and root come from the checkpoint, never from the proof; --key (or
+    --policy) checks who signed it and that the witness quorum cosigned it. A bundle needs
+    --key or --policy: its checkpoint is worth only its signatures. PROOF may also be a
+    console "download proof" file (format core-audit-proof/1: the proof and the checkpoint
+    it reaches); without --checkpoint the file's own checkpoint is used, and the output says
+    so: compare its root with one you kept. Prints `valid: ...`, or `invalid: REASON` with
+    exit 1.
     """
+    policy = build_policy(keys, witness_keys, quorum, policy_file)
+    against = ""
     try:
-        proof = _read_proof(proof_file)
-        inside: str | None = None
-        if is_proof_file(proof):
-            proof, inside = open_proof_file(proof)
-        if checkpoint_file is not None:
-            checkpoint = load_checkpoint(checkpoint_file, key)
-            against = ""
-        elif inside is not None:
-            checkpoint = _inside_checkpoint(proof_file, inside, key)
-            against = (" — against the checkpoint inside the file: compare its root with a "
-                       "checkpoint you kept, or pass that one with --checkpoint")
+        data = _read_bytes(proof_file)
+        if is_bundle(data):
+            if checkpoint_file is not None:
+                raise click.UsageError("a tlog-proof bundle carries its checkpoint: drop "
+                                       "--checkpoint")
+            if policy is None:
+                raise ProofError("a tlog-proof bundle needs --key or --policy: its "
+                                 "checkpoint is only as good as its signatures")
+            message = check_bundle(_text(data, proof_file), policy)
         else:
-            raise click.UsageError("--checkpoint is required: this proof holds no checkpoint")
-        message = check_proof(proof, checkpoint)
+            proof = read_proof(data, str(proof_file))
+            inside: str | None = None
+            if is_proof_file(proof):
+                proof, inside = open_proof_file(proof)
+            if checkpoint_file is not None:
+                checkpoint, signed_by = load_checkpoint(checkpoint_file, policy)
+            elif inside is not None:
+                checkpoint, signed_by = _inside_checkpoint(proof_file, inside, policy)
+                against = (" — against the checkpoint inside the file: compare its root with a "
+                           "checkpoint you kept, or pass that one with --checkpoint")
+            else:
+                raise click.UsageError("--checkpoint is required: this proof holds no "
+                                       "checkpoint")
+            message = check_proof(proof, checkpoint)
+            message += f"; {signed_by}" if signed_by else ""
     except click.UsageError:
         raise
-    except (click.ClickException, ProofError) as exc:
+    except (click.ClickException, VerificationError) as exc:
         text = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         click.echo(f"invalid: {text}", err=True)
         sys.exit(1)
     click.echo(f"valid: {message}{against}")
 
 
-def _inside_checkpoint(path: Path, note: str, key: Path | None) -> Checkpoint:
-    verifier = None if key is None else read_small_text(key, "verifier key")
+def _inside_checkpoint(path: Path, note: str, policy: WitnessPolicy | None
+                       ) -> tuple[Checkpoint, str]:
     try:
-        return open_checkpoint(note, verifier)
+        if policy is None:
+            return open_checkpoint(note), ""
+        checked = policy.check(note)
+        return checked.checkpoint, checked.signed_by
     except (CheckpointError, ValueError) as exc:
         raise ProofError(f"{path}: its checkpoint: {exc}") from exc

@@ -15,7 +15,12 @@ import anyio.to_thread
 from sqlalchemy import Connection, Engine, select
 from sqlalchemy.exc import ArgumentError, DatabaseError
 
-from store.db.log.stored_log import TreeHead, latest_head, stored_origin
+from store.db.log.kept_checkpoints import (
+    KeptCheckpoint,
+    kept_checkpoint,
+    next_checkpoint_id,
+)
+from store.db.log.stored_log import StoredLog, TreeHead, latest_head, stored_origin
 from store.db.queries import LedgerStatus, ledger_status
 from store.db.queries.ledger import DEFAULT_ORIGIN_PREFIX
 from store.db.schema.engine import create_store_engine, resolve_url, settle_sqlite, sqlite_path
@@ -29,7 +34,8 @@ from store.db.write.inserts import insert_rows, lock_log_tip
 from store.db.write.row_builders import RegistryProvider
 from store.db.write.writer import BatchSummary, append_batch
 from store.errors import StoreError
-from store.model.checkpoint import Checkpoint
+from store.model.checkpoint import Checkpoint, NoteSignature, SignerKey, VerifierKey, sign
+from store.model.cosignature import check_note, cosignature_time
 from store.model.teaching_surface import default_registry
 
 P = ParamSpec("P")
@@ -199,6 +205,66 @@ class AuditStore:
         assert origin is not None
         return Checkpoint(origin=origin, size=head.size, root=head.root)
 
+    def keep_checkpoint(self, signers: list[SignerKey], origin: str | None = None
+                        ) -> KeptCheckpoint:
+        """Sign the newest tree head with every key of `signers` (several while rotating keys)
+        and keep the note in the store's `checkpoints`; the root is recomputed from the stored
+        log and the kept row read back and checked before COMMIT."""
+        if not signers:
+            raise StoreError("a kept checkpoint needs at least one signer key")
+        if origin is None and self.origin() is None:
+            raise StoreError("this store's origin is not chosen yet: sign only under the "
+                             "origin it will keep, chosen once with --origin")
+        origin = self.checkpoint(origin).origin  # keeps a newly chosen origin
+        with self.write_engine().begin() as connection:
+            lock_log_tip(connection)
+            head = latest_head(connection)
+            if StoredLog(connection).root(head.size) != head.root:
+                raise StoreError(f"the stored log does not make the tree head of size "
+                                 f"{head.size}; run `core-audit verify`")
+            note = sign(Checkpoint(origin, head.size, head.root), *signers)
+            checkpoint_id = next_checkpoint_id(connection)
+            insert_rows(connection, "checkpoints", [{
+                "checkpoint_id": checkpoint_id, "tree_size": head.size,
+                "root_hash": head.root_hex, "signers": " ".join(k.name for k in signers),
+                "note": note}])
+            kept = kept_checkpoint(connection, checkpoint_id)
+            if kept is None or kept.note != note or check_note(
+                    kept.note, [k.verifier for k in signers]).checkpoint.size != head.size:
+                raise StoreError("the kept checkpoint does not read back as signed; "
+                                 "nothing kept")
+        settle_sqlite(self.write_engine())
+        return kept
+
+    def add_cosignatures(self, checkpoint_id: int, lines: list[NoteSignature],
+                         witnesses: list[VerifierKey]) -> KeptCheckpoint:
+        """Append the cosignature lines of `witnesses` to kept checkpoint `checkpoint_id`,
+        each checked against its body first; a witness already kept is left as it is."""
+        by_name = {(w.name, w.key_hash): w for w in witnesses}
+        with self.write_engine().begin() as connection:
+            kept = kept_checkpoint(connection, checkpoint_id)
+            if kept is None:
+                raise StoreError(f"no kept checkpoint {checkpoint_id}")
+            body = kept.signed_note[:kept.signed_note.index("\n\n") + 1]
+            rows, seen = [], set(kept.cosigners)
+            for line in lines:
+                witness = by_name.get((line.name, line.key_hash))
+                if witness is None:
+                    raise StoreError(f"cosignature by {line.name}: not one of the witness "
+                                     "keys given")
+                cosignature_time(line, body, witness)  # SignatureError if it does not verify
+                if line.name not in seen:
+                    seen.add(line.name)
+                    rows.append({"checkpoint_id": checkpoint_id, "witness": line.name,
+                                 "line": line.line()})
+            if rows:
+                insert_rows(connection, "checkpoint_cosignatures", rows)
+            cosigned = kept_checkpoint(connection, checkpoint_id)
+            if cosigned is None or not {r["line"] for r in rows} <= set(
+                    cosigned.cosignature_lines):
+                raise StoreError("the cosignatures do not read back as written; nothing kept")
+        settle_sqlite(self.write_engine())
+        return cosigned
     def provisional_origin(self) -> str:
         """The origin a checkpoint carries before one is chosen: `core-audit/` and the first
         tree head's root (hex, 16 digits; `empty` without one). Stable as the log grows, so

@@ -9,6 +9,7 @@ from sqlalchemy import Connection, select
 from sqlalchemy.exc import DBAPIError
 
 from store.db.audit_store import AuditStore
+from store.db.log.kept_checkpoints import kept_checkpoints, next_checkpoint_id
 from store.db.log.stored_log import StoredLog, latest_head, stored_origin
 from store.db.schema.engine import settle_sqlite
 from store.db.schema.record_kinds import LEDGERED_KEYS
@@ -108,4 +109,27 @@ def _copy_after(src: Connection, dst: Connection, start: int) -> int:
     tallies = src.execute(select(residual_tallies).where(residual_tallies.c.batch_id > last_batch)
                           .order_by(residual_tallies.c.batch_id, residual_tallies.c.ordinal))
     insert_rows(dst, "residual_tallies", [dict(row) for row in tallies.mappings()])
+    _copy_kept_checkpoints(src, dst)
     return copied
+
+
+def _copy_kept_checkpoints(src: Connection, dst: Connection) -> None:
+    """The source's kept checkpoints the target lacks (numbered after the target's own), and
+    the cosignatures it lacks of those it has: the signed word travels with the log."""
+    have = {kept.signed_note: kept for kept in kept_checkpoints(dst, newest_first=False)}
+    next_id = next_checkpoint_id(dst)
+    for kept in kept_checkpoints(src, newest_first=False):
+        found = have.get(kept.signed_note)
+        if found is None:
+            insert_rows(dst, "checkpoints", [{
+                "checkpoint_id": next_id, "tree_size": kept.tree_size,
+                "root_hash": kept.root_hash, "signers": " ".join(kept.signers),
+                "note": kept.signed_note}])
+            target, cosigned = next_id, set()
+            next_id += 1
+        else:
+            target, cosigned = found.checkpoint_id, set(found.cosigners)
+        insert_rows(dst, "checkpoint_cosignatures", [
+            {"checkpoint_id": target, "witness": witness, "line": line}
+            for witness, line in zip(kept.cosigners, kept.cosignature_lines, strict=True)
+            if witness not in cosigned])

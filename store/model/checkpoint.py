@@ -25,6 +25,8 @@ MAX_NOTE_BYTES = 1 << 20  # a checkpoint is ~100 bytes; this only stops a hostil
 MAX_SIGNATURES = 100  # golang.org/x/mod/sumdb/note refuses more, so do we
 MAX_TREE_SIZE = (1 << 63) - 1  # sizes travel as signed 64-bit integers in SQL and most tooling
 ED25519 = 0x01  # the signed-note signature type byte for Ed25519
+COSIGNATURE_V1 = 0x04  # C2SP tlog-cosignature: an Ed25519 witness key, cosignature/v1 lines
+KEY_TYPES = {ED25519: "Ed25519", COSIGNATURE_V1: "Ed25519 cosignature/v1"}
 SIGNATURE_PREFIX = "\u2014 "  # em dash, space
 _DECIMAL = re.compile(r"0|[1-9][0-9]*", re.ASCII)
 _KEY_HASH = re.compile(r"[0-9a-f]{8}", re.ASCII)
@@ -46,9 +48,10 @@ def _check_name(name: str, what: str) -> str:
     return name
 
 
-def key_hash(name: str, public_key: bytes) -> bytes:
-    """C2SP signed-note key hash: SHA-256(name ‖ "\\n" ‖ 0x01 ‖ public key)[:4]."""
-    return hashlib.sha256(name.encode() + b"\n" + bytes([ED25519]) + public_key).digest()[:4]
+def key_hash(name: str, public_key: bytes, key_type: int = ED25519) -> bytes:
+    """C2SP signed-note key hash: SHA-256(name ‖ "\\n" ‖ type ‖ public key)[:4] (type 0x01 for
+    a log's note signatures, 0x04 for a witness's cosignature/v1)."""
+    return hashlib.sha256(name.encode() + b"\n" + bytes([key_type]) + public_key).digest()[:4]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,17 +159,23 @@ def parse_checkpoint(text: str) -> SignedCheckpoint:
 
 @dataclass(frozen=True, slots=True)
 class VerifierKey:
-    """A public key as `<name>+<key hash hex>+<base64(0x01 ‖ 32-byte public key)>`."""
+    """A public key as `<name>+<key hash hex>+<base64(type ‖ 32-byte public key)>`: type 0x01
+    signs notes (a log's checkpoints), 0x04 cosigns them (a witness, C2SP tlog-cosignature)."""
 
     name: str
     public_key: bytes
+    key_type: int = ED25519
 
     @property
     def key_hash(self) -> bytes:
-        return key_hash(self.name, self.public_key)
+        return key_hash(self.name, self.public_key, self.key_type)
+
+    @property
+    def is_cosigner(self) -> bool:
+        return self.key_type == COSIGNATURE_V1
 
     def __str__(self) -> str:
-        blob = base64.b64encode(bytes([ED25519]) + self.public_key).decode("ascii")
+        blob = base64.b64encode(bytes([self.key_type]) + self.public_key).decode("ascii")
         return f"{self.name}+{self.key_hash.hex()}+{blob}"
 
     @classmethod
@@ -189,10 +198,12 @@ class VerifierKey:
 
 @dataclass(frozen=True, slots=True)
 class SignerKey:
-    """A private key as `PRIVATE+KEY+<name>+<key hash hex>+<base64(0x01 ‖ 32-byte seed)>`."""
+    """A private key as `PRIVATE+KEY+<name>+<key hash hex>+<base64(type ‖ 32-byte seed)>`; the
+    hash is its verifier key's (type 0x01: a log's key; 0x04: a witness's cosigning key)."""
 
     name: str
     seed: bytes
+    key_type: int = ED25519
 
     def __repr__(self) -> str:  # keep the seed out of logs and tracebacks
         return f"SignerKey(name={self.name!r})"
@@ -203,10 +214,10 @@ class SignerKey:
     @property
     def verifier(self) -> VerifierKey:
         public = self._private().public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-        return VerifierKey(self.name, public)
+        return VerifierKey(self.name, public, self.key_type)
 
     def __str__(self) -> str:
-        blob = base64.b64encode(bytes([ED25519]) + self.seed).decode("ascii")
+        blob = base64.b64encode(bytes([self.key_type]) + self.seed).decode("ascii")
         return f"PRIVATE+KEY+{self.name}+{self.verifier.key_hash.hex()}+{blob}"
 
     @classmethod
@@ -214,8 +225,8 @@ class SignerKey:
         parts = text.strip().split("+", 4)
         if len(parts) != 5 or parts[:2] != ["PRIVATE", "KEY"]:
             raise CheckpointError("signer key is not 'PRIVATE+KEY+<name>+<hash>+<base64 key>'")
-        name, seed = _parse_key_parts(*parts[2:], what="signer key", public=False)
-        return cls(name, seed)
+        name, seed, key_type = _parse_key_parts(*parts[2:], what="signer key", public=False)
+        return cls(name, seed, key_type)
 
     def sign(self, message: bytes) -> bytes:
         return self._private().sign(message)
@@ -223,38 +234,50 @@ class SignerKey:
 
 def _parse_key_parts(
     name: str, hash_hex: str, blob: str, *, what: str, public: bool = True
-) -> tuple[str, bytes]:
+) -> tuple[str, bytes, int]:
     _check_name(name, f"{what} name")
     if not _KEY_HASH.fullmatch(hash_hex):
         raise CheckpointError(f"{what} hash {hash_hex[:80]!r} is not 8 lowercase hex digits")
     raw = _b64decode(blob, f"{what} material")
-    if len(raw) != 33 or raw[0] != ED25519:
-        raise CheckpointError(f"{what} is not an Ed25519 key (type 0x01 and 32 bytes)")
-    key = raw[1:]
+    if len(raw) != 33 or raw[0] not in KEY_TYPES:
+        raise CheckpointError(f"{what} is not an Ed25519 key (type 0x01 or 0x04, and 32 bytes)")
+    key_type, key = raw[0], raw[1:]
     public_key = key if public else SignerKey(name, key).verifier.public_key
-    if key_hash(name, public_key).hex() != hash_hex:
+    if key_hash(name, public_key, key_type).hex() != hash_hex:
         raise CheckpointError(f"{what} hash {hash_hex} does not match its name and key")
-    return name, key
+    return name, key, key_type
 
 
-def generate_key(name: str) -> tuple[str, str]:
-    """A new Ed25519 key named `name`: (signer key text, verifier key text)."""
+def generate_key(name: str, key_type: int = ED25519) -> tuple[str, str]:
+    """A new Ed25519 key named `name`: (signer key text, verifier key text). `key_type`
+    COSIGNATURE_V1 makes a witness's cosigning key."""
     _check_name(name, "key name")
+    if key_type not in KEY_TYPES:
+        raise CheckpointError(f"key type {key_type:#04x} is not 0x01 or 0x04")
     seed = Ed25519PrivateKey.generate().private_bytes_raw()
-    signer = SignerKey(name, seed)
+    signer = SignerKey(name, seed, key_type)
     return str(signer), str(signer.verifier)
 
 
-def sign(checkpoint: Checkpoint, signer: SignerKey) -> str:
-    """The checkpoint as a signed note with one signature line by `signer`."""
+def sign(checkpoint: Checkpoint, signer: SignerKey, *more: SignerKey) -> str:
+    """The checkpoint as a signed note with one signature line by each log key, in order
+    (several while a log rotates its key: verifiers accept any of them)."""
     body = checkpoint.body()
-    signature = NoteSignature(signer.name, signer.verifier.key_hash, signer.sign(body.encode()))
-    return body + "\n" + signature.line()
+    lines = []
+    for key in (signer, *more):
+        if key.key_type != ED25519:
+            raise CheckpointError(f"key {key.name} is a witness's cosigning key, not a log's")
+        lines.append(NoteSignature(key.name, key.verifier.key_hash,
+                                   key.sign(body.encode())).line())
+    return body + "\n" + "".join(lines)
 
 
 def verify_note(text: str, verifier: VerifierKey) -> Checkpoint:
     """The checkpoint in `text` if `verifier` signed exactly its text; raise otherwise."""
     parsed = parse_checkpoint(text)
+    if verifier.is_cosigner:
+        raise SignatureError(f"key {verifier.name} is a witness's cosigning key (type 0x04): "
+                             "give the log's verifier key")
     for signature in parsed.signatures:
         if signature.name == verifier.name and signature.key_hash == verifier.key_hash:
             # the first line for this key decides, as in the Go reference implementation

@@ -38,7 +38,9 @@ SURFACE_TABLES = ("surface_records", "surface_occurrences")  # revision 0002
 TALLY_TABLES = ("residual_tallies",)  # revision 0003
 TURN_TABLES = ("turns",)  # revision 0005
 LOG_TABLES = ("log_subtrees", "tree_heads", "log_origin")  # revision 0006, instead of ledger
-HEAD_TABLES = (*TABLES, *SURFACE_TABLES, *TALLY_TABLES, *TURN_TABLES, *LOG_TABLES)
+CHECKPOINT_TABLES = ("checkpoints", "checkpoint_cosignatures")  # revision 0009
+HEAD_TABLES = (*TABLES, *SURFACE_TABLES, *TALLY_TABLES, *TURN_TABLES, *LOG_TABLES,
+               *CHECKPOINT_TABLES)
 
 
 def append_only_triggers(*tables: str) -> frozenset[str]:

@@ -30,7 +30,7 @@ from store.db.schema.schema_version import (
 )
 from store.db.write.writer import append_batch
 
-HEAD = "0008"
+HEAD = "0009"
 REV0001_STORE = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
 
 

@@ -22,6 +22,8 @@ from store.db.audit_store import AuditStore
 from store.db.queries import QueryTimeout
 from store.db.schema.record_kinds import APPEND_ONLY_TABLES
 from store.db.schema.tables import metadata
+from store.model.checkpoint import COSIGNATURE_V1, SignerKey
+from store.model.cosignature import cosign
 
 pytestmark = pytest.mark.postgres
 
@@ -50,6 +52,10 @@ def pg_store(pg_url: str) -> str:
             store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
         store.ingest(_frames(100), source="frames.jsonl")
         store.checkpoint("audit.example.org/core")  # the origin chosen: log_origin has a row
+        witness = SignerKey("w", b"\x02" * 32, COSIGNATURE_V1)
+        kept = store.keep_checkpoint([SignerKey("log", b"\x01" * 32)])
+        store.add_cosignatures(kept.checkpoint_id, [cosign(store.checkpoint().body(), witness,
+                                                           1)], [witness.verifier])
     return pg_url
 
 

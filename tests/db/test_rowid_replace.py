@@ -19,8 +19,11 @@ from raw_reads import dump
 from store_support import distinct_frames, raw_connect
 from turn_data import journal_entry, journal_line
 
+from store.db.audit_store import AuditStore
 from store.db.schema.record_kinds import APPEND_ONLY_TABLES
 from store.db.schema.tables import metadata
+from store.model.checkpoint import COSIGNATURE_V1, SignerKey
+from store.model.cosignature import cosign
 
 
 @pytest.fixture
@@ -34,6 +37,12 @@ def every_table_store(db_path: Path, tmp_path: Path) -> Path:
         result = cli("ingest", "--db", db_path, path)
         assert result.exit_code == 0, result.stderr
     assert cli("checkpoint", "--db", db_path).exit_code == 0
+    # a kept checkpoint and a witness's cosignature of it
+    log, witness = SignerKey("log", b"\x01" * 32), SignerKey("w", b"\x02" * 32, COSIGNATURE_V1)
+    with AuditStore.open(str(db_path)) as store:
+        kept = store.keep_checkpoint([log], "audit.example.org/core")
+        store.add_cosignatures(kept.checkpoint_id, [cosign(
+            store.checkpoint().body(), witness, 1)], [witness.verifier])
     return db_path
 
 
@@ -50,7 +59,7 @@ def test_the_tables_with_a_hidden_rowid() -> None:
     assert set(HIDDEN_ROWID_TABLES) == {
         "contract_assessments", "contract_residuals", "residual_occurrences",
         "surface_records", "surface_occurrences", "residual_tallies", "turns", "log_subtrees",
-        "log_origin"}
+        "log_origin", "checkpoint_cosignatures"}
 
 
 def _fresh(value: object) -> object:

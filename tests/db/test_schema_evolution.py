@@ -29,8 +29,9 @@ REV0001_HEAD = "133 6f7afdc54f2cfb5f3f815f3bc21d55a3ffa989b606a181cc8da2e3d9fe03
 REV0001_CHECKPOINT = REV0001_HEAD.replace(" ", ":")
 
 REV0001_TRIGGERS = append_only_triggers(*REV0001_TABLES)
-# 0003 tallies, 0004 the rowid guard, 0005 turns, 0006 the log, 0007 BIGINT (PG), 0008 guards v3
-HEAD = "0008"
+# 0003 tallies, 0004 the rowid guard, 0005 turns, 0006 the log, 0007 BIGINT (PG), 0008 guards v3,
+# 0009 kept checkpoints
+HEAD = "0009"
 
 SURFACE_LINES = [
     {"grounding_source": "teaching", "surface": LIGHT_SURFACE, "subject": "light",

@@ -29,6 +29,7 @@ from sqlalchemy import (
 )
 
 from store.db.queries.as_of import Snapshot, snapshot_at
+from store.db.queries.errors import QueryError
 from store.db.queries.filters import filter_order
 from store.db.queries.listings import LISTINGS, Filter, RecordListing
 from store.db.schema.tables import tree_heads
@@ -97,13 +98,26 @@ EXPORT_KINDS: dict[str, ExportKind] = {
 }
 
 
-def export_rows(connection: Connection, kind: str, where: ExportFilter | None = None,
-                as_of: int | None = None) -> Iterator[Sequence[Any]]:
-    """The rows of `kind` matching `where` (as of tree size `as_of`: QueryError unless it is a
-    recorded head's), as sequences in `EXPORT_KINDS[kind].columns` order, in append order,
-    fetched EXPORT_CHUNK_ROWS at a time: memory stays flat."""
-    export_kind = EXPORT_KINDS[kind]
+def _statement(connection: Connection, export_kind: ExportKind, where: ExportFilter | None,
+               as_of: int | None, since: int | None) -> Select[Any]:
     statement = export_kind.statement(where, snapshot_at(connection, as_of))
+    if since is not None:
+        start = snapshot_at(connection, since)
+        assert start is not None
+        if as_of is not None and start.tree_size > as_of:
+            raise QueryError(f"since: {since} is above the as-of size {as_of}")
+        statement = statement.where(export_kind.table.c.seq > start.tree_size)
+    return statement
+
+
+def export_rows(connection: Connection, kind: str, where: ExportFilter | None = None,
+                as_of: int | None = None, since: int | None = None) -> Iterator[Sequence[Any]]:
+    """The rows of `kind` matching `where` (as of tree size `as_of`, appended after tree size
+    `since`: QueryError unless each is 0 or a recorded head's), as sequences in
+    `EXPORT_KINDS[kind].columns` order, in append order, fetched EXPORT_CHUNK_ROWS at a time:
+    memory stays flat."""
+    export_kind = EXPORT_KINDS[kind]
+    statement = _statement(connection, export_kind, where, as_of, since)
     if connection.dialect.name == "sqlite":  # its cursor steps through the rows as read
         return _driver_rows(connection.execute(statement), export_kind.boolean_columns)
     # Options on the statement: Connection.execution_options would stick to the connection.
@@ -111,8 +125,8 @@ def export_rows(connection: Connection, kind: str, where: ExportFilter | None = 
 
 
 def export_lines(connection: Connection, kind: str, output_format: str,
-                 where: ExportFilter | None = None, as_of: int | None = None
-                 ) -> Iterator[str] | None:
+                 where: ExportFilter | None = None, as_of: int | None = None,
+                 since: int | None = None) -> Iterator[str] | None:
     """SQLite: each row of `export_rows` as its finished CSV or JSONL line (no line end), built
     by SQLite itself, so the export runs near the sqlite3 CLI's speed; None where the SQL path
     does not apply (PostgreSQL; a SQLite whose JSON quoting differs from orjson's) and the
@@ -121,7 +135,7 @@ def export_lines(connection: Connection, kind: str, output_format: str,
         return None
     export_kind = EXPORT_KINDS[kind]
     line = (_csv_line if output_format == "csv" else _json_line)(export_kind)
-    statement = export_kind.statement(where, snapshot_at(connection, as_of))
+    statement = _statement(connection, export_kind, where, as_of, since)
     result = connection.execute(statement.with_only_columns(line, maintain_column_froms=True))
     return (row[0] for row in _driver_rows(result, []))
 

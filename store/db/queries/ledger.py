@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, select
@@ -108,3 +109,34 @@ def consistency_proof(connection: Connection, first: int, second: int | None = N
     return ConsistencyProof(first=first, second=size, first_root=log.root(first).hex(),
                             second_root=log.root(size).hex(),
                             consistency_path=[h.hex() for h in log.consistency(first, size)])
+
+
+MAX_CHANGES = 1000  # leaves a `changes` answer lists: ask in ranges for more
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """The leaves appended between two tree heads, and the RFC 9162 consistency proof that
+    the later tree extends the earlier: nothing of the earlier changed, these were added."""
+
+    proof: ConsistencyProof
+    entries: list[tuple[int, str]]  # (leaf index, entry), every leaf from first to second
+
+
+def changes(connection: Connection, from_size: int, to_size: int | None = None) -> Changes:
+    """What was appended between the heads of `from_size` and `to_size` leaves (each 0 or a
+    recorded head's size; default: the newest), with the proof; QueryError otherwise."""
+    first = snapshot_at(connection, from_size)
+    second = snapshot_at(connection, to_size)
+    assert first is not None
+    end = latest_head(connection).size if second is None else second.tree_size
+    if first.tree_size > end:
+        raise QueryError(f"fromSize {first.tree_size} is above toSize {end}")
+    if end - first.tree_size > MAX_CHANGES:
+        raise QueryError(f"{end - first.tree_size} leaves between sizes {first.tree_size} and "
+                         f"{end}: ask for at most {MAX_CHANGES} at a time (a recorded head in "
+                         "between)")
+    proof = consistency_proof(connection, first.tree_size, end)
+    entries = [(index, entry.decode("utf-8"))
+               for index, entry in log_entries(connection, first.tree_size, end)]
+    return Changes(proof, entries)

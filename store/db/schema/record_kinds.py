@@ -18,6 +18,8 @@ from sqlalchemy import MetaData, Row, Table
 from store.db.schema import content_ids
 from store.db.schema.tables import (
     Sha256,
+    checkpoint_cosignatures,
+    checkpoints,
     contract_assessments,
     contract_residuals,
     ingest_batches,
@@ -74,6 +76,8 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
     RecordKind(log_subtrees, ("level", "start"), ledgered=False),
     RecordKind(tree_heads, ("batch_id",), ledgered=False),
     RecordKind(log_origin, ("origin",), ledgered=False),
+    RecordKind(checkpoints, ("checkpoint_id",), ledgered=False),
+    RecordKind(checkpoint_cosignatures, ("checkpoint_id", "witness"), ledgered=False),
 )
 
 KINDS_BY_TABLE: Mapping[str, RecordKind] = {kind.name: kind for kind in RECORD_KINDS}

@@ -267,3 +267,26 @@ log_origin = Table(
     metadata,
     Column("origin", Text, primary_key=True),
 )
+
+# Kept checkpoints (revision 0009): each signed checkpoint `core-audit checkpoint --key`
+# issued, as signed (several log keys during a rotation); witnesses' cosignatures are appended
+# beside it as they arrive. `verify` checks each one against the log.
+checkpoints = Table(
+    "checkpoints",
+    metadata,
+    Column("checkpoint_id", Integer, primary_key=True, autoincrement=False),
+    Column("tree_size", LogPosition, nullable=False, index=True),
+    Column("root_hash", Sha256, nullable=False),
+    Column("signers", Text, nullable=False),  # the log keys' names that signed, space-separated
+    Column("note", Text, nullable=False),  # the signed note, verbatim
+)
+
+checkpoint_cosignatures = Table(
+    "checkpoint_cosignatures",
+    metadata,
+    Column("checkpoint_id", Integer,
+           ForeignKey("checkpoints.checkpoint_id", deferrable=True, initially="DEFERRED"),
+           primary_key=True, autoincrement=False),
+    Column("witness", Text, primary_key=True),  # the witness key's name
+    Column("line", Text, nullable=False),  # its cosignature/v1 signature line, verbatim
+)

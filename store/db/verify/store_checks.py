@@ -9,7 +9,16 @@ from itertools import islice
 
 from sqlalchemy import Connection, exists, func, inspect, literal, select, text
 
-from store.db.log.stored_log import LogError, StoredLog, TreeHead, latest_head, leaf_rows, log_entry
+from store.db.log.kept_checkpoints import kept_checkpoints
+from store.db.log.stored_log import (
+    LogError,
+    StoredLog,
+    TreeHead,
+    latest_head,
+    leaf_rows,
+    log_entry,
+    stored_origin,
+)
 from store.db.schema.guards import SINGLE_ROW_TABLES
 from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.db.schema.tables import (
@@ -24,7 +33,8 @@ from store.db.verify.schema_checks import schema_problems
 from store.db.verify.schema_snapshot import whole_schema_problems
 from store.db.write.row_builders import ledger_key
 from store.db.write.tallies import recomputed_tallies, stored_tallies
-from store.model.checkpoint import Checkpoint
+from store.errors import CheckpointError, StoreError
+from store.model.checkpoint import Checkpoint, parse_checkpoint
 from store.model.merkle import CompactRange, consistency_holds, leaf_hash
 
 MAX_PROBLEMS = 20
@@ -193,6 +203,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         return report
     if checkpoint is not None:
         problems.extend(_checkpoint_problems(connection, checkpoint))
+    if not {"checkpoints", "checkpoint_cosignatures"} & unreadable.keys():
+        problems.extend(islice(_kept_checkpoint_problems(connection), MAX_PROBLEMS))
     if quick:
         report.tip = latest_head(connection)
         report.rows = report.tip.size
@@ -217,19 +229,49 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     return report
 
 
-def _checkpoint_problems(connection: Connection, checkpoint: Checkpoint) -> Iterator[Problem]:
+def _checkpoint_problems(connection: Connection, checkpoint: Checkpoint, table: str = "log",
+                         where: str | None = None) -> Iterator[Problem]:
     """The store must extend the checkpoint's tree: a consistency proof from the stored log."""
     head = latest_head(connection)
-    where = f"checkpoint {checkpoint.size}"
+    where = where or f"checkpoint {checkpoint.size}"
     if checkpoint.size > head.size:
-        yield Problem(None, "log", where, f"the checkpoint's tree has {checkpoint.size} "
+        yield Problem(None, table, where, f"the checkpoint's tree has {checkpoint.size} "
                                           f"leaves, the store {head.size} (rows were removed)")
         return
     try:
         path = StoredLog(connection).consistency(checkpoint.size, head.size)
     except LogError as exc:
-        yield Problem(None, "log", where, f"cannot prove consistency: {exc}")
+        yield Problem(None, table, where, f"cannot prove consistency: {exc}")
         return
     if not consistency_holds(checkpoint.size, head.size, checkpoint.root, head.root, path):
-        yield Problem(None, "log", where, "the store does not extend the checkpoint's tree "
+        yield Problem(None, table, where, "the store does not extend the checkpoint's tree "
                                           "(history was rewritten)")
+
+
+def _kept_checkpoint_problems(connection: Connection) -> Iterator[Problem]:
+    """Every checkpoint the store signed and kept: its note is what its row says, of this
+    log's origin, and the stored log extends its tree. A store that contradicts a checkpoint
+    it signed is not intact."""
+    try:
+        origin: str | None = stored_origin(connection)
+    except StoreError:  # two origins: reported with log_origin; check the rest regardless
+        origin = None
+    for kept in kept_checkpoints(connection, newest_first=False):
+        where = f"checkpoint {kept.checkpoint_id}"
+        try:
+            parsed = parse_checkpoint(kept.note)
+        except CheckpointError as exc:
+            yield Problem(None, "checkpoints", where, f"kept note is not a checkpoint: {exc}")
+            continue
+        found = parsed.checkpoint
+        names = tuple(s.name for s in parsed.signatures)
+        if ((found.size, found.root.hex()) != (kept.tree_size, kept.root_hash)
+                or (origin is not None and found.origin != origin)
+                or names[:len(kept.signers)] != kept.signers):
+            yield Problem(None, "checkpoints", where,
+                          f"kept note (origin {found.origin!r}, size {found.size}, signed by "
+                          f"{' '.join(names) or 'nobody'}) is not its row's (origin "
+                          f"{origin!r}, size {kept.tree_size}, signed by "
+                          f"{' '.join(kept.signers)})")
+            continue
+        yield from _checkpoint_problems(connection, found, "checkpoints", where)

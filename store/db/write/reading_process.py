@@ -22,10 +22,11 @@ from store.db.log.stored_log import new_row_entry
 from store.db.write.inserts import content_columns, values_of
 from store.db.write.row_builders import PendingRow, RecordReader, RegistryProvider
 from store.db.write.tallies import Combo, combo_of
-from store.errors import StoreError
+from store.errors import InputError, StoreError
 from store.model.fields import RecordError
 from store.model.jsonl import iter_json_lines
 from store.model.merkle import leaf_hash
+from store.model.tiles.layout import MAX_ENTRY_BYTES
 
 CHUNK_ROWS = 5000
 # Below this many input bytes a second process costs more than it saves.
@@ -113,6 +114,10 @@ def _holds_nul(rows: list[PendingRow]) -> bool:
     return any(isinstance(v, str) and "\x00" in v for p in rows for v in p.row.values())
 
 
+class EntryTooLarge(InputError):
+    """A row whose log entry an entry bundle cannot carry (2-byte length prefix)."""
+
+
 def _rows_to_append(line: int, rows: list[PendingRow], batch_id: int) -> list[RowValues]:
     combos: dict[str, Combo] = {}  # a frame's residuals come before their occurrences
     found: list[RowValues] = []
@@ -123,7 +128,11 @@ def _rows_to_append(line: int, rows: list[PendingRow], batch_id: int) -> list[Ro
             combo = combos[row["residual_id"]] = combo_of(row)
         elif table == "residual_occurrences":
             combo = combos[row["residual_id"]]
-        leaf = leaf_hash(new_row_entry(table, row, batch_id))
+        entry = new_row_entry(table, row, batch_id)
+        if len(entry) > MAX_ENTRY_BYTES:
+            raise EntryTooLarge(f"its {table} row's log entry is {len(entry)} bytes; a C2SP "
+                                f"tlog-tiles entry bundle carries at most {MAX_ENTRY_BYTES}")
+        leaf = leaf_hash(entry)
         found.append((line, table, pending.key, values_of(content_columns(table), row), leaf,
                       combo))
     return found
@@ -156,9 +165,14 @@ def row_chunks(source: IO[bytes] | Iterable[bytes | str], batch_id: int,
             # holding it could never be copied there.
             chunk.failures.append((line.number, NUL_REFUSED))
             continue
+        try:
+            appended = _rows_to_append(line.number, rows, batch_id)
+        except EntryTooLarge as exc:
+            chunk.failures.append((line.number, str(exc)))
+            continue
         chunk.records += 1
         chunk.record_types.add(record_type)
-        chunk.rows.extend(_rows_to_append(line.number, rows, batch_id))
+        chunk.rows.extend(appended)
         if len(chunk.rows) >= CHUNK_ROWS:
             yield chunk
             chunk = RowChunk(lines=chunk.lines)
