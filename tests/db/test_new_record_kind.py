@@ -78,8 +78,9 @@ ROWS = [
 
 
 @pytest.fixture
-def notes_store(tmp_path: Path) -> Iterator[AuditStore]:
-    with AuditStore.open(str(tmp_path / "notes.db")) as store:
+def notes_store(examples_store: Path) -> Iterator[AuditStore]:
+    # A store with a log (83 leaves): cursors past its newest row are refused as forged.
+    with AuditStore.open(str(examples_store)) as store:
         probe_tables.create_all(store.engine)  # what its migration would do
         with store.engine.begin() as connection:
             connection.execute(notes_t.insert(), ROWS)
@@ -117,8 +118,8 @@ def test_the_generic_query_lists_counts_and_gets_it(notes_store: AuditStore) -> 
 
 def test_it_is_exported_with_its_filter(notes_store: AuditStore) -> None:
     kinds = export_kinds((*queries.LISTINGS.values(), NOTES))
-    assert list(kinds) == ["residuals", "occurrences", "assessments", "surfaces", "turns",
-                           "notes"]
+    assert list(kinds) == ["residuals", "occurrences", "assessments", "surfaces", "sightings",
+                           "turns", "notes", "batches"]
     notes = kinds["notes"]
     assert notes.columns == ["note_id", "seq", "batch_id", "topic", "tags"]
     with notes_store.engine.connect() as connection:

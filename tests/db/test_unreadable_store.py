@@ -37,7 +37,8 @@ def test_a_postgres_url_naming_a_missing_schema() -> None:
     url = schema_url(pg_server_url(), "no_such_schema_for_core_audit")
 
     assert refused_verify(url).stderr == (
-        f"NOT intact: {url}: its search_path names no schema that exists\n")
+        f"NOT intact: {url}: its search_path (no_such_schema_for_core_audit) names no schema "
+        "that exists: create it first (CREATE SCHEMA name; docs/postgresql.md)\n")
 
 
 def test_an_unknown_dialect() -> None:
