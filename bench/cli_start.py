@@ -33,15 +33,11 @@ def run(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--base", type=Path, help="another source tree to time beside this one")
-    args = parser.parse_args()
-
+def _commands(env: dict[str, str]) -> dict[str, list[str]]:
+    """A store of the bundled examples made by this tree (its own schema revision), a
+    checkpoint and an inclusion proof from it, and the commands timed on them."""
     folder = Path(tempfile.mkdtemp(prefix="cli-start-"))
     db = str(folder / "audit.db")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     subprocess.run([CORE_AUDIT, "ingest", "--db", db, *map(str, sorted(
         (ROOT / "examples").glob("*.jsonl")))], env=env, check=True, capture_output=True)
     checkpoint = folder / "cp.txt"
@@ -50,8 +46,7 @@ def main() -> None:
     proof = folder / "proof.json"
     proof.write_bytes(subprocess.run([CORE_AUDIT, "prove", "--db", db, "--index", "3"],
                                      env=env, check=True, capture_output=True).stdout)
-
-    commands = {
+    return {
         "--help": ["--help"],
         "--version": ["--version"],
         "verify-proof": ["verify-proof", str(proof), "--checkpoint", str(checkpoint)],
@@ -59,16 +54,26 @@ def main() -> None:
         "prove": ["prove", "--db", db, "--index", "3"],
         "verify": ["verify", "--db", db],
     }
-    trees = {"this tree": env}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--base", type=Path, help="another source tree to time beside this one")
+    args = parser.parse_args()
+
+    trees = {"this tree": dict(os.environ, PYTHONPATH=str(ROOT))}
     if args.base:
         trees["base"] = dict(os.environ, PYTHONPATH=str(args.base.resolve()))
+    commands = {tree: _commands(tree_env) for tree, tree_env in trees.items()}
     times: dict[tuple[str, str], list[float]] = {}
     for _ in range(args.rounds):
         times.setdefault(("floor", "python -c pass"), []).append(
-            run([sys.executable, "-c", "pass"], env))
-        for name, argv in commands.items():
+            run([sys.executable, "-c", "pass"], trees["this tree"]))
+        for name in commands["this tree"]:
             for tree, tree_env in trees.items():
-                times.setdefault((tree, name), []).append(run([CORE_AUDIT, *argv], tree_env))
+                times.setdefault((tree, name), []).append(
+                    run([CORE_AUDIT, *commands[tree][name]], tree_env))
 
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
           f"{args.rounds} rounds, interleaved")

@@ -30,6 +30,7 @@ from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.request_body import bad_request, error_response, read_graphql_request
 from store.api.schema import build_schema
 from store.api.trusted_documents import DocumentRefused, TrustedDocuments
+from store.console import console_routes
 from store.db.audit_store import AuditStore
 from store.model.teaching_surface import default_registry
 
@@ -107,9 +108,11 @@ def create_app(
     allowed_hosts: Sequence[str] = (),
     max_objects: int = DEFAULT_MAX_OBJECTS,
     trusted_documents: TrustedDocuments | None = None,
+    console: bool = True,
 ) -> Starlette:
     """An app serving `db`; it answers only for 127.0.0.1, localhost, `host` and
-    `allowed_hosts` (Starlette patterns: `*.example.com`, or `*` for any)."""
+    `allowed_hosts` (Starlette patterns: `*.example.com`, or `*` for any). `console`: the
+    auditor's console (read-only HTML pages, store/console/) at / beside /graphql."""
     graphql_app = AuditGraphQL(db, graphiql=graphiql, introspection=introspection,
                                registry=registry, max_objects=max_objects,
                                trusted_documents=trusted_documents)
@@ -136,6 +139,7 @@ def create_app(
             Route("/graphql", graphql_app, methods=["GET", "POST"]),
             Route("/healthz", health_check(db), methods=["GET"]),
             *([graphiql_assets()] if graphiql else []),
+            *(console_routes(db, graphiql=graphiql) if console else []),
         ],
         middleware=middleware,
         lifespan=lifespan,

@@ -9,6 +9,7 @@ or a type.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import orjson
 import strawberry
@@ -38,20 +39,34 @@ def filter_from_json(text: str, filter_type: type[ExportFilter]) -> ExportFilter
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise FilterInputError(f"not JSON: {exc}") from None
-    schema = _schema()
-    input_class = INPUTS[filter_type]  # its `to_query` builds a `filter_type`
+    converted = input_from_value(value, INPUTS[filter_type])  # its `to_query` builds one
+    if converted is None:
+        return None
+    where: ExportFilter = converted.to_query()
+    return where
+
+
+def input_type(input_class: type[Any]) -> GraphQLInputObjectType:
+    """The GraphQL input type of a strawberry input class (its fields by GraphQL name)."""
     name = input_class.__strawberry_definition__.name
-    graphql_type = schema._schema.get_type(name)
+    graphql_type = _schema()._schema.get_type(name)
     assert isinstance(graphql_type, GraphQLInputObjectType), name
+    return graphql_type
+
+
+def input_from_value(value: object, input_class: type[Any]) -> Any:
+    """`value` (JSON-shaped, GraphQL field names) as an instance of the strawberry input
+    class, coerced as graphql-core coerces a variable; None for None. FilterInputError
+    naming the field otherwise."""
+    schema = _schema()
+    graphql_type = input_type(input_class)
     coerced = coerce_input_value(value, graphql_type)
     if coerced is Undefined:
         raise FilterInputError("; ".join(_problems(value, graphql_type)))
     if coerced is None:
         return None
-    converted = convert_argument(coerced, input_class, schema.schema_converter.scalar_registry,
-                                 schema.config)
-    where: ExportFilter = converted.to_query()  # type: ignore[attr-defined]
-    return where
+    return convert_argument(coerced, input_class, schema.schema_converter.scalar_registry,
+                            schema.config)
 
 
 def _problems(value: object, graphql_type: GraphQLInputObjectType) -> list[str]:

@@ -63,7 +63,8 @@ COMMANDS: dict[str, CommandEntry] = {
     "surface": CommandEntry("store.cli.teaching", "surface", "Compose the teaching-grounded "
                             "surface for SUBJECT and print it with its provenance."),
     "serve": CommandEntry("store.cli.serve", "serve", "Serve the query-only GraphQL API at "
-                          "/graphql (the store is opened read-only)."),
+                          "/graphql and the auditor's console at / (the store is opened "
+                          "read-only)."),
     "trusted-documents": CommandEntry("store.cli.trusted_documents", "trusted_documents",
                                       "Print the manifest of the trusted documents in DIR, as "
                                       "JSON."),

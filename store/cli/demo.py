@@ -32,7 +32,9 @@ DEMO_QUERY = """query Overview {
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
               help="Port to listen on.")
-def demo(path: str | None, host: str, port: int) -> None:
+@click.option("--no-console", is_flag=True,
+              help="Do not serve the auditor's console (the HTML pages at /).")
+def demo(path: str | None, host: str, port: int, no_console: bool) -> None:
     """Ingest the bundled examples into PATH (again is a counted no-op) and serve them."""
     examples = sorted(bundled_dir("examples").glob("*.jsonl"))
     with open_store(path) as store:
@@ -45,4 +47,5 @@ def demo(path: str | None, host: str, port: int) -> None:
             click.echo(f"{example.name}: {summary.new_rows} new, {summary.present_rows} already"
                        " present", err=True)
     banner = f"Paste into GraphiQL:\n\n{DEMO_QUERY}\n"
-    run_server(AppSettings(db=path, host=host), port=port, banner=banner)
+    run_server(AppSettings(db=path, host=host, console=not no_console), port=port,
+               banner=banner)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from store.cli.options import db_option, open_store
 from store.db import queries
 from store.db.log.stored_log import LogError
 from store.db.schema.record_kinds import KINDS_BY_TABLE
+from store.model.proof_file import checkpoint_note, proof_file
 
 _HEX_ID = re.compile(r"[0-9a-f]{64}", re.ASCII)
 # option name -> its listing: every listing with a get-by-key (`one`), in the API's order.
@@ -57,8 +59,12 @@ def _prove(connection: Connection, ids: dict[str, str | None], index: int | None
               help="Prove the tree extends the tree of its first FIRST leaves.")
 @click.option("--tree-size", type=int, metavar="N",
               help="Prove against the tree of N leaves (default: the newest tree head).")
+@click.option("--with-checkpoint", is_flag=True,
+              help="Print an inclusion proof as a proof file (format core-audit-proof/1, what "
+                   "the console's 'download proof' gives): the proof and the unsigned "
+                   "checkpoint of its tree.")
 def prove(db: str | None, index: int | None, consistency: int | None, tree_size: int | None,
-          **ids: str | None) -> None:
+          with_checkpoint: bool, **ids: str | None) -> None:
     """Print an RFC 9162 inclusion proof of one record (or leaf), or a consistency proof, as
     JSON; check it offline against a checkpoint with `core-audit verify-proof`.
 
@@ -70,6 +76,8 @@ def prove(db: str | None, index: int | None, consistency: int | None, tree_size:
     chosen = [v for v in (*ids.values(), index, consistency) if v is not None]
     if len(chosen) != 1:
         raise click.UsageError(f"give exactly one of {_CHOICES}")
+    if with_checkpoint and consistency is not None:
+        raise click.UsageError("--with-checkpoint: a proof file holds an inclusion proof")
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
         try:
             proof = _prove(connection, ids, index, consistency, tree_size)
@@ -77,4 +85,10 @@ def prove(db: str | None, index: int | None, consistency: int | None, tree_size:
             raise click.ClickException(str(exc)) from exc
         except LogError as exc:  # a damaged store: say what is missing, point at verify
             raise click.ClickException(f"{exc}; run `core-audit verify`") from exc
+        origin = store.origin() if with_checkpoint else None
+    if with_checkpoint:
+        assert isinstance(proof, queries.InclusionProof)
+        note = checkpoint_note(origin, proof.tree_size, proof.root_hash)
+        sys.stdout.buffer.write(proof_file(dataclasses.asdict(proof), note))
+        return
     click.echo(json.dumps(dataclasses.asdict(proof), ensure_ascii=False, indent=2))

@@ -50,6 +50,7 @@ class AppSettings:
     host: str = "127.0.0.1"
     allowed_hosts: tuple[str, ...] = ()
     graphiql: bool = True
+    console: bool = True
     introspection: bool = True
     cors_origins: tuple[str, ...] = ()
     time_limit: float = DEFAULT_TIME_LIMIT
@@ -85,7 +86,7 @@ class AppSettings:
         registry, trusted = self._inputs()
         return create_app(
             open_database(self.db, time_limit=self.time_limit), host=self.host,
-            allowed_hosts=self.allowed_hosts, graphiql=self.graphiql,
+            allowed_hosts=self.allowed_hosts, graphiql=self.graphiql, console=self.console,
             introspection=self.introspection, cors_origins=self.cors_origins,
             registry=lambda: registry, max_objects=self.max_objects,
             trusted_documents=trusted)
@@ -150,22 +151,27 @@ def _time_limit(_: click.Context, __: click.Parameter, value: float) -> float:
               type=click.Choice(["text", "json"]),
               help="json: one JSON object per line (access, server and app logs).")
 @click.option("--no-graphiql", is_flag=True, help="Do not serve the GraphiQL page.")
+@click.option("--no-console", is_flag=True,
+              help="Do not serve the auditor's console (the HTML pages at /).")
 @click.option("--no-introspection", is_flag=True, help="Refuse introspection queries.")
 @click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN",
               help="Allow browser requests from ORIGIN (repeatable; default: no CORS headers).")
 @data_dir_options
 def serve(db: str | None, host: str, port: int, workers: int, allowed_hosts: tuple[str, ...],
           root_path: str, time_limit: float, max_objects: int, trusted_documents: Path | None,
-          log_level: str, log_format: LogFormat, no_graphiql: bool, no_introspection: bool,
+          log_level: str, log_format: LogFormat, no_graphiql: bool, no_console: bool,
+          no_introspection: bool,
           cors_origins: tuple[str, ...], packs: Path | None, teaching: Path | None,
           core: Path | None) -> None:
-    """Serve the query-only GraphQL API at /graphql (the store is opened read-only).
+    """Serve the query-only GraphQL API at /graphql and the auditor's console at / (the
+    store is opened read-only).
 
     `teachingRegistry` shows the corpora and packs given by --core (or --packs and
     --teaching), to compare with what each stored surface was checked against.
     """
     settings = AppSettings(
         db=db, host=host, allowed_hosts=allowed_hosts, graphiql=not no_graphiql,
+        console=not no_console,
         introspection=not no_introspection, cors_origins=cors_origins, time_limit=time_limit,
         max_objects=max_objects, trusted_documents=trusted_documents,
         data_dirs=DataDirs(packs, teaching, core))
@@ -182,8 +188,9 @@ def run_server(settings: AppSettings, *, port: int, workers: int = 1, root_path:
     if app is None:
         settings.check()  # a bad checkout, store or document: an error before serving
     _check_port(settings.host, port)
-    click.echo(f"GraphQL at http://{_url_host(settings.host)}:{port}{root_path}/graphql "
-               "(read-only)", err=True)
+    origin = f"http://{_url_host(settings.host)}:{port}{root_path}"
+    console = f"; the console at {origin}/" if settings.console else ""
+    click.echo(f"GraphQL at {origin}/graphql (read-only){console}", err=True)
     if banner:
         click.echo(banner, err=True)
     server: dict[str, Any] = {"host": settings.host, "port": port, "root_path": root_path,

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from backends import raw_query
+from browser_runs import chromium, requested_urls, serving
 from spec_values import CODES_IN_APPEND_ORDER, LEDGER_LENGTH, TOTAL_BATCHES, TOTAL_RESIDUALS
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -27,7 +23,6 @@ if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
     pytest.skip("needs Debian's chromium and chromium-driver (.ci/run installs them)",
                 allow_module_level=True)
 webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -42,44 +37,10 @@ def backend_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'audit.db'}"
 
 
-@contextmanager
-def serving(app: Starlette) -> Iterator[str]:
-    """`app` under uvicorn in a thread, on a free 127.0.0.1 port; yields its base URL."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    try:
-        while not server.started and thread.is_alive():
-            time.sleep(0.05)
-        assert server.started, "uvicorn did not start"
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(WAIT)
-        listener.close()
-
-
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in (
-        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900",
-        "--no-first-run", "--disable-extensions",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        # Offline: every name fails to resolve, except the test server's address.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-    ):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    # An explicit driver path: selenium-manager never looks for (or downloads) one.
-    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def editor_text(browser: Any, pane: str) -> str:
@@ -91,16 +52,6 @@ def editor_text(browser: Any, pane: str) -> str:
 def wait_for_result(browser: Any, expected: str) -> dict[str, Any]:
     WebDriverWait(browser, WAIT).until(lambda b: expected in editor_text(b, ".result-window"))
     return dict(json.loads(editor_text(browser, ".result-window")))
-
-
-def requested_urls(browser: Any) -> list[str]:
-    """Every URL the page asked for, from Chromium's network log."""
-    urls = []
-    for entry in browser.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.requestWillBeSent":
-            urls.append(message["params"]["request"]["url"])
-    return urls
 
 
 @pytest.mark.parametrize("root_path", ["", "/audit"])

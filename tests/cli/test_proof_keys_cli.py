@@ -218,3 +218,44 @@ def test_a_proof_of_another_tree_is_not_valid_for_this_checkpoint(signed: dict[s
     (tmp_path / "p.json").write_text(json.dumps(proof))
     code, output = verify_proof(tmp_path / "p.json", signed["checkpoint"], signed["pub"])
     assert code == 1 and "the checkpoint is size" in output
+
+
+# --- proof files (the console's "download proof") -------------------------------------------
+
+
+def test_a_proof_file_holds_the_proof_and_its_checkpoint(signed: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    residual = json.loads(signed["inclusion"].read_text())["entry"]
+    residual_id = json.loads(residual)["row"]["residual_id"]
+    proof_file = tmp_path / "proof.json"
+    proof_file.write_bytes(cli("prove", "--db", signed["db"], "--residual", residual_id,
+                               "--with-checkpoint").stdout_bytes)
+    document = json.loads(proof_file.read_text())
+    assert document["format"] == "core-audit-proof/1"
+    assert document["proof"] == json.loads(signed["inclusion"].read_text())
+    checkpoint_body = signed["checkpoint"].read_text().split("\n\n", 1)[0] + "\n\n"
+    assert document["checkpoint"] == checkpoint_body  # the same head, unsigned
+    alone = cli("verify-proof", proof_file)
+    assert alone.exit_code == 0 and "against the checkpoint inside the file" in alone.stdout
+    # A kept, signed checkpoint decides; the file's own unsigned one cannot pass --key.
+    assert verify_proof(proof_file, signed["checkpoint"], signed["pub"])[0] == 0
+    refused = cli("verify-proof", proof_file, "--key", signed["pub"])
+    assert refused.exit_code == 1
+    assert "its checkpoint: checkpoint is not signed by key auditor+" in refused.stderr
+
+
+def test_a_proof_file_against_another_tree_is_invalid(signed: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    document = {"format": "core-audit-proof/1",
+                "proof": json.loads(signed["inclusion"].read_text()),
+                "checkpoint": "core-audit/x\n5\n" + "A" * 43 + "=\n\n"}
+    proof_file = tmp_path / "proof.json"
+    proof_file.write_text(json.dumps(document))
+    result = cli("verify-proof", proof_file)
+    assert result.exit_code == 1
+    assert "the checkpoint is size 5, root " + "00" * 32 in result.stderr
+    proof_file.write_text(json.dumps({**document, "extra": 1}))
+    assert "has exactly the keys checkpoint, format, proof" in cli(
+        "verify-proof", proof_file).stderr
+    assert cli("prove", "--db", signed["db"], "--consistency", "5",
+               "--with-checkpoint").exit_code == 2

@@ -9,6 +9,8 @@ hash, the root at any size, and inclusion and consistency proofs cost O(log n) l
 from __future__ import annotations
 
 import heapq
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +34,7 @@ from store.model.merkle import (
     consistency_path,
     inclusion_path,
     leaf_hash,
+    root_hash,
     subtree_from_full,
 )
 
@@ -42,7 +45,9 @@ def log_entry(table: str, row: Row) -> bytes:
     """What a leaf hashes: the row's table and stored values (not its seq, not a null column
     a later revision added), as canonical JSON; anyone can recompute it from the record."""
     late = LATE_COLUMNS.get(table, frozenset())
-    values = {k: v for k, v in row.items() if k != "seq" and not (v is None and k in late)}
+    # str(k): a column name read back is a str subclass, which orjson refuses as a key (the
+    # slow reference encoder would take over, with the same bytes).
+    values = {str(k): v for k, v in row.items() if k != "seq" and not (v is None and k in late)}
     return canonical({"table": table, "row": values})
 
 
@@ -105,11 +110,70 @@ class LogError(StoreError):
     """The stored log cannot answer: a subtree or a leaf's row is missing."""
 
 
-class StoredLog:
-    """Answers subtree hashes from the store, each full one looked up once."""
+BLOCK = 1 << SUBTREE_LEVEL  # leaves under one smallest stored subtree
 
-    def __init__(self, connection: Connection) -> None:
+
+def _block_entries(connection: Connection, start: int, end: int) -> list[tuple[int, bytes]]:
+    """(seq, entry) of the leaves start <= seq - 1 < end: one plain statement a table."""
+    found: list[tuple[int, bytes]] = []
+    for table in LEDGERED_KEYS:
+        t = metadata.tables[table]
+        result = connection.execute(select(t).where(t.c.seq > start, t.c.seq <= end))
+        keys = list(map(str, result.keys()))  # plain str: cheap to hash and compare
+        found.extend((row.seq, log_entry(table, dict(zip(keys, row, strict=True))))
+                     for row in result)
+    found.sort()
+    return found
+
+
+class LeafBlocks:
+    """Hashes kept across requests (a stored leaf or subtree never changes): the leaf hashes
+    of whole 2**SUBTREE_LEVEL-leaf blocks, so a proof's lowest levels hash one block's rows
+    once, and the stored subtrees proofs and roots read most (the upper levels)."""
+
+    def __init__(self, capacity: int = 1024,  # 1024 blocks: 8 MiB of hashes
+                 subtrees: int = 65536) -> None:
+        self.capacity = capacity
+        self.subtree_capacity = subtrees
+        self._blocks: OrderedDict[int, list[bytes]] = OrderedDict()
+        self._subtrees: dict[tuple[int, int], bytes] = {}
+        self._lock = threading.Lock()
+
+    def stored(self, key: tuple[int, int]) -> bytes | None:
+        return self._subtrees.get(key)
+
+    def keep(self, key: tuple[int, int], digest: bytes) -> None:
+        with self._lock:
+            if len(self._subtrees) >= self.subtree_capacity:
+                self._subtrees.clear()  # rare: a new working set refills it
+            self._subtrees[key] = digest
+
+    def leaves(self, connection: Connection, start: int, end: int) -> list[bytes]:
+        """Hashes of leaves start..end-1, all in the block of `start`."""
+        block = start - start % BLOCK
+        with self._lock:
+            found = self._blocks.get(block)
+            if found is not None:
+                self._blocks.move_to_end(block)
+        if found is None or len(found) < end - block:
+            found = [leaf_hash(entry) for _, entry in
+                     _block_entries(connection, block, block + BLOCK)]
+            with self._lock:
+                self._blocks[block] = found
+                while len(self._blocks) > self.capacity:
+                    self._blocks.popitem(last=False)
+        if len(found) < end - block:
+            raise LogError(f"leaves {start}..{end - 1} do not have one row each")
+        return found[start - block:end - block]
+
+
+class StoredLog:
+    """Answers subtree hashes from the store, each full one looked up once; with `blocks`,
+    subtrees below the stored ones come from its cached leaf hashes."""
+
+    def __init__(self, connection: Connection, blocks: LeafBlocks | None = None) -> None:
         self.connection = connection
+        self.blocks = blocks
         self._cache: dict[tuple[int, int], bytes] = {}
 
     def full(self, start: int, end: int) -> bytes:
@@ -117,6 +181,11 @@ class StoredLog:
         if found is not None:
             return found
         level = (end - start).bit_length() - 1
+        if level >= SUBTREE_LEVEL and self.blocks is not None:
+            found = self.blocks.stored((level, start))
+            if found is not None:
+                self._cache[(start, end)] = found
+                return found
         if level >= SUBTREE_LEVEL:
             stored = self.connection.execute(
                 select(log_subtrees.c.hash).where(log_subtrees.c.level == level,
@@ -124,6 +193,10 @@ class StoredLog:
             if stored is None:
                 raise LogError(f"subtree of leaves {start}..{end - 1} is not stored")
             found = bytes.fromhex(stored)
+            if self.blocks is not None:
+                self.blocks.keep((level, start), found)
+        elif self.blocks is not None:
+            found = root_hash(self.blocks.leaves(self.connection, start, end))
         else:
             found = _computed(self.connection, start, end)
         self._cache[(start, end)] = found

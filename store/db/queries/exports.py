@@ -9,6 +9,8 @@ they name them (`sightings_exported`).
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -178,3 +180,40 @@ def _with_booleans(row: tuple[Any, ...], positions: list[int]) -> list[Any]:
         if cells[i] is not None:
             cells[i] = bool(cells[i])
     return cells
+
+
+def export_chunk(connection: Connection, kind: str, where: ExportFilter | None,
+                 snapshot: Snapshot | None, after_seq: int, limit: int = EXPORT_CHUNK_ROWS
+                 ) -> list[Sequence[Any]]:
+    """The next `limit` rows of `kind` past seq `after_seq` (keyset: each chunk its own
+    statement, so a server can read a whole table under one time limit per chunk)."""
+    export = EXPORT_KINDS[kind]
+    statement = export.statement(where, snapshot).where(export.table.c.seq > after_seq)
+    return list(connection.execute(statement.limit(limit)).all())
+
+
+_JSON_BOOLEAN = {True: "true", False: "false", None: None}
+
+
+def encode_rows(kind: str, rows: Sequence[Sequence[Any]], output_format: str, *,
+                header: bool) -> bytes:
+    """Rows as `core-audit export` writes them (its row writers, which its SQLite lines
+    equal byte for byte): CSV (RFC 4180, CRLF, true/false, the header row if `header`) or
+    JSONL (one object per line, the header's keys)."""
+    export = EXPORT_KINDS[kind]
+    columns = export.columns
+    if output_format == "jsonl":
+        return b"".join(orjson.dumps(dict(zip(columns, row, strict=True))) + b"\n"
+                        for row in rows)
+    booleans = export.boolean_columns
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)  # RFC 4180: CRLF line ends, quotes doubled inside quoted cells
+    if header:
+        writer.writerow(columns)
+    for row in rows:
+        if booleans:
+            row = list(row)
+            for i in booleans:
+                row[i] = _JSON_BOOLEAN[row[i]]
+        writer.writerow(row)
+    return text.getvalue().encode("utf-8")

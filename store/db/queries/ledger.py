@@ -7,7 +7,14 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from store.db.log.stored_log import StoredLog, latest_head, leaf_rows, log_entry, stored_origin
+from store.db.log.stored_log import (
+    LeafBlocks,
+    StoredLog,
+    latest_head,
+    leaf_rows,
+    log_entry,
+    stored_origin,
+)
 from store.db.queries.as_of import snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.records import ConsistencyProof, InclusionProof, LedgerStatus
@@ -40,10 +47,10 @@ def _size(connection: Connection, tree_size: int | None, at_least: int) -> int:
 
 
 def _proof(connection: Connection, table: str, row: Mapping[str, Any],
-           tree_size: int | None) -> InclusionProof:
+           tree_size: int | None, blocks: LeafBlocks | None = None) -> InclusionProof:
     index = row["seq"] - 1
     size = _size(connection, tree_size, index + 1)
-    log = StoredLog(connection)
+    log = StoredLog(connection, blocks)
     entry = log_entry(table, dict(row))
     return InclusionProof(leaf_index=index, tree_size=size, entry=entry.decode("utf-8"),
                           leaf_hash=leaf_hash(entry).hex(),
@@ -52,14 +59,16 @@ def _proof(connection: Connection, table: str, row: Mapping[str, Any],
 
 
 def inclusion_proof(connection: Connection, table: str, key: tuple[object, ...],
-                    tree_size: int | None = None) -> InclusionProof | None:
+                    tree_size: int | None = None, *, blocks: LeafBlocks | None = None
+                    ) -> InclusionProof | None:
     """RFC 9162 section 2.1.3 proof that a stored row is a leaf of the tree of `tree_size`
-    leaves (default: the newest tree head); None when there is no such row."""
+    leaves (default: the newest tree head); None when there is no such row. `blocks`: leaf
+    hashes kept across calls (a server's)."""
     t = metadata.tables[table]
     columns = [t.c[name] for name in LEDGERED_KEYS[table]]
     row = connection.execute(select(t).where(*(c == v for c, v in zip(
         columns, key, strict=True)))).mappings().first()
-    return None if row is None else _proof(connection, table, dict(row), tree_size)
+    return None if row is None else _proof(connection, table, dict(row), tree_size, blocks)
 
 
 def inclusion_proof_at(connection: Connection, index: int, tree_size: int | None = None
@@ -89,13 +98,13 @@ def log_entries(connection: Connection, start: int = 0, end: int | None = None
             leaf_rows(connection, start, stop))
 
 
-def consistency_proof(connection: Connection, first: int, second: int | None = None
-                      ) -> ConsistencyProof:
+def consistency_proof(connection: Connection, first: int, second: int | None = None, *,
+                      blocks: LeafBlocks | None = None) -> ConsistencyProof:
     """RFC 9162 section 2.1.4 proof that the tree of `second` leaves extends that of `first`."""
     size = _size(connection, second, 0)
     if not 0 <= first <= size:
         raise QueryError(f"fromSize: must be between 0 and {size}, got {first}")
-    log = StoredLog(connection)
+    log = StoredLog(connection, blocks)
     return ConsistencyProof(first=first, second=size, first_root=log.root(first).hex(),
                             second_root=log.root(size).hex(),
                             consistency_path=[h.hex() for h in log.consistency(first, size)])

@@ -1,0 +1,165 @@
+"""What the console knows of each record kind, in one table: its list (query, count, facets,
+filter input, columns, orders), its record pages' table and key, and its export.
+
+The list pages read through the same query functions as the GraphQL API's resolvers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection
+
+from store.api.filter_types import INPUTS
+from store.db import queries
+from store.db.queries.browsing import (
+    Facets,
+    assessment_facets,
+    batch_facets,
+    count_batches_where,
+    list_batches_where,
+)
+from store.db.queries.records import Page
+
+Order = queries.Order
+SEQ_ORDERS = (Order.OLDEST_FIRST, Order.NEWEST_FIRST)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    text: str
+    href: str | None = None  # a console path, e.g. /residuals/<id>
+    field: str | None = None  # the column's field, for the glossary's explanation
+    mono: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    heading: str
+    cell: Callable[[Any], Cell]
+
+
+@dataclass(frozen=True, slots=True)
+class ListKind:
+    name: str  # the URL segment and the export kind
+    title: str
+    input_class: type[Any] | None  # the GraphQL filter input its parameters are read through
+    page: Callable[..., Page[Any]]
+    count: Callable[[Connection, Any, int | None], int]
+    facets: Callable[[Connection, Any, int | None], Facets]
+    columns: tuple[Column, ...]
+    orders: tuple[queries.Order, ...]
+    table: str  # the ledgered table of its records
+    key_name: str  # what a record's id is called
+    export: str | None  # `core-audit export` kind
+    lists: tuple[str, ...] = ()  # without an input: its any-of string parameters
+    describe: str = ""
+    # Facets that scan every matching row (no tally, no index): counted under this shorter
+    # limit of their own, and left out (with a note) past it; None: with the page's reads.
+    facet_seconds: float | None = None
+    facet_rows: int | None = None  # ... and not tried over this many matching rows
+
+
+def _short(text: str | None, width: int = 90) -> str:
+    if text is None:
+        return "—"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _id(path: str, value: str) -> Cell:
+    return Cell(value[:16] + "…", f"/{path}/{value}", mono=True)
+
+
+def _residual_facets(connection: Connection, where: Any, as_of: int | None) -> Facets:
+    f = queries.residual_facets(connection, where, as_of)
+    return Facets(f.total, {"kind": f.by_kind, "axis": f.by_axis, "organ": f.by_organ,
+                            "familyId": f.by_family, "code": f.by_code})
+
+
+def _surface_facets(connection: Connection, where: Any, as_of: int | None) -> Facets:
+    f = queries.surface_facets(connection, where, as_of)
+    return Facets(f.total, {"groundingSource": f.by_grounding_source,
+                            "verification": f.by_verification, "corpusId": f.by_corpus,
+                            "intent": f.by_intent})
+
+
+def _turn_facets(connection: Connection, where: Any, as_of: int | None) -> Facets:
+    f = queries.turn_facets(connection, where, as_of)
+    return Facets(f.total, {"groundingSource": f.by_grounding_source,
+                            "epistemicState": f.by_epistemic_state,
+                            "normativeClearance": f.by_normative_clearance,
+                            "verification": f.by_verification, "corpusId": f.by_corpus})
+
+
+def _batch_page(connection: Connection, where: Any, first: int | None = None,
+                after: str | None = None, **options: Any) -> Page[Any]:
+    return list_batches_where(connection, where, first, after, **options)
+
+
+def _listed(name: str, title: str, facets: Callable[[Connection, Any, int | None], Facets],
+            columns: tuple[Column, ...], describe: str, **more: Any) -> ListKind:
+    """A kind the query layer lists (queries.LISTINGS): its list, count, orders, table, key
+    and filter input are the listing's, as the API's resolvers use them."""
+    listing = queries.LISTINGS[name]
+    assert listing.filter_type is not None, name
+    return ListKind(name, title, INPUTS[listing.filter_type], listing.list, listing.count,
+                    facets, columns, listing.orders, listing.table.name, listing.key,
+                    name if listing.exported else None, describe=describe, **more)
+
+
+LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
+    _listed(
+        "residuals", "Residuals", _residual_facets,
+        (Column("residual", lambda r: _id("residuals", r.residual.residual_id)),
+         Column("kind", lambda r: Cell(r.residual.residual_kind.name,
+                                       field="kind")),
+         Column("axis", lambda r: Cell(r.residual.source_axis.name, field="axis")),
+         Column("organ", lambda r: Cell(r.residual.candidate_organ)),
+         Column("code", lambda r: Cell(r.residual.residual_code, mono=True)),
+         Column("seen", lambda r: Cell(str(r.occurrence_count))),
+         Column("batch", lambda r: Cell(str(r.batch_id), f"/batches/{r.batch_id}"))),
+        describe="ADR-0225 ContractResiduals: refused assessments projected into a closed "
+                 "taxonomy of kinds and source axes."),
+    _listed(
+        "assessments", "Assessments", assessment_facets,
+        (Column("assessment", lambda a: _id("assessments", a.assessment_id)),
+         Column("organ", lambda a: Cell(a.assessment.candidate_organ)),
+         Column("runnable", lambda a: Cell("yes" if a.assessment.runnable else "no")),
+         Column("problem", lambda a: Cell(_short(a.problem_text))),
+         Column("batch", lambda a: Cell(str(a.batch.batch_id), f"/batches/{a.batch.batch_id}"))),
+        describe="CORE's ContractAssessments, each in its problem, with the batch that stored "
+                 "it.", facet_seconds=0.3, facet_rows=20_000),
+    _listed(
+        "surfaces", "Surfaces", _surface_facets,
+        (Column("surface", lambda s: _id("surfaces", s.surface_id)),
+         Column("grounding", lambda s: Cell(s.grounding_source.name, field="groundingSource")),
+         Column("verification", lambda s: Cell(s.verification.name, field="verification")),
+         Column("text", lambda s: Cell(_short(s.surface))),
+         Column("corpus", lambda s: Cell(s.corpus_id or "—")),
+         Column("seen", lambda s: Cell(str(s.occurrence_count)))),
+        describe="Answer surfaces with their grounding source (ADR-0052) and, for teaching, "
+                 "their re-derivation against the reviewed chain."),
+    _listed(
+        "turns", "Turns", _turn_facets,
+        (Column("turn", lambda t: _id("turns", t.turn_key)),
+         Column("id", lambda t: Cell("—" if t.turn_id is None else str(t.turn_id))),
+         Column("grounding", lambda t: Cell(t.grounding_source.name, field="groundingSource")),
+         Column("state", lambda t: Cell(t.epistemic_state or "—")),
+         Column("prompt", lambda t: Cell(_short(t.prompt, 70))),
+         Column("surface", lambda t: _id("surfaces", t.surface.surface_id))),
+        describe="CORE turns: Workbench journal lines kept verbatim, ChatRuntime outputs and "
+                 "TurnEvents."),
+    ListKind(
+        "batches", "Batches", None, _batch_page, count_batches_where,
+        batch_facets,
+        (Column("batch", lambda b: Cell(str(b.batch_id), f"/batches/{b.batch_id}")),
+         Column("source", lambda b: Cell(_short(b.source, 60))),
+         Column("type", lambda b: Cell(b.record_type)),
+         Column("new rows", lambda b: Cell(str(b.new_rows))),
+         Column("present", lambda b: Cell(str(b.present_rows))),
+         Column("ingested at", lambda b: Cell(b.ingested_at, mono=True))),
+        SEQ_ORDERS, "ingest_batches", "batch_id", None, lists=("recordType", "source"),
+        describe="Ingest batches: the envelope of every write, each ending in a tree head."),
+)}

@@ -1,0 +1,57 @@
+"""`/log`: tree heads with their batches, the checkpoint, and a consistency proof from a tree
+size the auditor kept (checked in the browser, and against the root they kept, if given)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection
+from starlette.requests import Request
+
+from store.console.parameters import ParameterError, integer
+from store.db import queries
+from store.db.queries import MAX_KEY
+from store.db.queries.browsing import tree_heads_page
+from store.model.proof_file import NO_ORIGIN, checkpoint_note
+
+if TYPE_CHECKING:
+    from store.console.pages import Console, Head
+
+_HEX = re.compile(r"[0-9a-f]{64}", re.ASCII)
+PARAMETERS = ("from", "root", "below")
+
+
+def read_log(connection: Connection, request: Request, head: Head,
+             console: Console) -> dict[str, Any]:
+    query = request.query_params
+    for name in query:
+        if name not in PARAMETERS:
+            raise ParameterError(name[:80], f"not a parameter of /log; it takes "
+                                 f"{', '.join(PARAMETERS)}")
+    ledger = queries.ledger_status(connection)
+    below_text = query.get("below") or None
+    below = None if below_text is None else integer(below_text, "below", 0, MAX_KEY)
+    heads = tree_heads_page(connection, below)
+    base = request.scope.get("root_path", "")
+    context: dict[str, Any] = {
+        "title": "Log", "ledger": ledger, "heads": heads, "note_origin": NO_ORIGIN,
+        "checkpoint_note": checkpoint_note(ledger.origin, ledger.tree_size, ledger.root_hash),
+        "older": f"{base}/log?below={heads[-1].tree_size}" if len(heads) == 50 else None,
+        "form_from": query.get("from", ""), "form_root": query.get("root", ""),
+        "consistency": None, "kept_root": None, "proof_script": False,
+    }
+    first_text = (query.get("from") or "").strip()
+    root_text = (query.get("root") or "").strip().lower()
+    if root_text and not _HEX.fullmatch(root_text):
+        raise ParameterError("root", "a root hash is 64 hex digits")
+    if first_text:
+        first = integer(first_text, "from", 0, ledger.tree_size)
+        try:
+            proof = queries.consistency_proof(connection, first, ledger.tree_size,
+                                              blocks=console.blocks)
+        except queries.QueryError as exc:
+            raise ParameterError("from", str(exc).split(": ", 1)[-1]) from None
+        context.update(consistency=proof, proof_script=True, kept_root=root_text or None,
+                       kept_root_matches=root_text == proof.first_root)
+    return context

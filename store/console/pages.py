@@ -1,0 +1,251 @@
+"""The console's HTTP side: routes, the tree head as ETag, immutable as-of pages, a small cache
+of rendered pages, security headers, and error pages (400 naming the parameter, 404, 503).
+
+Every read runs through `AuditStore.run` (a worker thread, the request's time limit), as the
+GraphQL resolvers' do; one page's reads share one connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from sqlalchemy import Connection
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from store import __version__
+from store.console.parameters import ParameterError, as_of_of
+from store.db.audit_store import AuditStore
+from store.db.log.stored_log import LeafBlocks, latest_head
+from store.db.queries import QueryError, QueryTimeout, snapshot_at
+from store.errors import StoreError
+
+logger = logging.getLogger(__name__)
+HERE = Path(__file__).resolve().parent
+# Self only: the page's own script and style sheet; no inline script or style, no framing.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+       "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+           "Referrer-Policy": "no-referrer"}
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"  # a newer tree head changes the page: ask each time, 304 if not
+NAV = (("/", "Overview"), ("/residuals", "Residuals"), ("/assessments", "Assessments"),
+       ("/surfaces", "Surfaces"), ("/turns", "Turns"), ("/batches", "Batches"),
+       ("/log", "Log"))
+
+
+class NotFound(StoreError):
+    """No such record (or not yet, at the asOf given)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The tree the page shows: the newest head, or the asOf one."""
+
+    size: int
+    root: str
+    newest_size: int
+    newest_root: str
+    as_of: int | None
+    as_of_batch: int | None
+
+    @property
+    def etag(self) -> str:
+        return f'"{__version__}-{self.size}-{self.root[:32]}"'
+
+
+def _head(connection: Connection, as_of: int | None) -> Head:
+    newest = latest_head(connection)
+    snapshot = snapshot_at(connection, as_of)
+    if snapshot is None:
+        return Head(newest.size, newest.root_hex, newest.size, newest.root_hex, None, None)
+    return Head(snapshot.tree_size, snapshot.root_hash, newest.size, newest.root_hex, as_of,
+                snapshot.batch_id or None)
+
+
+Read = Callable[[Connection, Request, Head, "Console"], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    template: str
+    read: Read
+    as_of: bool = True  # takes asOf
+
+
+class RenderedPages:
+    """Rendered bodies by (ETag, URL): a page is a function of the tree head and its URL."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self.capacity = capacity
+        self._pages: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> bytes | None:
+        with self._lock:
+            found = self._pages.get(key)
+            if found is not None:
+                self._pages.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, str], body: bytes) -> None:
+        if self.capacity <= 0:
+            return
+        with self._lock:
+            self._pages[key] = body
+            while len(self._pages) > self.capacity:
+                self._pages.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._pages.clear()
+
+
+class Console:
+    """The console over one store: its routes, templates, leaf-hash blocks and page cache."""
+
+    def __init__(self, db: AuditStore, *, graphiql: bool = True, cache_pages: int = 256) -> None:
+        self.db = db
+        self.graphiql = graphiql
+        self.blocks = LeafBlocks()
+        self.rendered = RenderedPages(cache_pages)
+        environment = Environment(loader=FileSystemLoader(HERE / "templates"),
+                                  autoescape=select_autoescape(default=True),
+                                  trim_blocks=True, lstrip_blocks=True)
+        self.templates = Jinja2Templates(env=environment)
+
+    def routes(self) -> list[BaseRoute]:
+        from store.console import exports, lists, log_page, overview, records
+
+        pages: list[tuple[str, Page]] = [
+            ("/", Page("overview.html", overview.read_overview)),
+            ("/log", Page("log.html", log_page.read_log, as_of=False)),
+            *((f"/{name}", Page("list.html", lists.list_reader(name)))
+              for name in lists.LIST_KINDS),
+            *((f"/{name}/{{key}}", Page("record.html", records.record_reader(name)))
+              for name in records.RECORD_KINDS),
+        ]
+        return [
+            *(Route(path, self._endpoint(page), methods=["GET", "HEAD"]) for path, page in pages),
+            Route("/proofs/{kind}/{key}.json", self._endpoint_raw(records.proof_download),
+                  methods=["GET", "HEAD"]),
+            Route("/export/{kind}.{format}", exports.export_endpoint(self),
+                  methods=["GET", "HEAD"]),
+            Mount("/static", StaticFiles(directory=HERE / "static"), name="console-static"),
+        ]
+
+    # --- rendering -------------------------------------------------------------------------
+
+    def render(self, request: Request, template: str, context: dict[str, Any], head: Head | None,
+               status: int = 200) -> bytes:
+        base = request.scope.get("root_path", "")
+        here = request.url.path.removeprefix(base) or "/"
+        values = {
+            "base": base, "here": here, "nav": NAV, "graphiql": self.graphiql,
+            "title": context.get("title", "core-audit"), "as_of": None, "as_of_batch": None,
+            "at": lambda path: base + path, "head_size": head.newest_size if head else "—",
+            "head_root": head.newest_root if head else "", "here_now": base + here,
+            **context}
+        if head is not None and head.as_of is not None:
+            as_of = head.as_of
+
+            def at(path: str) -> str:
+                """A console path, kept at the page's tree size."""
+                return f"{base}{path}{'&' if '?' in path else '?'}asOf={as_of}"
+
+            values.update(as_of=as_of, as_of_batch=head.as_of_batch, at=at)
+        return self.templates.get_template(template).render(values).encode("utf-8")
+
+    def error_page(self, request: Request, status: int, message: str,
+                   parameter: str | None = None) -> Response:
+        headings = {400: "Bad request", 404: "Not found", 503: "Unavailable",
+                    500: "Server error"}
+        body = self.render(request, "error.html", {
+            "title": headings.get(status, "Error"), "status": status,
+            "heading": headings.get(status, "Error"), "message": message,
+            "parameter": parameter}, None)
+        return Response(body, status, media_type="text/html; charset=utf-8",
+                        headers={**HEADERS, "Cache-Control": "no-store"})
+
+    async def guarded(self, request: Request, answer: Callable[[], Any]) -> Response:
+        """`answer()`'s response, or the error page for what it raised: never a traceback."""
+        try:
+            response: Response = await answer()
+            return response
+        except ParameterError as exc:
+            return self.error_page(request, 400, str(exc), exc.parameter)
+        except NotFound as exc:
+            return self.error_page(request, 404, str(exc))
+        except QueryTimeout as exc:
+            return self.error_page(request, 503, f"{exc} Narrow the filter, or try again.")
+        except QueryError as exc:
+            parameter = str(exc).split(":", 1)[0] if ":" in str(exc) else None
+            return self.error_page(request, 400, str(exc), parameter)
+        except Exception:
+            logger.exception("console page %s failed", request.url.path)
+            return self.error_page(request, 500, "The page could not be built; the server's "
+                                   "log has the details.")
+
+    def _endpoint(self, page: Page) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            async def answer() -> Response:
+                as_of = as_of_of(request.query_params) if page.as_of else None
+                deadline = self.db.deadline()
+                head = await self.db.run(deadline, _head, as_of)
+                cache_control = IMMUTABLE if head.as_of is not None else REVALIDATE
+                headers = {**HEADERS, "ETag": head.etag, "Cache-Control": cache_control}
+                if request.headers.get("if-none-match") == head.etag:
+                    return Response(status_code=304, headers=headers)
+                key = (head.etag, str(request.url))
+                body = self.rendered.get(key)
+                if body is None:
+                    context = await self.db.run(deadline, page.read, request, head, self)
+                    await self._run_deferred(context, deadline)
+                    body = self.render(request, page.template, context, head)
+                    if not context["omitted"]:  # a page cut short is not kept
+                        self.rendered.put(key, body)
+                return Response(body, media_type="text/html; charset=utf-8", headers=headers)
+
+            return await self.guarded(request, answer)
+
+        return endpoint
+
+    async def _run_deferred(self, context: dict[str, Any], deadline: float) -> None:
+        """Reads a page may go without: each under a limit of its own (and the request's);
+        one that runs past it is left out, its name in `omitted`, the page still served."""
+        context.setdefault("omitted", {})
+        for name, (read, seconds) in context.pop("deferred", {}).items():
+            try:
+                context[name] = await self.db.run(min(deadline, time.monotonic() + seconds),
+                                                  read)
+            except QueryTimeout:
+                context[name] = None
+                context["omitted"][name] = f"they took longer than {seconds} s"
+
+    def _endpoint_raw(self, read: Callable[[Connection, Request, Head, Console], Response]
+                      ) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            async def answer() -> Response:
+                as_of = as_of_of(request.query_params)
+                deadline = self.db.deadline()
+                head = await self.db.run(deadline, _head, as_of)
+                response = await self.db.run(deadline, read, request, head, self)
+                response.headers.update({
+                    **HEADERS, "ETag": head.etag,
+                    "Cache-Control": IMMUTABLE if head.as_of is not None else REVALIDATE})
+                return response
+
+            return await self.guarded(request, answer)
+
+        return endpoint

@@ -1,0 +1,396 @@
+"""Record pages: every stored field, links both ways between records, and the record's
+inclusion proof (checked in the browser by static/proof-check.js); the proof download."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from sqlalchemy import Connection
+from starlette.requests import Request
+from starlette.responses import Response
+
+from store.console.glossary import explain
+from store.console.parameters import ParameterError
+from store.db import queries
+from store.db.queries import MAX_KEY, InclusionProof
+from store.db.queries.browsing import batch_by_id, journal_neighbours
+from store.model.journal_digest import journal_digest
+from store.model.proof_file import checkpoint_note, proof_file
+
+if TYPE_CHECKING:
+    from store.console.pages import Console, Head
+
+_HEX_ID = re.compile(r"[0-9a-f]{64}", re.ASCII)
+OCCURRENCES_SHOWN = 20
+
+# page path -> (ledgered table, what its key is called, a heading)
+RECORD_KINDS: dict[str, tuple[str, str, str]] = {
+    "residuals": ("contract_residuals", "residual_id", "Residual"),
+    "assessments": ("contract_assessments", "assessment_id", "Assessment"),
+    "surfaces": ("surface_records", "surface_id", "Surface"),
+    "turns": ("turns", "turn_key", "Turn"),
+    "batches": ("ingest_batches", "batch_id", "Batch"),
+}
+
+
+def _not_found(message: str) -> Exception:
+    from store.console.pages import NotFound
+
+    return NotFound(message)
+
+
+def record_key(kind: str, text: str) -> str | int:
+    """The path's key, checked: 64 lowercase hex digits, or a batch's number."""
+    _, key_name, heading = RECORD_KINDS[kind]
+    if kind == "batches":
+        if not text.isascii() or not text.isdigit() or len(text) > 19 or int(text) > MAX_KEY:
+            raise _not_found(f"no batch {text[:80]!r}: a batch id is a whole number")
+        return int(text)
+    if not _HEX_ID.fullmatch(text):
+        raise _not_found(f"no {heading.lower()} {text[:80]!r}: a {key_name} is 64 lowercase "
+                         "hex digits")
+    return text
+
+
+def _field(name: str, value: Any, href: str | None = None, *, pre: bool = False,
+           keep_as_of: bool = True, explain_as: str | None = None) -> dict[str, Any]:
+    if value is None:
+        text = "null"
+    elif isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, (list, tuple)):
+        text = json.dumps([v.as_dict() if hasattr(v, "as_dict") else
+                           dataclasses.asdict(v) if dataclasses.is_dataclass(v)
+                           and not isinstance(v, type) else v
+                           for v in value], ensure_ascii=False)
+    elif hasattr(value, "name") and hasattr(value, "value"):  # a domain enum: GraphQL's name
+        text = value.name
+    else:
+        text = str(value)
+    return {"name": name, "text": text, "href": href, "pre": pre, "keep_as_of": keep_as_of,
+            "title": explain(explain_as or name, getattr(value, "value", value))}
+
+
+def _list_href(path: str, **params: str) -> str:
+    return f"/{path}?{urlencode(params)}"
+
+
+def _proof_context(connection: Connection, request: Request, head: Head, console: Console,
+                   kind: str, key: str | int) -> dict[str, Any]:
+    table = RECORD_KINDS[kind][0]
+    proof = queries.inclusion_proof(connection, table, (key,), head.size, blocks=console.blocks)
+    if proof is None:
+        raise _not_found(f"no {RECORD_KINDS[kind][2].lower()} {key}")
+    status = queries.ledger_status(connection)
+    base = request.scope.get("root_path", "")
+    suffix = "" if head.as_of is None else f"?asOf={head.as_of}"
+    return {"proof": proof, "proof_script": True,
+            "checkpoint_note": checkpoint_note(status.origin, proof.tree_size, proof.root_hash),
+            "proof_href": f"{base}/proofs/{kind}/{key}.json{suffix}"}
+
+
+def _residual(connection: Connection, key: str, head: Head, request: Request
+              ) -> dict[str, Any]:
+    stored = queries.residual_by_id(connection, key, head.as_of)
+    if stored is None:
+        raise _not_found(f"no residual {key}" + _then(head))
+    r = stored.residual
+    after = request.query_params.get("after")
+    page = queries.list_occurrences(connection, key, OCCURRENCES_SHOWN, after, as_of=head.as_of)
+    base = request.scope.get("root_path", "")
+    return {
+        "fields": [
+            _field("residual_id", r.residual_id),
+            _field("residual_kind", r.residual_kind, _list_href("residuals",
+                                                                kind=r.residual_kind.name)),
+            _field("source_axis", r.source_axis, _list_href("residuals",
+                                                            axis=r.source_axis.name)),
+            _field("candidate_organ", r.candidate_organ,
+                   _list_href("residuals", organ=r.candidate_organ)),
+            _field("family_id", r.family_id, None if r.family_id is None else
+                   _list_href("residuals", familyId=r.family_id)),
+            _field("residual_code", r.residual_code, _list_href("residuals",
+                                                                code=r.residual_code)),
+            _field("evidence_spans", r.evidence_spans),
+            _field("explanation", r.explanation),
+            _field("occurrences", stored.occurrence_count),
+            _field("batch_id", stored.batch_id, f"/batches/{stored.batch_id}"),
+            _field("seq", stored.seq),
+        ],
+        "related": [{
+            "title": f"Occurrences ({stored.occurrence_count}): the assessments that produced it",
+            "headings": ["assessment", "problem", "ordinal", "batch", "ingested at"],
+            "rows": [[
+                {"text": o.assessment.assessment_id[:16] + "…",
+                 "href": f"/assessments/{o.assessment.assessment_id}"},
+                {"text": o.assessment.problem_text or "—"},
+                {"text": str(o.ordinal)},
+                {"text": str(o.assessment.batch.batch_id),
+                 "href": f"/batches/{o.assessment.batch.batch_id}"},
+                {"text": o.assessment.batch.ingested_at}] for o in page.items],
+            "more": None if not page.has_next_page else
+            f"{base}/residuals/{key}?{urlencode(_kept(head, after=page.end_cursor or ''))}",
+        }],
+    }
+
+
+def _kept(head: Head, **params: str) -> dict[str, str]:
+    return params | ({} if head.as_of is None else {"asOf": str(head.as_of)})
+
+
+def _then(head: Head) -> str:
+    return "" if head.as_of is None else f" at tree size {head.as_of}"
+
+
+def _assessment(connection: Connection, key: str, head: Head, request: Request
+                ) -> dict[str, Any]:
+    stored = queries.assessment_by_id(connection, key, head.as_of)
+    if stored is None:
+        raise _not_found(f"no assessment {key}" + _then(head))
+    a = stored.assessment
+    produced = queries.assessment_residuals(connection, [key], as_of=head.as_of)[key]
+    return {
+        "fields": [
+            _field("assessment_id", stored.assessment_id),
+            _field("problem_text", stored.problem_text, pre=True),
+            _field("source_ref", stored.source_ref),
+            _field("candidate_organ", a.candidate_organ,
+                   _list_href("assessments", organ=a.candidate_organ)),
+            _field("family_id", stored.family_id),
+            _field("runnable", a.runnable),
+            _field("missing_bindings", list(a.missing_bindings)),
+            _field("unresolved_hazards", list(a.unresolved_hazards)),
+            _field("explanation", a.explanation),
+            _field("evidence_spans", a.evidence_spans),
+            _field("batch_id", stored.batch.batch_id, f"/batches/{stored.batch.batch_id}"),
+            _field("seq", stored.seq),
+        ],
+        "related": [{
+            "title": f"Residuals it produced ({len(produced)})",
+            "headings": ["residual", "kind", "axis", "code"],
+            "rows": [[{"text": r.residual.residual_id[:16] + "…",
+                       "href": f"/residuals/{r.residual.residual_id}"},
+                      {"text": r.residual.residual_kind.name},
+                      {"text": r.residual.source_axis.name},
+                      {"text": r.residual.residual_code}] for r in produced],
+        }],
+    }
+
+
+def _diff(stored: str, expected: str) -> list[tuple[str, str]]:
+    """The stored text against the expected one, character by character."""
+    marks: list[tuple[str, str]] = []
+    matcher = difflib.SequenceMatcher(a=expected, b=stored, autojunk=False)
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op == "equal":
+            marks.append(("same", stored[b0:b1]))
+            continue
+        if a1 > a0:
+            marks.append(("del", expected[a0:a1]))
+        if b1 > b0:
+            marks.append(("ins", stored[b0:b1]))
+    return marks
+
+
+def _surface(connection: Connection, key: str, head: Head, request: Request
+             ) -> dict[str, Any]:
+    s = queries.surface_by_id(connection, key, head.as_of)
+    if s is None:
+        raise _not_found(f"no surface {key}" + _then(head))
+    sightings = queries.list_surface_occurrences(connection, key, OCCURRENCES_SHOWN,
+                                                 request.query_params.get("after"),
+                                                 as_of=head.as_of)
+    context: dict[str, Any] = {
+        "fields": [
+            _field("surface_id", s.surface_id),
+            _field("grounding_source", s.grounding_source,
+                   _list_href("surfaces", groundingSource=s.grounding_source.name)),
+            _field("surface", s.surface, pre=True),
+            _field("verification", s.verification,
+                   _list_href("surfaces", verification=s.verification.name)),
+            _field("expected_surface", s.expected_surface, pre=True),
+            _field("subject", s.subject, None if s.subject is None else
+                   _list_href("surfaces", subject=s.subject)),
+            _field("intent", s.intent, None if s.intent is None else
+                   _list_href("surfaces", intent=s.intent)),
+            _field("corpus_id", s.corpus_id, None if s.corpus_id is None else
+                   _list_href("surfaces", corpusId=s.corpus_id)),
+            _field("chain_id", s.chain_id, None if s.chain_id is None else
+                   _list_href("surfaces", chainId=s.chain_id)),
+            _field("chain_provenance", s.chain_provenance),
+            _field("pack_id", s.pack_id),
+            _field("pack_version", s.pack_version),
+            _field("connective", s.connective),
+            _field("object", s.object),
+            _field("subject_domains", s.subject_domains),
+            _field("object_domains", s.object_domains),
+            _field("surface_form", s.surface_form),
+            _field("hops", s.hops),
+            _field("hop_chain_ids", s.hop_chain_ids),
+            _field("candidate_chain_ids", s.candidate_chain_ids),
+            _field("surface_prefix", s.surface_prefix),
+            _field("checked_against", s.checked_against),
+            _field("occurrences", s.occurrence_count),
+            _field("batch_id", s.batch_id, f"/batches/{s.batch_id}"),
+            _field("seq", s.seq),
+        ],
+        "related": [
+            {"title": "Checked against (checkedAgainst): the corpus and pack files the "
+                      "verification read",
+             "headings": ["kind", "id", "sha256", "version"],
+             "rows": [[{"text": f.kind}, {"text": f.id}, {"text": f.sha256},
+                       {"text": f.version or "—"}] for f in s.checked_against]},
+            {"title": f"Sightings ({s.occurrence_count}): the turns that emitted it",
+             "headings": ["turn", "session", "turn id", "prompt", "batch"],
+             "rows": [[{"text": (o.turn_key or "")[:16] + "…" if o.turn_key else "—",
+                        "href": f"/turns/{o.turn_key}" if o.turn_key else None},
+                       {"text": o.session_id or "—"}, {"text": o.turn_id or "—"},
+                       {"text": o.prompt or "—"},
+                       {"text": str(o.batch.batch_id), "href": f"/batches/{o.batch.batch_id}"}]
+                      for o in sightings.items]},
+        ],
+    }
+    if s.verification.name == "MISMATCH" and s.surface is not None and s.expected_surface:
+        context.update(diff=_diff(s.surface, s.expected_surface), stored_text=s.surface,
+                       expected_text=s.expected_surface)
+    return context
+
+
+def _journal_check(line: str, stated: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+        computed = journal_digest(line, value) if isinstance(value, dict) else None
+    except (ValueError, Exception):  # a line the store kept verbatim but cannot re-read
+        computed = None
+    if stated is None:
+        return {"line": line, "holds": False, "message": "no journal_digest on this line"}
+    if computed == stated:
+        return {"line": line, "holds": True,
+                "message": f"journal_digest checks: the line hashes to {computed}, as stated"}
+    return {"line": line, "holds": False,
+            "message": f"journal_digest does NOT check: the line states {stated}, its content "
+                       f"hashes to {computed}"}
+
+
+def _turn(connection: Connection, key: str, head: Head, request: Request) -> dict[str, Any]:
+    t = queries.turn_by_key(connection, key, head.as_of)
+    if t is None:
+        raise _not_found(f"no turn {key}" + _then(head))
+    s = t.surface
+    context: dict[str, Any] = {
+        "fields": [
+            _field("turn_key", t.turn_key),
+            _field("kind", t.kind),
+            _field("turn_id", t.turn_id),
+            _field("prompt", t.prompt, pre=True),
+            _field("timestamp", t.timestamp),
+            _field("grounding_source", t.grounding_source,
+                   _list_href("turns", groundingSource=t.grounding_source.name)),
+            _field("epistemic_state", t.epistemic_state, None if t.epistemic_state is None
+                   else _list_href("turns", epistemicState=t.epistemic_state)),
+            _field("normative_clearance", t.normative_clearance),
+            _field("normative_detail", t.normative_detail),
+            _field("verdict_identity", t.verdict_identity),
+            _field("verdict_safety", t.verdict_safety),
+            _field("verdict_ethics", t.verdict_ethics),
+            _field("refusal_emitted", t.refusal_emitted),
+            _field("hedge_injected", t.hedge_injected),
+            _field("trace_hash", t.trace_hash),
+            _field("trace_integrity", t.trace_integrity),
+            _field("journal_digest", t.journal_digest),
+            _field("surface", s.surface_id, f"/surfaces/{s.surface_id}"),
+            _field("surface verification", s.verification, explain_as="verification"),
+            _field("chain_id", s.chain_id, None if s.chain_id is None else
+                   _list_href("surfaces", chainId=s.chain_id)),
+            _field("corpus_id", s.corpus_id, None if s.corpus_id is None else
+                   _list_href("surfaces", corpusId=s.corpus_id)),
+            _field("pack_id", s.pack_id),
+            _field("checked_against", s.checked_against),
+            _field("batch_id", t.batch_id, f"/batches/{t.batch_id}"),
+            _field("seq", t.seq),
+        ],
+        "related": [],
+        "neighbours": journal_neighbours(connection, key, head.as_of),
+    }
+    if t.journal_digest is not None or t.kind == "workbench_journal":
+        context["journal"] = _journal_check(t.line, t.journal_digest)
+    else:
+        context["fields"].append(_field("line", t.line, pre=True))
+    return context
+
+
+def _batch(connection: Connection, key: int, head: Head, request: Request) -> dict[str, Any]:
+    found = batch_by_id(connection, key, head.as_of)
+    if found is None:
+        raise _not_found(f"no batch {key}" + _then(head))
+    b = found.batch
+    within = {"batchIdFrom": str(b.batch_id), "batchIdTo": str(b.batch_id)}
+    return {
+        "fields": [
+            *(_field(f.name, getattr(b, f.name)) for f in dataclasses.fields(b)),
+            _field("tree head", "—" if found.tree_size is None else
+                   f"size {found.tree_size}, root {found.root_hash}",
+                   None if found.tree_size is None else f"/?asOf={found.tree_size}",
+                   keep_as_of=False),
+        ],
+        "related": [{
+            "title": "What it stored",
+            "headings": ["records", "first stored by this batch"],
+            "rows": [[{"text": name}, {"text": "list", "href": _list_href(name, **within)}]
+                     for name in ("residuals", "assessments", "surfaces", "turns")],
+        }],
+    }
+
+
+_READERS: dict[str, Callable[[Connection, Any, Head, Request], dict[str, Any]]] = {
+    "residuals": _residual, "assessments": _assessment, "surfaces": _surface, "turns": _turn,
+    "batches": _batch,
+}
+
+
+def record_reader(kind: str) -> Callable[[Connection, Request, Head, Console], dict[str, Any]]:
+    heading = RECORD_KINDS[kind][2]
+
+    def read(connection: Connection, request: Request, head: Head,
+             console: Console) -> dict[str, Any]:
+        for name in request.query_params:
+            if name not in ("asOf", "after"):
+                raise ParameterError(name[:80], "not a parameter of a record page; it takes "
+                                     "asOf (and after, for its sightings)")
+        key = record_key(kind, request.path_params["key"])
+        context = _READERS[kind](connection, key, head, request)
+        return {"title": f"{heading} {str(key)[:12]}", "heading": heading, "key": key,
+                "list_name": kind, "list_title": kind.capitalize(),
+                "neighbours": None, "related": [],
+                **context, **_proof_context(connection, request, head, console, kind, key)}
+
+    return read
+
+
+def proof_download(connection: Connection, request: Request, head: Head,
+                   console: Console) -> Response:
+    kind = request.path_params["kind"]
+    if kind not in RECORD_KINDS:
+        raise _not_found(f"no record kind {kind[:80]!r}: one of {', '.join(RECORD_KINDS)}")
+    for name in request.query_params:
+        if name != "asOf":
+            raise ParameterError(name[:80], "not a parameter of a proof; it takes asOf")
+    key = record_key(kind, request.path_params["key"])
+    table = RECORD_KINDS[kind][0]
+    proof: InclusionProof | None = queries.inclusion_proof(connection, table, (key,),
+                                                           head.size, blocks=console.blocks)
+    if proof is None:
+        raise _not_found(f"no {RECORD_KINDS[kind][2].lower()} {key}" + _then(head))
+    status = queries.ledger_status(connection)
+    note = checkpoint_note(status.origin, proof.tree_size, proof.root_hash)
+    body = proof_file(dataclasses.asdict(proof), note)
+    name = f"{kind[:-1]}-{str(key)[:16]}-proof-{proof.tree_size}.json"
+    return Response(body, media_type="application/json",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+

@@ -1,0 +1,73 @@
+"""Serving an app to a real browser in tests: uvicorn in a thread, and the URLs a page asked for."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+WAIT = 60  # seconds a server may take to start or stop on a loaded 2-core CI machine
+
+
+@contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """`app` under uvicorn in a thread, on a free 127.0.0.1 port; yields its base URL."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started and thread.is_alive():
+            time.sleep(0.05)
+        assert server.started, "uvicorn did not start"
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(WAIT)
+        listener.close()
+
+
+def requested_urls(browser: Any) -> list[str]:
+    """Every URL the page asked for, from Chromium's network log."""
+    urls = []
+    for entry in browser.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium at 1400x900, offline but for 127.0.0.1, its console and
+    network logged (the caller skips when selenium or Chromium is missing)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in (
+        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900",
+        "--no-first-run", "--disable-extensions",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        # Offline: every name fails to resolve, except the test server's address.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    # An explicit driver path: selenium-manager never looks for (or downloads) one.
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()

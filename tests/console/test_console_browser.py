@@ -1,0 +1,205 @@
+"""The console in headless Debian Chromium, offline: every link of the overview and of one page
+of each list resolves; residual and turn pages say "verified in this browser"; a proof altered
+in transit says what failed; no console error, no outside request; screenshots written to a
+temporary folder named in the output (never committed)."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+from browser_runs import chromium, requested_urls, serving
+from spec_values import DELTA_QUANTITY_ID, HEADS
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.types import Message, Receive, Scope, Send
+
+from store.api.app import create_app
+from store.db.audit_store import AuditStore
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+    pytest.skip("needs Debian's chromium and chromium-driver (.ci/run installs them)",
+                allow_module_level=True)
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+pytestmark = pytest.mark.slow
+WAIT = 60  # seconds a page may take on a loaded 2-core CI machine; not a measured limit
+LISTS = ("residuals", "assessments", "surfaces", "turns", "batches")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as driver:
+        yield driver
+
+
+class Screenshots(UserWarning):
+    """Where this run's screenshots are: shown in pytest's warnings summary (with xdist too)."""
+
+
+@pytest.fixture(scope="module")
+def shots() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="core-audit-console-shots-"))
+    warnings.warn(f"console screenshots written to {folder}", Screenshots, stacklevel=1)
+    return folder
+
+
+class AlterProofs:
+    """As a hostile proxy would: one hash of every inclusion path on a page is replaced."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start: Message = {}
+        chunks: list[bytes] = []
+
+        async def keep(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            body = b"".join(chunks)
+            body = re.sub(rb'(class="proof-path" start="0"><li><code class="hash">)([0-9a-f])',
+                          lambda m: m.group(1) + (b"0" if m.group(2) != b"0" else b"1"), body)
+            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode()))
+            await send({**start, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, keep)
+
+
+def _severe(browser: Any) -> list[Any]:
+    return [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def _result(browser: Any) -> str:
+    WebDriverWait(browser, WAIT).until(lambda b: "pending" not in b.find_element(
+        By.CSS_SELECTOR, ".proof-result").get_attribute("class"))
+    return str(browser.find_element(By.CSS_SELECTOR, ".proof-result").text)
+
+
+def _page_links(browser: Any, base: str) -> list[str]:
+    hrefs = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "a[href]")]
+    return sorted({h.split("#")[0] for h in hrefs if h and h.startswith(base)})
+
+
+def _status(browser: Any, url: str) -> int:
+    """The HTTP status of `url`, fetched by the page (same origin, no navigation)."""
+    return int(browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0], {headers: {accept: 'text/html'}}).then(r => done(r.status), "
+        "() => done(0));", url))
+
+
+@pytest.mark.parametrize("root_path", ["", "/audit"])
+def test_the_console_in_chromium(browser: Any, console_db: AuditStore, console_url: str,
+                                 shots: Path, root_path: str) -> None:
+    app: Any = create_app(console_db, close_db_on_shutdown=False)
+    if root_path:
+        app = Starlette(routes=[Mount(root_path, app=app)])
+    with serving(app) as origin:
+        base = origin + root_path
+        browser.get_log("performance")
+        browser.get_log("browser")
+        browser.get(f"{base}/")
+        assert "Overview" in browser.title
+        if not root_path:
+            browser.save_screenshot(str(shots / "overview.png"))
+        checked = set()
+        pages = [f"{base}/", *(f"{base}/{name}" for name in LISTS)]
+        for page in pages:
+            browser.get(page)
+            for link in _page_links(browser, origin):
+                if link in checked or "/export/" in link:
+                    continue
+                checked.add(link)
+                assert _status(browser, link) == 200, f"{link} (linked from {page})"
+        assert len(checked) > 60
+        browser.get(f"{base}/residuals")
+        if not root_path:
+            browser.save_screenshot(str(shots / "residuals.png"))
+
+        browser.get(f"{base}/residuals/{DELTA_QUANTITY_ID}")
+        said = _result(browser)
+        assert re.fullmatch(rf"verified in this browser: leaf \d+ of tree size {HEADS[4]}, "
+                            r"root [0-9a-f]{64}", said), said
+        if not root_path:
+            browser.save_screenshot(str(shots / "residual.png"))
+        browser.get(f"{base}/turns")
+        turn = next(link for link in _page_links(browser, origin)
+                    if re.search(r"/turns/[0-9a-f]{64}$", link))
+        browser.get(turn)
+        assert _result(browser).startswith("verified in this browser: leaf ")
+        browser.get(f"{base}/log?from={HEADS[1]}")
+        box = browser.find_element(By.CSS_SELECTOR, "[data-proof]")
+        new, old = (box.get_attribute(f"data-{name}-root") for name in ("second", "first"))
+        assert _result(browser) == (f"verified in this browser: the tree of size {HEADS[4]}, "
+                                    f"root {new} extends the tree of size {HEADS[1]}, root {old}")
+        urls = requested_urls(browser)
+        problems = _severe(browser)
+    assert [u for u in urls if not u.startswith((f"{origin}/", "data:"))] == []
+    assert f"{base}/static/proof-check.js" in urls
+    assert problems == []
+
+
+def test_a_proof_altered_in_transit_says_it_failed(browser: Any, console_db: AuditStore,
+                                                   shots: Path) -> None:
+    app = AlterProofs(create_app(console_db, close_db_on_shutdown=False))
+    with serving(app) as origin:
+        browser.get(f"{origin}/residuals/{DELTA_QUANTITY_ID}")
+        said = _result(browser)
+        browser.save_screenshot(str(shots / "residual-tampered.png"))
+        assert re.fullmatch(r"failed: the path leads from leaf \d+ to root [0-9a-f]{64}, not to "
+                            r"the tree head's root [0-9a-f]{64}", said), said
+        assert "failed" in browser.find_element(
+            By.CSS_SELECTOR, ".proof-result").get_attribute("class")
+        assert _severe(browser) == []
+
+
+def test_a_phone_width_page_reads_without_sideways_scrolling(browser: Any,
+                                                             console_db: AuditStore) -> None:
+    app = create_app(console_db, close_db_on_shutdown=False)
+    with serving(app) as origin:
+        browser.set_window_size(390, 844)
+        try:
+            for path in ("/", "/residuals", f"/residuals/{DELTA_QUANTITY_ID}"):
+                browser.get(origin + path)
+                overflow = browser.execute_script(
+                    "return document.documentElement.scrollWidth - window.innerWidth")
+                assert overflow <= 0, path
+        finally:
+            browser.set_window_size(1400, 900)
+
+
+def test_the_pages_are_keyboard_navigable(browser: Any, console_db: AuditStore) -> None:
+    """Tab reaches the skip link first, then the navigation, every link in document order."""
+    from selenium.webdriver.common.keys import Keys
+
+    app = create_app(console_db, close_db_on_shutdown=False)
+    with serving(app) as origin:
+        browser.get(f"{origin}/residuals")
+        body = browser.find_element(By.TAG_NAME, "body")
+        body.send_keys(Keys.TAB)
+        first = browser.switch_to.active_element
+        assert first.text == "Skip to content"
+        webdriver.ActionChains(browser).send_keys(Keys.TAB).perform()
+        assert urlsplit(browser.switch_to.active_element.get_attribute("href")).path == "/"
+        assert urljoin(origin, "/") == f"{origin}/"
