@@ -31,12 +31,12 @@ def every_table_store(db_path: Path, tmp_path: Path) -> Path:
     journal = tmp_path / "turn_journal.jsonl"
     journal.write_text(journal_line(journal_entry(1, "What is a pack?", "pack — a lexicon.",
                                                   "pack")) + "\n", encoding="utf-8")
-    # Over 256 leaves, so the log stores a subtree; a checkpoint fixes the log's origin.
+    # Over 256 leaves, so the log stores a subtree; a checkpoint chooses the log's origin.
     frames = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(40, "rowid")))
     for path in (*EXAMPLE_FILES, journal, frames):
         result = cli("ingest", "--db", db_path, path)
         assert result.exit_code == 0, result.stderr
-    assert cli("checkpoint", "--db", db_path).exit_code == 0
+    assert cli("checkpoint", "--db", db_path, "--origin", "audit.example.org/core").exit_code == 0
     # a kept checkpoint and a witness's cosignature of it
     log, witness = SignerKey("log", b"\x01" * 32), SignerKey("w", b"\x02" * 32, COSIGNATURE_V1)
     with AuditStore.open(str(db_path)) as store:

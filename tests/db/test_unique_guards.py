@@ -84,6 +84,25 @@ def test_sqlite_any_explicit_rowid_is_refused(two_batches: Path, sql: str) -> No
     assert _refused(two_batches, sql) == f"{table} is append-only: a row with this key exists"
 
 
+def test_sqlite_rows_forged_with_the_guard_dropped_are_named_by_verify(two_batches: Path) -> None:
+    connection = raw_connect(two_batches)
+    connection.execute("DROP TRIGGER log_origin_append_only_insert")
+    connection.execute("INSERT INTO log_origin (rowid, origin) VALUES (-5, 'evil.example/x')")
+    connection.commit()
+    connection.close()
+
+    result = cli("verify", "--db", two_batches)
+
+    assert result.exit_code == 1
+    lines = [line.removeprefix("  also ") for line in result.stderr.splitlines()]
+    assert "log_origin: 1 rows at an explicit rowid below 1: inserted out of band" in lines
+    assert ("log_origin: holds 2 rows, one at most: rows were added out of band (which one "
+            "a reader takes is arbitrary)") in lines
+    checkpoint = cli("checkpoint", "--db", two_batches)
+    assert checkpoint.exit_code == 1 and "log_origin holds more than one origin" in (
+        checkpoint.stderr)
+
+
 @pytest.mark.postgres
 def test_postgres_a_second_origin_row_is_refused(pg_url: str, examples_path: Path) -> None:
     assert cli("ingest", "--db", pg_url, examples_path).exit_code == 0

@@ -19,7 +19,7 @@ from store.db.log.stored_log import (
     log_entry,
     stored_origin,
 )
-from store.db.schema.guards import SINGLE_ROW_TABLES
+from store.db.schema.guards import SINGLE_ROW_TABLES, hidden_rowid
 from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.db.schema.tables import (
     SUBTREE_LEVEL,
@@ -177,7 +177,22 @@ def _unreadable_tables(connection: Connection) -> dict[str, Problem]:
     return unreadable
 
 
+def _rowid_problems(connection: Connection, skip: Collection[str]) -> Iterator[Problem]:
+    """SQLite: a row at rowid 0 or below was placed there on purpose (every writer of this
+    store lets SQLite pick rowids, from 1): ahead of every stored row in the file's order."""
+    if connection.dialect.name != "sqlite":
+        return
+    for name in sorted(set(metadata.tables) - set(skip)):
+        if hidden_rowid(name):
+            found = connection.exec_driver_sql(
+                f'SELECT count(*) FROM "{name}" WHERE rowid < 1').scalar_one()
+            if found:
+                yield Problem(None, name, "", f"{found} rows at an explicit rowid below 1: "
+                                              "inserted out of band")
+
+
 def _single_row_problems(connection: Connection, skip: Collection[str]) -> Iterator[Problem]:
+    yield from _rowid_problems(connection, skip)
     for name in sorted(SINGLE_ROW_TABLES - set(skip)):
         rows = connection.execute(
             select(func.count()).select_from(metadata.tables[name])).scalar_one()
