@@ -27,7 +27,8 @@ def test_every_table_of_the_schema_is_declared_once() -> None:
 def test_the_log_s_leaves_and_the_guarded_tables_follow_from_the_declarations() -> None:
     # The leaf tables and their keys as docs/design.md and revision 0006 define them.
     assert dict(LEDGERED_KEYS) == LEAF_KEYS
-    derived = ("residual_tallies", "log_subtrees", "tree_heads", "log_origin")
+    derived = ("residual_tallies", "log_subtrees", "tree_heads", "log_origin", "checkpoints",
+               "checkpoint_cosignatures")  # the last two: revision 0009
     assert tuple(APPEND_ONLY_TABLES) == (*LEDGERED_KEYS, *derived)
 
 

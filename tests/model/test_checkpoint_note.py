@@ -111,7 +111,7 @@ def test_generated_keys_have_the_c2sp_formats(keys: tuple[SignerKey, VerifierKey
         ("PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10", "base64"),
         ("PeterNeumann+c74f20a3", "<name>+<hash>+<base64 key>"),
         ("Peter Neumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW", "no space"),
-        (GO_SIGNER, "8 lowercase hex"),
+        (GO_SIGNER, "this is a signer key"),  # given where a verifier key belongs
     ],
 )
 def test_malformed_verifier_keys_are_refused(text: str, message: str):
