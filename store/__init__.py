@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
     from store.db.audit_store import AuditStore
     from store.db.verify.store_checks import VerifyReport
-    from store.db.write.writer import BatchSummary
+    from store.db.write.batch_summary import BatchSummary
     from store.errors import (
         BatchRejected,
         CheckpointError,

@@ -21,7 +21,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the summary's type only: errors sit below every other module
-    from store.db.write.writer import BatchSummary
+    from store.db.write.batch_summary import BatchSummary
 
 
 # scheme://user:password@host: the password, wherever a URL is quoted (drivers quote them).

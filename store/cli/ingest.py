@@ -15,7 +15,7 @@ from sqlalchemy.exc import DBAPIError
 from store.cli.inputs import display_name, open_input
 from store.cli.options import db_option, open_store
 from store.cli.teaching import data_dir_options
-from store.db.write.writer import BatchSummary
+from store.db.write.batch_summary import BatchSummary
 from store.errors import BatchRejected
 from store.model.corpora import CorpusError, TeachingRegistry
 from store.model.packs import PackError

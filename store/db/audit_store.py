@@ -30,9 +30,10 @@ from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
 from store.db.verify.problems import Problem
 from store.db.verify.store_checks import VerifyReport, verify_store
 from store.db.verify.wal_file import wal_problem
+from store.db.write.batch_summary import BatchSummary
 from store.db.write.inserts import insert_rows, lock_log_tip
 from store.db.write.row_builders import RegistryProvider
-from store.db.write.writer import BatchSummary, append_batch
+from store.db.write.writer import append_batch
 from store.errors import StoreError
 from store.model.checkpoint import Checkpoint, NoteSignature, SignerKey, VerifierKey, sign
 from store.model.cosignature import check_note, cosignature_time

@@ -6,7 +6,6 @@ import gc
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 
@@ -16,6 +15,7 @@ from store import __version__
 from store.db.log.stored_log import LogAppender, log_entry
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
 from store.db.write.batch_proof import WrittenBatch, prove_batch
+from store.db.write.batch_summary import BatchSummary
 from store.db.write.guard_lift import InsertGuards, insert_guards_liftable
 from store.db.write.input_kinds import (
     APPENDED_COLUMNS,
@@ -51,85 +51,12 @@ from store.model.merkle import leaf_hash
 from store.model.teaching_surface import default_registry
 
 REPEAT_CACHE = 20_000  # stored rows remembered per kind whose records repeat
-MAX_REPORTED_ERRORS = 20
 # Build key filters once a batch has looked up this fraction of the stored rows' count: the
 # scan that fills them then costs no more than the lookups it saves.
 FILTER_AFTER_FRACTION = 8
 
 
 _LOOKUP_ORDER = sorted(INPUT_KINDS, key=lambda k: k.part_of is not None)  # parents first
-
-
-@dataclass(frozen=True, slots=True)
-class LineFailure:
-    line: int
-    reason: str
-
-
-@dataclass
-class TableCounts:
-    new: int = 0
-    present: int = 0
-
-
-@dataclass
-class BatchSummary:
-    source: str
-    input_sha256: str = ""
-    lines: int = 0
-    records: int = 0
-    batch_id: int | None = None
-    record_types: set[str] = field(default_factory=set)
-    tables: dict[str, TableCounts] = field(
-        default_factory=lambda: {kind.name: TableCounts() for kind in INPUT_KINDS}
-    )
-    failures: list[LineFailure] = field(default_factory=list)
-    failure_count: int = 0
-    # Every row was stored already, so no batch was written: the earlier batch of the same
-    # input (same_input), else the batches that hold its rows.
-    already_in: list[int] = field(default_factory=list)
-    same_input: bool = False
-
-    @property
-    def new_rows(self) -> int:
-        return sum(c.new for c in self.tables.values())
-
-    @property
-    def present_rows(self) -> int:
-        return sum(c.present for c in self.tables.values())
-
-    @property
-    def record_type(self) -> str:
-        return "+".join(sorted(self.record_types))
-
-    @property
-    def rejected(self) -> bool:
-        return self.failure_count > 0
-
-    def fail(self, line: int, reason: str) -> None:
-        self.failure_count += 1
-        if len(self.failures) < MAX_REPORTED_ERRORS:
-            self.failures.append(LineFailure(line, reason))
-
-    def describe(self, failure: LineFailure) -> str:
-        """`PATH:LINE: reason`, or `PATH: reason` for the input as a whole."""
-        where = f"{self.source}:{failure.line}" if failure.line else self.source
-        return f"{where}: {failure.reason}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "batch_id": self.batch_id,
-            "input_sha256": self.input_sha256,
-            "lines": self.lines,
-            "records": self.records,
-            "rejected": self.rejected,
-            "rejected_lines": self.failure_count,
-            "already_in": self.already_in,
-            "same_input": self.same_input,
-            "tables": {t: {"new": c.new, "present": c.present} for t, c in self.tables.items()},
-            "errors": [self.describe(f) for f in self.failures],
-        }
 
 
 class _BatchWriter:
