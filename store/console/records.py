@@ -8,7 +8,7 @@ import difflib
 import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
 from sqlalchemy import Connection
@@ -26,6 +26,8 @@ from store.model.proof_file import checkpoint_note, proof_file
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
 
+K = TypeVar("K", str, int)
+R = TypeVar("R")
 _HEX_ID = re.compile(r"[0-9a-f]{64}", re.ASCII)
 OCCURRENCES_SHOWN = 20
 
@@ -97,9 +99,7 @@ def _proof_context(connection: Connection, request: Request, head: Head, console
 
 def _residual(connection: Connection, key: str, head: Head, request: Request
               ) -> dict[str, Any]:
-    stored = queries.residual_by_id(connection, key, head.as_of)
-    if stored is None:
-        raise _not_found(f"no residual {key}" + _then(head))
+    stored = _stored(queries.residual_by_id, connection, key, head, "residual")
     r = stored.residual
     after = request.query_params.get("after")
     page = queries.list_occurrences(connection, key, OCCURRENCES_SHOWN, after, as_of=head.as_of)
@@ -148,11 +148,18 @@ def _then(head: Head) -> str:
     return "" if head.as_of is None else f" at tree size {head.as_of}"
 
 
+def _stored(get: Callable[[Connection, K, int | None], R | None], connection: Connection,
+            key: K, head: Head, noun: str) -> R:
+    """The record keyed `key` as of the page's head; not found: the page says so."""
+    found = get(connection, key, head.as_of)
+    if found is None:
+        raise _not_found(f"no {noun} {key}" + _then(head))
+    return found
+
+
 def _assessment(connection: Connection, key: str, head: Head, request: Request
                 ) -> dict[str, Any]:
-    stored = queries.assessment_by_id(connection, key, head.as_of)
-    if stored is None:
-        raise _not_found(f"no assessment {key}" + _then(head))
+    stored = _stored(queries.assessment_by_id, connection, key, head, "assessment")
     a = stored.assessment
     produced = queries.assessment_residuals(connection, [key], as_of=head.as_of)[key]
     return {
@@ -200,9 +207,7 @@ def _diff(stored: str, expected: str) -> list[tuple[str, str]]:
 
 def _surface(connection: Connection, key: str, head: Head, request: Request
              ) -> dict[str, Any]:
-    s = queries.surface_by_id(connection, key, head.as_of)
-    if s is None:
-        raise _not_found(f"no surface {key}" + _then(head))
+    s = _stored(queries.surface_by_id, connection, key, head, "surface")
     sightings = queries.list_surface_occurrences(connection, key, OCCURRENCES_SHOWN,
                                                  request.query_params.get("after"),
                                                  as_of=head.as_of)
@@ -279,9 +284,7 @@ def _journal_check(line: str, stated: str | None) -> dict[str, Any]:
 
 
 def _turn(connection: Connection, key: str, head: Head, request: Request) -> dict[str, Any]:
-    t = queries.turn_by_key(connection, key, head.as_of)
-    if t is None:
-        raise _not_found(f"no turn {key}" + _then(head))
+    t = _stored(queries.turn_by_key, connection, key, head, "turn")
     s = t.surface
     context: dict[str, Any] = {
         "fields": [
@@ -326,9 +329,7 @@ def _turn(connection: Connection, key: str, head: Head, request: Request) -> dic
 
 
 def _batch(connection: Connection, key: int, head: Head, request: Request) -> dict[str, Any]:
-    found = batch_by_id(connection, key, head.as_of)
-    if found is None:
-        raise _not_found(f"no batch {key}" + _then(head))
+    found = _stored(batch_by_id, connection, key, head, "batch")
     b = found.batch
     within = {"batchIdFrom": str(b.batch_id), "batchIdTo": str(b.batch_id)}
     return {
