@@ -16,6 +16,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self
 
+import strawberry
 from strawberry.types.base import StrawberryList, StrawberryOptional
 from strawberry.types.enum import StrawberryEnumDefinition
 
@@ -106,3 +107,22 @@ def _conversion(view: type[Any], record_type: type[Any]) -> Callable[[Any, int |
     exec(source, namespace)  # field names are Python identifiers: nothing else is written
     build: Callable[[Any, int | None], Any] = namespace["build"]
     return build
+
+
+def facets_view(record_type: type[Any], count_view: type[Any], description: str,
+                **described: str) -> type[Any]:
+    """The GraphQL type of a listing's facets, named as its query record: a field per field
+    of the record, in its order (its totals as they are, its lists of FacetCount as lists of
+    `count_view`), each described as `described` says."""
+    hints = typing.get_type_hints(record_type)
+    listed: Any = list[count_view]  # type: ignore[valid-type]
+    annotations = {field.name: listed if typing.get_origin(hints[field.name]) is list
+                   else hints[field.name] for field in dataclasses.fields(record_type)}
+    namespace: dict[str, Any] = {"__annotations__": annotations, "__module__": __name__}
+    for name, text in described.items():
+        if name not in annotations:
+            raise TypeError(f"{record_type.__name__} has no field {name} to describe")
+        namespace[name] = strawberry.field(description=text)
+    made: type[Any] = strawberry.type(type(record_type.__name__, (RecordView,), namespace),
+                                      description=description)
+    return made

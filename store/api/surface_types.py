@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 import strawberry
 
 from store.api.log_types import inclusion_field
-from store.api.record_views import RecordView
+from store.api.record_views import RecordView, facets_view
 from store.api.types import (
     Batch,
     FacetCount,
@@ -16,24 +14,6 @@ from store.api.types import (
 from store.db import queries
 from store.model.surface_records import SurfaceForm, SurfaceVerification
 from store.model.teaching_surface import GroundingSource
-
-# The domain enums themselves: GraphQL names (TEACHING), stored values (teaching).
-strawberry.enum(
-    GroundingSource, name="GroundingSource",
-    description="Where a turn's surface was grounded: CORE's closed grounding_source set.",
-)
-GroundingSourceEnum: TypeAlias = GroundingSource
-strawberry.enum(
-    SurfaceVerification, name="SurfaceVerification",
-    description="How a teaching surface compared with its re-derivation from corpora and packs.",
-)
-SurfaceVerificationEnum: TypeAlias = SurfaceVerification
-strawberry.enum(
-    SurfaceForm, name="SurfaceForm",
-    description="Which chain template a teaching surface has: single (ADR-0052), composed "
-    "(ADR-0062, one hop), transitive (ADR-0083, two or more hops) or cross-pack (ADR-0067).",
-)
-SurfaceFormEnum: TypeAlias = SurfaceForm
 
 
 @strawberry.type(description="A file a verification was checked against: a corpus file or a "
@@ -60,10 +40,10 @@ class SurfaceOccurrence(RecordView):
 
 @strawberry.type(description="A surface CORE emitted with its grounding_source provenance, "
                              "stored once per surface_id.")
-class Surface:
+class Surface(RecordView):
     surface_id: strawberry.ID
     seq: int
-    grounding_source: GroundingSourceEnum
+    grounding_source: GroundingSource
     surface: str | None = strawberry.field(
         description="As CORE emitted it, verbatim; only a NONE record may lack one.")
     subject: str | None
@@ -82,10 +62,10 @@ class Surface:
         "null without a registered chain.")
     object_domains: list[str] | None = strawberry.field(
         description="The object's, likewise.")
-    verification: SurfaceVerificationEnum
+    verification: SurfaceVerification
     expected_surface: str | None = strawberry.field(
         description="For MISMATCH: the surface the registered corpora and packs compose.")
-    surface_form: SurfaceFormEnum | None = strawberry.field(
+    surface_form: SurfaceForm | None = strawberry.field(
         description="The chain template recovered from the surface text; null when not one.")
     hops: int | None = strawberry.field(
         description="The `, which ...` clauses after the root chain (0 for the single form).")
@@ -109,45 +89,8 @@ class Surface:
 
     inclusion_proof = inclusion_field("surface_records", "surface_id")
 
-    @classmethod
-    def of(cls, stored: queries.StoredSurface, as_of: int | None) -> Surface:
-        def domains(values: tuple[str, ...] | None) -> list[str] | None:
-            return None if values is None else list(values)
 
-        return cls(
-            surface_id=strawberry.ID(stored.surface_id),
-            seq=stored.seq,
-            grounding_source=stored.grounding_source,
-            surface=stored.surface,
-            subject=stored.subject,
-            intent=stored.intent,
-            corpus_id=stored.corpus_id,
-            chain_id=stored.chain_id,
-            chain_provenance=stored.chain_provenance,
-            pack_id=stored.pack_id,
-            pack_version=stored.pack_version,
-            connective=stored.connective,
-            object=stored.object,
-            subject_domains=domains(stored.subject_domains),
-            object_domains=domains(stored.object_domains),
-            verification=stored.verification,
-            expected_surface=stored.expected_surface,
-            occurrence_count=stored.occurrence_count,
-            surface_form=stored.surface_form,
-            hops=stored.hops,
-            hop_chain_ids=list(stored.hop_chain_ids),
-            candidate_chain_ids=list(stored.candidate_chain_ids),
-            surface_prefix=stored.surface_prefix,
-            checked_against=[CheckedAgainst.of(f) for f in stored.checked_against],
-            as_of=as_of,
-        )
-
-
-@strawberry.type(description="Counts over the filtered surfaces; lists by count desc, value.")
-class SurfaceFacets(RecordView):
-    total: int = strawberry.field(description="Distinct surfaces.")
-    occurrences: int = strawberry.field(description="The turns that emitted them.")
-    by_grounding_source: list[FacetCount]
-    by_corpus: list[FacetCount]
-    by_intent: list[FacetCount]
-    by_verification: list[FacetCount]
+SurfaceFacets = facets_view(
+    queries.SurfaceFacets, FacetCount,
+    "Counts over the filtered surfaces; lists by count desc, value.",
+    total="Distinct surfaces.", occurrences="The turns that emitted them.")

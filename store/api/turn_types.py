@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar
 
 import strawberry
 
 from store.api.log_types import inclusion_field
-from store.api.record_views import RecordView
-from store.api.surface_types import GroundingSourceEnum, Surface
+from store.api.record_views import RecordView, facets_view
+from store.api.surface_types import Surface
 from store.api.types import FacetCount
+from store.db import queries
+from store.model.teaching_surface import GroundingSource
 from store.model.turns import NormativeClearance, TurnKind
-
-strawberry.enum(
-    NormativeClearance, name="NormativeClearance",
-    description="CORE's normative_clearance: suppressed, violated, unassessable or cleared.",
-)
-NormativeClearanceEnum: TypeAlias = NormativeClearance
-strawberry.enum(
-    TurnKind, name="TurnKind",
-    description="Where a turn record came from: a Workbench journal line, a ChatRuntime "
-    "output or a TurnEvent.",
-)
-TurnKindEnum: TypeAlias = TurnKind
 
 
 @strawberry.type(description="The identity, safety and ethics verdict outcomes of a turn.")
@@ -38,15 +28,15 @@ class Turn(RecordView):
     turn_key: strawberry.ID = strawberry.field(
         description="sha256 naming the stored line (and, outside a journal, its position).")
     seq: int
-    kind: TurnKindEnum
+    kind: TurnKind
     turn_id: int | None = strawberry.field(
         description="The journal's turn_id (from 1) or a TurnEvent's turn (from 0).")
     batch_id: int
     prompt: str | None
     timestamp: str | None = strawberry.field(description="As CORE wrote it (UTC, ISO 8601).")
-    grounding_source: GroundingSourceEnum
+    grounding_source: GroundingSource
     epistemic_state: str | None = strawberry.field(description="As CORE wrote it, e.g. decoded.")
-    normative_clearance: NormativeClearanceEnum | None
+    normative_clearance: NormativeClearance | None
     normative_detail: str | None
     verdicts: Verdicts
     refusal_emitted: bool | None
@@ -65,12 +55,7 @@ class Turn(RecordView):
     inclusion_proof = inclusion_field("turns", "turn_key")
 
 
-@strawberry.type(description="Turns counted per value over the filtered turns; lists by count "
-                             "desc, value. Values as CORE writes them (e.g. teaching, decoded).")
-class TurnFacets(RecordView):
-    total: int = strawberry.field(description="Matching turns.")
-    by_grounding_source: list[FacetCount]
-    by_verification: list[FacetCount]
-    by_epistemic_state: list[FacetCount]
-    by_normative_clearance: list[FacetCount]
-    by_corpus: list[FacetCount]
+TurnFacets = facets_view(
+    queries.TurnFacets, FacetCount,
+    "Turns counted per value over the filtered turns; lists by count desc, value. Values as "
+    "CORE writes them (e.g. teaching, decoded).", total="Matching turns.")
