@@ -14,12 +14,13 @@ import dataclasses
 import functools
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
 import strawberry
 from strawberry.types.base import StrawberryList, StrawberryOptional
 from strawberry.types.enum import StrawberryEnumDefinition
 
+V = TypeVar("V")
 Convert = Callable[[Any, int | None], Any]  # (value, as_of) -> the field's value
 _AS_OF = "as_of"
 
@@ -109,20 +110,33 @@ def _conversion(view: type[Any], record_type: type[Any]) -> Callable[[Any, int |
     return build
 
 
-def facets_view(record_type: type[Any], count_view: type[Any], description: str,
-                **described: str) -> type[Any]:
-    """The GraphQL type of a listing's facets, named as its query record: a field per field
-    of the record, in its order (its totals as they are, its lists of FacetCount as lists of
-    `count_view`), each described as `described` says."""
+def fields_of_record(record_type: type[Any], *, description: str,
+                     views: Mapping[type[Any], type[Any]] | None = None,
+                     **described: str) -> Callable[[type[V]], type[V]]:
+    """A class decorator making a view (a strawberry type) with a field per field of its
+    query record, in the record's order: each of the record's type, a record in `views` (or a
+    list of them) as its view; each field described as `described` says."""
     hints = typing.get_type_hints(record_type)
-    listed: Any = list[count_view]  # type: ignore[valid-type]
-    annotations = {field.name: listed if typing.get_origin(hints[field.name]) is list
-                   else hints[field.name] for field in dataclasses.fields(record_type)}
-    namespace: dict[str, Any] = {"__annotations__": annotations, "__module__": __name__}
-    for name, text in described.items():
-        if name not in annotations:
-            raise TypeError(f"{record_type.__name__} has no field {name} to describe")
-        namespace[name] = strawberry.field(description=text)
-    made: type[Any] = strawberry.type(type(record_type.__name__, (RecordView,), namespace),
-                                      description=description)
-    return made
+    known = views or {}
+
+    def view_type(python_type: Any) -> Any:
+        if typing.get_origin(python_type) is list:
+            (item,) = typing.get_args(python_type)
+            return list[view_type(item)]  # type: ignore[misc]
+        return known.get(python_type, python_type)
+
+    annotations = {field.name: view_type(hints[field.name])
+                   for field in dataclasses.fields(record_type)}
+    unknown = described.keys() - annotations.keys()
+    if unknown:
+        raise TypeError(f"{record_type.__name__} has no field {', '.join(sorted(unknown))} "
+                        "to describe")
+
+    def make(view: type[V]) -> type[V]:
+        view.__annotations__ = annotations
+        for name, text in described.items():
+            setattr(view, name, strawberry.field(description=text))
+        made: type[V] = strawberry.type(view, description=description)
+        return made
+
+    return make

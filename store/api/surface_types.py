@@ -5,7 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from store.api.log_types import inclusion_field
-from store.api.record_views import RecordView, facets_view
+from store.api.record_views import RecordView, fields_of_record
 from store.api.types import (
     Batch,
     FacetCount,
@@ -90,7 +90,9 @@ class Surface(RecordView):
     inclusion_proof = inclusion_field("surface_records", "surface_id")
 
 
-SurfaceFacets = facets_view(
-    queries.SurfaceFacets, FacetCount,
-    "Counts over the filtered surfaces; lists by count desc, value.",
+@fields_of_record(
+    queries.SurfaceFacets, views={queries.FacetCount: FacetCount},
+    description="Counts over the filtered surfaces; lists by count desc, value.",
     total="Distinct surfaces.", occurrences="The turns that emitted them.")
+class SurfaceFacets(RecordView):
+    """The fields of queries.SurfaceFacets."""

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import strawberry
 
 from store.api.log_types import inclusion_field
-from store.api.record_views import RecordView, facets_view
+from store.api.record_views import RecordView, fields_of_record
 from store.api.surface_types import Surface
 from store.api.types import FacetCount
 from store.db import queries
@@ -55,7 +55,9 @@ class Turn(RecordView):
     inclusion_proof = inclusion_field("turns", "turn_key")
 
 
-TurnFacets = facets_view(
-    queries.TurnFacets, FacetCount,
-    "Turns counted per value over the filtered turns; lists by count desc, value. Values as "
-    "CORE writes them (e.g. teaching, decoded).", total="Matching turns.")
+@fields_of_record(
+    queries.TurnFacets, views={queries.FacetCount: FacetCount},
+    description="Turns counted per value over the filtered turns; lists by count desc, value. "
+    "Values as CORE writes them (e.g. teaching, decoded).", total="Matching turns.")
+class TurnFacets(RecordView):
+    """The fields of queries.TurnFacets."""

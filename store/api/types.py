@@ -11,7 +11,7 @@ from strawberry.types import Info
 import store.api.enums  # noqa: F401  the domain enums, registered with strawberry
 from store.api.context import RequestContext
 from store.api.log_types import inclusion_field
-from store.api.record_views import RecordView, facets_view
+from store.api.record_views import RecordView, fields_of_record
 from store.db import queries
 from store.model import taxonomy as taxonomy_model
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
@@ -110,19 +110,11 @@ class EvidenceSpan(RecordView):
     sentence_index: int | None
 
 
-@strawberry.type(description="One ingest: a file appended as one batch.")
+@fields_of_record(
+    queries.Batch, description="One ingest: a file appended as one batch.",
+    ingested_at="UTC, ISO 8601.")
 class Batch(RecordView):
-    batch_id: int
-    seq: int
-    source: str
-    input_sha256: str
-    record_type: str
-    lines: int
-    new_rows: int
-    present_rows: int
-    rejected_lines: int
-    ingested_at: str = strawberry.field(description="UTC, ISO 8601.")
-    store_version: str
+    """The fields of queries.Batch."""
 
 
 @strawberry.type(description="A ContractAssessment in its context (problem text or reference).")
@@ -201,10 +193,12 @@ class FacetCount(RecordView):
     occurrences: int = strawberry.field(description="Sightings of those records.")
 
 
-ResidualFacets = facets_view(
-    queries.ResidualFacets, FacetCount,
-    "Counts over the filtered residuals; lists by count desc, value.",
+@fields_of_record(
+    queries.ResidualFacets, views={queries.FacetCount: FacetCount},
+    description="Counts over the filtered residuals; lists by count desc, value.",
     total="Distinct residuals.", occurrences="Their sightings.")
+class ResidualFacets(RecordView):
+    """The fields of queries.ResidualFacets."""
 
 
 @strawberry.type
