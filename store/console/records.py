@@ -79,7 +79,10 @@ def _field(name: str, value: Any, href: str | None = None, *, pre: bool = False,
             "title": explain(explain_as or name, getattr(value, "value", value))}
 
 
-def _list_href(path: str, **params: str) -> str:
+def _list_href(path: str, **params: str | None) -> str | None:
+    """The list filtered by `params`; None (no link) for a null value."""
+    if any(value is None for value in params.values()):
+        return None
     return f"/{path}?{urlencode(params)}"
 
 
@@ -113,8 +116,7 @@ def _residual(connection: Connection, key: str, head: Head, request: Request
                                                             axis=r.source_axis.name)),
             _field("candidate_organ", r.candidate_organ,
                    _list_href("residuals", organ=r.candidate_organ)),
-            _field("family_id", r.family_id, None if r.family_id is None else
-                   _list_href("residuals", familyId=r.family_id)),
+            _field("family_id", r.family_id, _list_href("residuals", familyId=r.family_id)),
             _field("residual_code", r.residual_code, _list_href("residuals",
                                                                 code=r.residual_code)),
             _field("evidence_spans", r.evidence_spans),
@@ -220,14 +222,10 @@ def _surface(connection: Connection, key: str, head: Head, request: Request
             _field("verification", s.verification,
                    _list_href("surfaces", verification=s.verification.name)),
             _field("expected_surface", s.expected_surface, pre=True),
-            _field("subject", s.subject, None if s.subject is None else
-                   _list_href("surfaces", subject=s.subject)),
-            _field("intent", s.intent, None if s.intent is None else
-                   _list_href("surfaces", intent=s.intent)),
-            _field("corpus_id", s.corpus_id, None if s.corpus_id is None else
-                   _list_href("surfaces", corpusId=s.corpus_id)),
-            _field("chain_id", s.chain_id, None if s.chain_id is None else
-                   _list_href("surfaces", chainId=s.chain_id)),
+            _field("subject", s.subject, _list_href("surfaces", subject=s.subject)),
+            _field("intent", s.intent, _list_href("surfaces", intent=s.intent)),
+            _field("corpus_id", s.corpus_id, _list_href("surfaces", corpusId=s.corpus_id)),
+            _field("chain_id", s.chain_id, _list_href("surfaces", chainId=s.chain_id)),
             _field("chain_provenance", s.chain_provenance),
             _field("pack_id", s.pack_id),
             _field("pack_version", s.pack_version),
@@ -295,8 +293,8 @@ def _turn(connection: Connection, key: str, head: Head, request: Request) -> dic
             _field("timestamp", t.timestamp),
             _field("grounding_source", t.grounding_source,
                    _list_href("turns", groundingSource=t.grounding_source.name)),
-            _field("epistemic_state", t.epistemic_state, None if t.epistemic_state is None
-                   else _list_href("turns", epistemicState=t.epistemic_state)),
+            _field("epistemic_state", t.epistemic_state,
+                   _list_href("turns", epistemicState=t.epistemic_state)),
             _field("normative_clearance", t.normative_clearance),
             _field("normative_detail", t.normative_detail),
             _field("verdict_identity", t.verdict_identity),
@@ -309,10 +307,8 @@ def _turn(connection: Connection, key: str, head: Head, request: Request) -> dic
             _field("journal_digest", t.journal_digest),
             _field("surface", s.surface_id, f"/surfaces/{s.surface_id}"),
             _field("surface verification", s.verification, explain_as="verification"),
-            _field("chain_id", s.chain_id, None if s.chain_id is None else
-                   _list_href("surfaces", chainId=s.chain_id)),
-            _field("corpus_id", s.corpus_id, None if s.corpus_id is None else
-                   _list_href("surfaces", corpusId=s.corpus_id)),
+            _field("chain_id", s.chain_id, _list_href("surfaces", chainId=s.chain_id)),
+            _field("corpus_id", s.corpus_id, _list_href("surfaces", corpusId=s.corpus_id)),
             _field("pack_id", s.pack_id),
             _field("checked_against", s.checked_against),
             _field("batch_id", t.batch_id, f"/batches/{t.batch_id}"),
