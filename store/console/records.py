@@ -79,6 +79,11 @@ def _field(name: str, value: Any, href: str | None = None, *, pre: bool = False,
             "title": explain(explain_as or name, getattr(value, "value", value))}
 
 
+def _as_stored(record: Any, *names: str) -> list[dict[str, Any]]:
+    """Fields shown as the record holds them: no link, no special form."""
+    return [_field(name, getattr(record, name)) for name in names]
+
+
 def _list_href(path: str, **params: str | None) -> str | None:
     """The list filtered by `params`; None (no link) for a null value."""
     if any(value is None for value in params.values()):
@@ -226,19 +231,10 @@ def _surface(connection: Connection, key: str, head: Head, request: Request
             _field("intent", s.intent, _list_href("surfaces", intent=s.intent)),
             _field("corpus_id", s.corpus_id, _list_href("surfaces", corpusId=s.corpus_id)),
             _field("chain_id", s.chain_id, _list_href("surfaces", chainId=s.chain_id)),
-            _field("chain_provenance", s.chain_provenance),
-            _field("pack_id", s.pack_id),
-            _field("pack_version", s.pack_version),
-            _field("connective", s.connective),
-            _field("object", s.object),
-            _field("subject_domains", s.subject_domains),
-            _field("object_domains", s.object_domains),
-            _field("surface_form", s.surface_form),
-            _field("hops", s.hops),
-            _field("hop_chain_ids", s.hop_chain_ids),
-            _field("candidate_chain_ids", s.candidate_chain_ids),
-            _field("surface_prefix", s.surface_prefix),
-            _field("checked_against", s.checked_against),
+            *_as_stored(s, "chain_provenance", "pack_id", "pack_version", "connective", "object",
+                        "subject_domains", "object_domains", "surface_form", "hops",
+                        "hop_chain_ids", "candidate_chain_ids", "surface_prefix",
+                        "checked_against"),
             _field("occurrences", s.occurrence_count),
             _field("batch_id", s.batch_id, f"/batches/{s.batch_id}"),
             _field("seq", s.seq),
@@ -295,16 +291,9 @@ def _turn(connection: Connection, key: str, head: Head, request: Request) -> dic
                    _list_href("turns", groundingSource=t.grounding_source.name)),
             _field("epistemic_state", t.epistemic_state,
                    _list_href("turns", epistemicState=t.epistemic_state)),
-            _field("normative_clearance", t.normative_clearance),
-            _field("normative_detail", t.normative_detail),
-            _field("verdict_identity", t.verdict_identity),
-            _field("verdict_safety", t.verdict_safety),
-            _field("verdict_ethics", t.verdict_ethics),
-            _field("refusal_emitted", t.refusal_emitted),
-            _field("hedge_injected", t.hedge_injected),
-            _field("trace_hash", t.trace_hash),
-            _field("trace_integrity", t.trace_integrity),
-            _field("journal_digest", t.journal_digest),
+            *_as_stored(t, "normative_clearance", "normative_detail", "verdict_identity",
+                        "verdict_safety", "verdict_ethics", "refusal_emitted", "hedge_injected",
+                        "trace_hash", "trace_integrity", "journal_digest"),
             _field("surface", s.surface_id, f"/surfaces/{s.surface_id}"),
             _field("surface verification", s.verification, explain_as="verification"),
             _field("chain_id", s.chain_id, _list_href("surfaces", chainId=s.chain_id)),
@@ -330,7 +319,7 @@ def _batch(connection: Connection, key: int, head: Head, request: Request) -> di
     within = {"batchIdFrom": str(b.batch_id), "batchIdTo": str(b.batch_id)}
     return {
         "fields": [
-            *(_field(f.name, getattr(b, f.name)) for f in dataclasses.fields(b)),
+            *_as_stored(b, *(f.name for f in dataclasses.fields(b))),
             _field("tree head", "—" if found.tree_size is None else
                    f"size {found.tree_size}, root {found.root_hash}",
                    None if found.tree_size is None else f"/?asOf={found.tree_size}",
