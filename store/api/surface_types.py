@@ -12,8 +12,7 @@ from store.api.types import (
     sightings_field,
 )
 from store.db import queries
-from store.model.surface_records import SurfaceForm, SurfaceVerification
-from store.model.teaching_surface import GroundingSource
+from store.model.surface_records import CheckedFile
 
 
 @strawberry.type(description="A file a verification was checked against: a corpus file or a "
@@ -38,48 +37,33 @@ class SurfaceOccurrence(RecordView):
         description="The stored turn (see `turn`), when the sighting was ingested as a turn.")
 
 
-@strawberry.type(description="A surface CORE emitted with its grounding_source provenance, "
-                             "stored once per surface_id.")
+@fields_of_record(
+    queries.StoredSurface, key="surface_id", views={CheckedFile: CheckedAgainst},
+    description="A surface CORE emitted with its grounding_source provenance, stored once per "
+    "surface_id.",
+    fields=("surface_id", "seq", "grounding_source", "surface", "subject", "intent", "corpus_id",
+            "chain_id", "chain_provenance", "pack_id", "pack_version", "connective", "object",
+            "subject_domains", "object_domains", "verification", "expected_surface",
+            "surface_form", "hops", "hop_chain_ids", "candidate_chain_ids", "surface_prefix",
+            "checked_against", "occurrence_count"),
+    surface="As CORE emitted it, verbatim; only a NONE record may lack one.",
+    chain_provenance="The chain's review record, e.g. adr-0052:reviewed:2026-05-18.",
+    connective="The corpus key (e.g. is_grounded_in), not its humanised reading.",
+    subject_domains="The subject's pack semantic_domains in the re-derived surface, in order; "
+    "null without a registered chain.",
+    object_domains="The object's, likewise.",
+    expected_surface="For MISMATCH: the surface the registered corpora and packs compose.",
+    surface_form="The chain template recovered from the surface text; null when not one.",
+    hops="The `, which ...` clauses after the root chain (0 for the single form).",
+    hop_chain_ids="The hop chains, in order.",
+    candidate_chain_ids="Every chain that renders these exact bytes (several when the intent "
+    "cannot be told from the text, e.g. light's cause and verification chains).",
+    surface_prefix="A known Workbench prefix stripped before matching, verbatim.",
+    checked_against="The corpus file and packs this verification was checked against.",
+    occurrence_count="How many turns emitted this surface (by asOf, if read as of it).")
 class Surface(RecordView):
-    surface_id: strawberry.ID
-    seq: int
-    grounding_source: GroundingSource
-    surface: str | None = strawberry.field(
-        description="As CORE emitted it, verbatim; only a NONE record may lack one.")
-    subject: str | None
-    intent: str | None
-    corpus_id: str | None
-    chain_id: str | None
-    chain_provenance: str | None = strawberry.field(
-        description="The chain's review record, e.g. adr-0052:reviewed:2026-05-18.")
-    pack_id: str | None
-    pack_version: str | None
-    connective: str | None = strawberry.field(
-        description="The corpus key (e.g. is_grounded_in), not its humanised reading.")
-    object: str | None
-    subject_domains: list[str] | None = strawberry.field(
-        description="The subject's pack semantic_domains in the re-derived surface, in order; "
-        "null without a registered chain.")
-    object_domains: list[str] | None = strawberry.field(
-        description="The object's, likewise.")
-    verification: SurfaceVerification
-    expected_surface: str | None = strawberry.field(
-        description="For MISMATCH: the surface the registered corpora and packs compose.")
-    surface_form: SurfaceForm | None = strawberry.field(
-        description="The chain template recovered from the surface text; null when not one.")
-    hops: int | None = strawberry.field(
-        description="The `, which ...` clauses after the root chain (0 for the single form).")
-    hop_chain_ids: list[str] = strawberry.field(description="The hop chains, in order.")
-    candidate_chain_ids: list[str] = strawberry.field(
-        description="Every chain that renders these exact bytes (several when the intent cannot "
-        "be told from the text, e.g. light's cause and verification chains).")
-    surface_prefix: str | None = strawberry.field(
-        description="A known Workbench prefix stripped before matching, verbatim.")
-    checked_against: list[CheckedAgainst] = strawberry.field(
-        description="The corpus file and packs this verification was checked against.")
+    """The fields of queries.StoredSurface but batch_id, then its sightings and proof."""
 
-    occurrence_count: int = strawberry.field(
-        description="How many turns emitted this surface (by asOf, if read as of it).")
     as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
 
     occurrences = sightings_field(
