@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Connection, and_, false, func, or_, select
 
 from store.db.log.stored_log import leaf_rows, log_entry
-from store.db.schema.tables import SUBTREE_LEVEL, log_subtrees, residual_tallies, tree_heads
+from store.db.schema.tables import (
+    SUBTREE_LEVEL,
+    log_subtrees,
+    residual_tallies,
+    sighting_counts,
+    tree_heads,
+)
 from store.errors import StoreError
 from store.model.merkle import CompactRange, leaf_hash
 
@@ -47,7 +55,7 @@ class WrittenBatch:
 
 def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
                 head: tuple[int, str], subtrees: set[tuple[int, int, str]],
-                tallies: int) -> None:
+                tallies: int, counts: Sequence[tuple[Any, ...]] = ()) -> None:
     """BatchNotStored, naming the table, unless the batch reads back exactly as written."""
     start, (size, root_hex) = written.before.size, head
     tree = written.before.copy()
@@ -96,6 +104,22 @@ def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
                                .where(residual_tallies.c.batch_id == batch_id)).scalar_one()
     if found != tallies:
         _refuse("residual_tallies", f"{tallies} rows were inserted, {found} read back")
+    _prove_counts(connection, batch_id, counts)
+
+
+def _prove_counts(connection: Connection, batch_id: int,
+                  counts: Sequence[tuple[Any, ...]]) -> None:
+    """The batch's sighting_counts rows: as many, with the same sums of their numbers."""
+    c = sighting_counts.c
+    read = connection.execute(
+        select(func.count(), func.coalesce(func.sum(c.sightings), 0),
+               func.coalesce(func.sum(c.record_seq), 0))
+        .where(c.batch_id == batch_id)).one()
+    written = (len(counts), sum(row[-1] for row in counts), sum(row[-2] for row in counts))
+    if tuple(read) != written:
+        _refuse("sighting_counts", f"{written[0]} rows were inserted (sightings {written[1]}, "
+                                   f"seqs {written[2]}), {read[0]} read back (sightings "
+                                   f"{read[1]}, seqs {read[2]})")
 
 
 def _refuse(table: str, reason: str) -> None:
