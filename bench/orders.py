@@ -1,20 +1,27 @@
-"""Order benchmark: the query layer's time for one page in each order over a large store.
+"""Order benchmark: a MOST_SEEN page beside its SQL floor, and every order's pages, over a
+large store.
 
-    .venv/bin/python bench/orders.py --db /tmp/core-audit-bench-1m.db [--repeat 3] [--size 100]
+    .venv/bin/python bench/orders.py --db /tmp/seen-1m.db [--repeat 20] [--size 100]
 
-Uses a store that already holds residuals (build one with bench/query.py). Times
-`list_residuals` pages in OLDEST_FIRST, NEWEST_FIRST and MOST_SEEN: the first page, the next,
-the last (`last`), one filtered by the most common kind and one by a single code, a MOST_SEEN
-page deep among the residuals seen once, and one as of the newest tree head. For comparison it
-also times the plain statement MOST_SEEN would be without splitting off the residuals seen
-more than once: every residual's correlated sightings count, ORDER BY it, LIMIT. Prints the
-best of `--repeat` runs, CPU and wall (SQLite runs in this process, so its CPU time is the
-query's own even on a busy machine); asserts nothing about time.
+Uses a store that already holds residuals (e.g. a copy of a gen_frames.py store after
+`core-audit db upgrade`). Times the query layer's `list_residuals` MOST_SEEN pages: the
+first, page 5 (by the cursor page 4 handed out), filtered by the most common kind, filtered
+by the rarest code, deep among the residuals seen once, and as of the oldest and the newest
+tree head. Beside each, its floor, measured in the same run: the plain statement a 100-row
+page of the same rows in seq order is (`SELECT * ... WHERE filter ORDER BY seq LIMIT n`, as
+of the head when asOf is given), run on a plain read-only sqlite3 connection and fetched:
+the cheapest read of a page there is. Then the first, next and last page of the other
+orders, and the statement MOST_SEEN ran per page before revision 0010 (every sighting
+counted). Prints p50 of `--repeat` runs, CPU and wall (SQLite runs in this process, so its
+CPU time is the query's own even on a busy machine); asserts nothing about time.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sqlite3
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,66 +32,107 @@ from store.db import queries
 from store.db.audit_store import AuditStore
 from store.db.queries import Order, ResidualFilter
 from store.db.queries.cursors import cursor_for
+from store.db.schema.engine import resolve_url, sqlite_path
 from store.model.taxonomy import ResidualKind
 
-PLAIN_MOST_SEEN = """
-SELECT r.*, (SELECT count(*) FROM residual_occurrences o WHERE o.residual_id = r.residual_id)
-       AS occurrence_count
-FROM contract_residuals r ORDER BY occurrence_count DESC, r.seq LIMIT :size
+# What a MOST_SEEN page cost before revision 0010: every residual seen more than once,
+# counted from the sightings on every page.
+COUNTING_EVERY_SIGHTING = """
+SELECT residual_id, count(*) FROM residual_occurrences GROUP BY residual_id HAVING count(*) > 1
 """
 
 
-def timed(label: str, repeat: int, call: Callable[[], Any]) -> Any:
-    best_cpu = best_wall = float("inf")
-    result = None
+def timed(repeat: int, call: Callable[[], Any]) -> tuple[float, float]:
+    """p50 CPU and wall of `repeat` calls, in ms."""
+    cpu_times, wall_times = [], []
     for _ in range(repeat):
         cpu, wall = time.process_time(), time.perf_counter()
-        result = call()
-        best_cpu = min(best_cpu, time.process_time() - cpu)
-        best_wall = min(best_wall, time.perf_counter() - wall)
-    print(f"{label:58} cpu {best_cpu * 1000:8.1f} ms   wall {best_wall * 1000:8.1f} ms",
-          flush=True)
-    return result
+        call()
+        cpu_times.append(time.process_time() - cpu)
+        wall_times.append(time.perf_counter() - wall)
+    return statistics.median(cpu_times) * 1000, statistics.median(wall_times) * 1000
+
+
+def show(label: str, figures: tuple[float, float],
+         floor: tuple[float, float] | None = None) -> None:
+    line = f"{label:52} cpu {figures[0]:7.1f} ms  wall {figures[1]:7.1f} ms"
+    if floor is not None:
+        line += (f"   floor cpu {floor[0]:6.2f} ms  wall {floor[1]:6.2f} ms"
+                 f"   {figures[1] / max(floor[1], 1e-6):6.1f}x")
+    print(line, flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", required=True, help="store URL or path, holding residuals")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--db", required=True, help="store path, holding residuals")
+    parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--size", type=int, default=100, help="rows per page")
     args = parser.parse_args()
     db = AuditStore.open(args.db, read_only=True, time_limit=3600)
+    path = sqlite_path(resolve_url(args.db))
+    assert path is not None, "the floor reads a SQLite file"
+    raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     run, size, repeat = db.execute, args.size, args.repeat
+
+    def floor(where: str = "1", params: tuple[Any, ...] = ()) -> tuple[float, float]:
+        statement = (f"SELECT * FROM contract_residuals WHERE {where} ORDER BY seq "
+                     f"LIMIT {size + 1}")
+        return timed(repeat, lambda: raw.execute(statement, params).fetchall())
+
+    def most_seen(*page: Any, **options: Any) -> Callable[[], Any]:
+        return lambda: run(queries.list_residuals, *page, order=Order.MOST_SEEN, **options)
+
     occurrences = run(lambda c: c.execute(
         text("SELECT count(*) FROM residual_occurrences")).scalar_one())
-    print(f"store: {run(queries.count_residuals)} residuals, {occurrences} occurrences")
-    for order in Order:
-        name = order.name
-        first = timed(f"{name} first {size}", repeat,
-                      lambda o=order: run(queries.list_residuals, None, size, order=o))
-        timed(f"{name} next {size} (after)", repeat, lambda o=order, p=first: run(
-            queries.list_residuals, None, size, p.end_cursor, order=o))
-        timed(f"{name} last {size}", repeat,
-              lambda o=order: run(queries.list_residuals, None, last=size, order=o))
+    heads = run(lambda c: c.execute(text(
+        "SELECT tree_size FROM tree_heads ORDER BY tree_size")).scalars().all())
+    rare = run(lambda c: c.execute(text(
+        "SELECT residual_code FROM contract_residuals GROUP BY residual_code "
+        "ORDER BY count(*), residual_code LIMIT 1")).scalar_one())
+    rare_count = run(lambda c: c.execute(text(
+        "SELECT count(*) FROM contract_residuals WHERE residual_code = :code"),
+        {"code": rare}).scalar_one())
+    print(f"store: {run(queries.count_residuals)} residuals, {occurrences} occurrences, "
+          f"{len(heads)} tree heads; load average {os.getloadavg()[0]:.2f}")
+    print(f"p50 of {repeat} runs; floor: the same rows' {size}-row page in seq order, plain "
+          "SQL on a read-only sqlite3 connection\n")
+
+    show(f"MOST_SEEN first {size}", timed(repeat, most_seen(None, size)), floor())
+    cursor = None
+    for _ in range(4):
+        cursor = run(queries.list_residuals, None, size, cursor, order=Order.MOST_SEEN).end_cursor
+    show("MOST_SEEN page 5 (after page 4's cursor)",
+         timed(repeat, most_seen(None, size, cursor)), floor())
     common = ResidualFilter(kind=[ResidualKind.MISSING_ROLE])
-    one_code = ResidualFilter(code=["entity_unbound"])
-    timed(f"MOST_SEEN first {size}, kind missing_role", repeat, lambda: run(
-        queries.list_residuals, common, size, order=Order.MOST_SEEN))
-    timed(f"MOST_SEEN first {size}, code entity_unbound", repeat, lambda: run(
-        queries.list_residuals, one_code, size, order=Order.MOST_SEEN))
-    # A cursor in the middle of the residuals seen once, as a page there would hand out.
+    show(f"MOST_SEEN first {size}, kind missing_role", timed(repeat, most_seen(common, size)),
+         floor("residual_kind = 'missing_role'"))
+    one_code = ResidualFilter(code=[rare])
+    show(f"MOST_SEEN first {size}, code {rare} ({rare_count})",
+         timed(repeat, most_seen(one_code, size)), floor("residual_code = ?", (rare,)))
     seen_once = run(lambda c: c.execute(text(
-        "SELECT r.seq FROM contract_residuals r WHERE r.seq > (SELECT max(seq) / 2 FROM "
-        "contract_residuals) AND (SELECT count(*) FROM residual_occurrences o WHERE "
-        "o.residual_id = r.residual_id) = 1 ORDER BY r.seq LIMIT 1")).scalar_one())
+        "SELECT record_seq FROM sighting_counts WHERE record_table = 'contract_residuals' "
+        "AND sightings = 1 AND record_seq > (SELECT max(seq) / 2 FROM contract_residuals) "
+        "ORDER BY record_seq LIMIT 1")).scalar_one())
     deep = cursor_for(Order.MOST_SEEN, (1, seen_once))
-    timed(f"MOST_SEEN next {size} after a seen-once cursor", repeat, lambda: run(
-        queries.list_residuals, None, size, deep, order=Order.MOST_SEEN))
-    head = run(queries.ledger_status).tree_size
-    timed(f"MOST_SEEN first {size}, as of the newest head", repeat, lambda: run(
-        queries.list_residuals, None, size, order=Order.MOST_SEEN, as_of=head))
-    timed(f"plain ORDER BY correlated count LIMIT {size} (not used)", repeat, lambda: run(
-        lambda c: c.execute(text(PLAIN_MOST_SEEN), {"size": size}).all()))
+    show(f"MOST_SEEN next {size} after a seen-once cursor", timed(repeat, most_seen(
+        None, size, deep)), floor("seq > ?", (seen_once,)))
+    show(f"MOST_SEEN last {size}", timed(repeat, most_seen(None, last=size)), floor())
+    for name, head in (("oldest", heads[0]), ("newest", heads[-1])):
+        show(f"MOST_SEEN first {size}, as of the {name} head ({head})",
+             timed(repeat, most_seen(None, size, as_of=head)), floor("seq <= ?", (head,)))
+        show(f"MOST_SEEN page 2, kind missing_role, as of {name}", timed(repeat, most_seen(
+            common, size, run(queries.list_residuals, common, size, order=Order.MOST_SEEN,
+                              as_of=head).end_cursor, as_of=head)),
+            floor("residual_kind = 'missing_role' AND seq <= ?", (head,)))
+    print()
+    for order in (Order.OLDEST_FIRST, Order.NEWEST_FIRST):
+        first = run(queries.list_residuals, None, size, order=order)
+        show(f"{order.name} first {size}", timed(repeat, lambda o=order: run(
+            queries.list_residuals, None, size, order=o)), floor())
+        show(f"{order.name} next {size} (after)", timed(repeat, lambda o=order, p=first: run(
+            queries.list_residuals, None, size, p.end_cursor, order=o)), floor())
+    show("counting every sighting, as a page did before 0010", timed(
+        min(repeat, 3), lambda: raw.execute(COUNTING_EVERY_SIGHTING).fetchall()))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,13 @@ from store.db.log.kept_checkpoints import kept_checkpoints, next_checkpoint_id
 from store.db.log.stored_log import StoredLog, latest_head, stored_origin
 from store.db.schema.engine import settle_sqlite
 from store.db.schema.record_kinds import LEDGERED_KEYS
-from store.db.schema.tables import log_subtrees, metadata, residual_tallies, tree_heads
+from store.db.schema.tables import (
+    log_subtrees,
+    metadata,
+    residual_tallies,
+    sighting_counts,
+    tree_heads,
+)
 from store.db.verify.store_checks import VerifyReport, verify_store
 from store.db.write.inserts import insert_rows, last_batch_id, lock_log_tip
 from store.errors import StoreError
@@ -94,7 +100,7 @@ def _copy_after(src: Connection, dst: Connection, start: int) -> int:
             rows = [dict(row) for row in chunk]
             insert_rows(dst, table, _nul_free(table, rows) if postgres else rows)
             copied += len(rows)
-    # Subtrees that end past the prefix; heads and tallies of the batches after it.
+    # Subtrees that end past the prefix; heads, tallies and counts of the batches after it.
     subtrees = src.execute(select(log_subtrees)).mappings()
     insert_rows(dst, "log_subtrees", [dict(row) for row in subtrees
                                       if row["start"] + (1 << row["level"]) > start])
@@ -109,6 +115,12 @@ def _copy_after(src: Connection, dst: Connection, start: int) -> int:
     tallies = src.execute(select(residual_tallies).where(residual_tallies.c.batch_id > last_batch)
                           .order_by(residual_tallies.c.batch_id, residual_tallies.c.ordinal))
     insert_rows(dst, "residual_tallies", [dict(row) for row in tallies.mappings()])
+    counts = src.execute(select(sighting_counts)
+                         .where(sighting_counts.c.batch_id > last_batch)
+                         .order_by(sighting_counts.c.batch_id, sighting_counts.c.record_id)
+                         .execution_options(yield_per=COPY_CHUNK))
+    for chunk in counts.mappings().partitions():
+        insert_rows(dst, "sighting_counts", [dict(row) for row in chunk])
     _copy_kept_checkpoints(src, dst)
     return copied
 

@@ -18,6 +18,7 @@ PRIMARY_KEY = {
     "contract_residuals": ("residual_id",),
     "residual_occurrences": ("assessment_id", "ordinal"),
     "residual_tallies": ("batch_id", "ordinal"),
+    "sighting_counts": ("batch_id", "record_id"),
     "tree_heads": ("batch_id",),
 }
 EDITABLE = {
@@ -26,10 +27,11 @@ EDITABLE = {
     "contract_residuals": "explanation",
     "residual_occurrences": "residual_id",
     "residual_tallies": "residual_code",
+    "sighting_counts": "record_table",
     "tree_heads": "root_hash",
 }
-# The tallies and tree heads are derived, not leaves, but guarded all the same.
-GUARDED = (*TABLES, "residual_tallies", "tree_heads")
+# The tallies, sighting counts and tree heads are derived, not leaves, but guarded all the same.
+GUARDED = (*TABLES, "residual_tallies", "sighting_counts", "tree_heads")
 
 
 def _first_row(connection: sqlite3.Connection, table: str) -> dict[str, object]:

@@ -35,7 +35,7 @@ def _refusal(result: object) -> str:
 @pytest.mark.parametrize(("table", "source"), [
     ("turns", JOURNAL), ("contract_residuals", FRAMES), ("residual_occurrences", FRAMES),
     ("surface_occurrences", SURFACES), ("ingest_batches", JOURNAL), ("tree_heads", JOURNAL),
-    ("residual_tallies", FRAMES),
+    ("residual_tallies", FRAMES), ("sighting_counts", FRAMES), ("sighting_counts", SURFACES),
 ])
 def test_sqlite_a_raise_ignore_trigger_fails_the_batch_naming_its_table(
         examples_store: Path, table: str, source: Path) -> None:

@@ -7,6 +7,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from backends import EXAMPLE_FILES
 from log_leaves import history
 from raw_reads import dump, tables, triggers
 from sqlalchemy.exc import SQLAlchemyError
@@ -30,7 +31,8 @@ from store.db.schema.schema_version import (
 )
 from store.db.write.writer import append_batch
 
-HEAD = "0009"
+HEAD = "0010"
+FAMILY_FRAMES = EXAMPLE_FILES[1]
 REV0001_STORE = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
 
 
@@ -143,6 +145,26 @@ def test_tallies_dropped_by_a_downgrade_are_backfilled_as_the_writer_wrote_them(
     assert "residual_tallies" not in tables(db_path)
     upgrade(url_of(db_path), "head")
     assert _tallies(db_path) == written
+
+
+def test_sighting_counts_dropped_by_a_downgrade_are_backfilled_as_the_writer_wrote_them(
+    db_path: Path, examples_path: Path
+) -> None:
+    upgrade(url_of(db_path), "head")
+    _ingest_at_current_revision(db_path, examples_path)
+    _ingest_at_current_revision(db_path, FAMILY_FRAMES)  # sights delta_quantity_unbound again
+    written = _counts(db_path)
+    assert [row[-1] for row in written] == [1] * 6 + [2] + [1] * 6
+    downgrade(url_of(db_path), "0009")
+    assert "sighting_counts" not in tables(db_path)
+    upgrade(url_of(db_path), "head")
+    assert _counts(db_path) == written
+
+
+def _counts(path: Path) -> list[tuple[object, ...]]:
+    with closing(raw_connect(path)) as connection:
+        return connection.execute(
+            "SELECT * FROM sighting_counts ORDER BY batch_id, record_seq").fetchall()
 
 
 def _tallies(path: Path) -> list[tuple[object, ...]]:

@@ -52,7 +52,8 @@ def _build(url: str, inputs: list[Path], copy_min_rows: int) -> None:
 def _dump(url: str) -> dict[str, list[dict[str, Any]]]:
     with AuditStore.open(url, read_only=True) as store, store.engine.connect() as connection:
         dump = {}
-        for name in (*LEDGERED_KEYS, "tree_heads", "log_subtrees", "residual_tallies"):
+        for name in (*LEDGERED_KEYS, "tree_heads", "log_subtrees", "residual_tallies",
+                     "sighting_counts"):
             table = metadata.tables[name]
             rows = connection.execute(select(table).order_by(*table.primary_key.columns))
             # Batch rows hold their time: so do the leaves, subtrees and roots over them.

@@ -59,7 +59,7 @@ def test_the_tables_with_a_hidden_rowid() -> None:
     assert set(HIDDEN_ROWID_TABLES) == {
         "contract_assessments", "contract_residuals", "residual_occurrences",
         "surface_records", "surface_occurrences", "residual_tallies", "turns", "log_subtrees",
-        "log_origin", "checkpoint_cosignatures"}
+        "log_origin", "checkpoint_cosignatures", "sighting_counts"}
 
 
 def _fresh(value: object) -> object:

@@ -173,7 +173,8 @@ def _checkpoint(path: Path) -> Path:
 
 
 def _remove_last_batch(path: Path) -> None:
-    """Rewrite history consistently: drop the last batch's rows, tallies and tree head."""
+    """Rewrite history consistently: drop the last batch's rows, tallies, sighting counts
+    and tree head."""
     with triggers_bypassed(path) as connection:
         (batch,) = connection.execute("SELECT max(batch_id) FROM ingest_batches").fetchone()
         (first_seq,) = connection.execute(
@@ -183,7 +184,7 @@ def _remove_last_batch(path: Path) -> None:
             " UNION ALL SELECT seq FROM ingest_batches WHERE batch_id = :b)", {"b": batch}
         ).fetchone()
         for table in ("residual_occurrences", "contract_residuals", "contract_assessments",
-                      "residual_tallies", "tree_heads", "ingest_batches"):
+                      "residual_tallies", "sighting_counts", "tree_heads", "ingest_batches"):
             connection.execute(f"DELETE FROM {table} WHERE batch_id = ?", (batch,))
         connection.execute("DELETE FROM log_subtrees WHERE start + (1 << level) >= ?",
                            (first_seq,))
@@ -333,3 +334,23 @@ def test_verify_and_checkpoint_speak_json_when_asked(examples_store: Path) -> No
     assert json.loads(broken.stdout) == {"intact": False, "problems": [
         "contract_residuals: append-only trigger contract_residuals_append_only_update is "
         "missing"]}
+
+
+# The examples store's sighting_counts: batch 1 sighted each of its six residuals once.
+@pytest.mark.parametrize(("sql", "record_id", "said"), [
+    ("UPDATE sighting_counts SET sightings = 5 WHERE record_id = ?", CHANGED_OBJECT_UNBOUND,
+     "row says contract_residuals seq 6, 5 sightings; the sightings say contract_residuals "
+     "seq 6, 1"),
+    ("DELETE FROM sighting_counts WHERE record_id = ?", CHANGED_OBJECT_UNBOUND,
+     f"row is missing (contract_residuals {CHANGED_OBJECT_UNBOUND} has 1 sightings by this "
+     "batch)"),
+    ("INSERT INTO sighting_counts VALUES (1, ?, 'contract_residuals', 6, 1)", "f" * 64,
+     "row names no record this batch sighted (added out of band)"),
+], ids=["forged", "missing", "extra"])
+def test_a_sighting_count_changed_out_of_band_fails_verify_naming_its_row(
+        examples_store: Path, sql: str, record_id: str, said: str) -> None:
+    with triggers_bypassed(examples_store) as connection:
+        connection.execute(sql, (record_id,))
+    result = _verify(examples_store)
+    assert result.exit_code == 1
+    assert first_problem(result.stderr) == f"sighting_counts batch 1 {record_id}: {said}"

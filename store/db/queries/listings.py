@@ -49,7 +49,7 @@ from store.db.queries.row_records import (
     json_tuple_or_null,
     optional,
 )
-from store.db.queries.sightings import sighted_listing, sightings_count
+from store.db.queries.sightings import few_rows, sighted_listing, sightings_count
 from store.db.queries.surfaces import surface_facets_of
 from store.db.queries.turns import turn_facets_of
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
@@ -195,8 +195,10 @@ class RecordListing(Generic[F, R]):
         if self.sightings is None:
             listing = in_seq_order(order, read, self.table.c.seq, listing=self.name)
         else:
+            few = (order is Order.MOST_SEEN and where is not None and bool(where.conditions())
+                   and few_rows(connection, read, self.table.c.seq))
             listing = sighted_listing(order, read, self.table, self.key, self.sightings,
-                                      snapshot, listing=self.name)
+                                      snapshot, listing=self.name, few=few)
         return page_of(connection, listing, order, self.record, first, after, last, before)
 
     def count(self, connection: Connection, where: F | None = None,

@@ -47,6 +47,9 @@ class Part:
 
     statement: Select[Any]
     keys: list[SortKey]
+    # Its keys lead an index, in order: past a cursor is read as one index range per key
+    # (past_arms) rather than one OR that a database scans from the start of the index.
+    seek: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,15 +72,22 @@ def in_seq_order(order: Order, statement: Select[Any], seq: ColumnElement[int], 
     return Listing([part], lookup=part)
 
 
+def past_arms(keys: Sequence[SortKey], values: Sequence[int], *, reverse: bool = False
+              ) -> list[ColumnElement[bool]]:
+    """The rows past the row keyed `values` as disjoint ranges: for keys (a, b), a beyond
+    a0; a equal to a0 and b beyond b0."""
+    arms: list[ColumnElement[bool]] = []
+    for index, key in enumerate(keys):
+        equal = [keys[j].column == key_value(values[j]) for j in range(index)]
+        arms.append(and_(*equal, key.beyond(values[index], reverse)))
+    return arms
+
+
 def past(keys: Sequence[SortKey], values: Sequence[int], *, reverse: bool = False
          ) -> ColumnElement[bool]:
     """Rows strictly after the row keyed `values` in the order (before it, with `reverse`):
     for keys (a, b), a beyond a0, or a equal to a0 and b beyond b0."""
-    alternatives: list[ColumnElement[bool]] = []
-    for index, key in enumerate(keys):
-        equal = [keys[j].column == key_value(values[j]) for j in range(index)]
-        alternatives.append(and_(*equal, key.beyond(values[index], reverse)))
-    return or_(false(), *alternatives)
+    return or_(false(), *past_arms(keys, values, reverse=reverse))
 
 
 def at(keys: Sequence[SortKey], values: Sequence[int]) -> ColumnElement[bool]:

@@ -18,7 +18,16 @@ from store.db.log.stored_log import latest_head
 from store.db.queries.as_of import Snapshot, snapshot_at
 from store.db.queries.cursors import cursor_for, decode_cursor, encode_cursor, key_in
 from store.db.queries.errors import CursorError, PageSizeError
-from store.db.queries.orders import Listing, Order, Part, SortKey, at, in_seq_order, past
+from store.db.queries.orders import (
+    Listing,
+    Order,
+    Part,
+    SortKey,
+    at,
+    in_seq_order,
+    past,
+    past_arms,
+)
 from store.db.queries.records import Page, T
 
 __all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "PageArgs", "count_rows", "decode_cursor",
@@ -50,12 +59,20 @@ def _window(part: Part, after: Sequence[int] | None, before: Sequence[int] | Non
     """The part's rows between the cursors, nearest first, with their keys labelled."""
     statement = part.statement.add_columns(
         *(key.column.label(_sort_label(i)) for i, key in enumerate(part.keys)))
-    if after is not None:
-        statement = statement.where(past(part.keys, after))
-    if before is not None:
-        statement = statement.where(past(part.keys, before, reverse=True))
-    return statement.order_by(
-        *(key.ordering(backwards) for key in part.keys if not key.constant)).limit(limit)
+    start, stop = (before, after) if backwards else (after, before)
+    if stop is not None:
+        statement = statement.where(past(part.keys, stop, reverse=not backwards))
+    ordering = [key.ordering(backwards) for key in part.keys if not key.constant]
+    if start is None or not part.seek:
+        if start is not None:
+            statement = statement.where(past(part.keys, start, reverse=backwards))
+        return statement.order_by(*ordering).limit(limit)
+    # One index range per arm, each read from its start for `limit` rows, then merged.
+    arms = union_all(*(select(statement.where(arm).order_by(*ordering).limit(limit).subquery())
+                       for arm in past_arms(part.keys, start, reverse=backwards))).subquery()
+    return select(arms).order_by(*(
+        SortKey(arms.c[_sort_label(i)], key.descending).ordering(backwards)
+        for i, key in enumerate(part.keys) if not key.constant)).limit(limit)
 
 
 def _rows(connection: Connection, listing: Listing, after: Sequence[int] | None,

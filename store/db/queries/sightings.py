@@ -1,21 +1,37 @@
 """Records with sightings (residuals, surfaces): each row's count, and the MOST_SEEN list.
 
-MOST_SEEN without sorting every row: the writer stores a record with its first sighting, so
-each has at least one. The records seen more than once are counted in one pass over the
-sightings' (id, seq) index and only they are sorted; the rest, seen once, follow in seq
-order, read from the seq index only as far as a page needs. The pass is per page: a page
-costs a scan of that index (see README, Benchmarks), not a sort of every record.
+MOST_SEEN reads `sighting_counts`, the derived table the writer appends per batch: each
+record the batch sighted, with the record's count by the end of that batch. A record's count
+now is its row of its newest batch (as of a tree head: of its newest batch up to that head's),
+so a page walks the (count desc, seq) index from its cursor on, passing over the rows a newer
+batch superseded, instead of counting every sighting. A filter that few records meet would
+make that walk pass many rows for each one it keeps: those records are read by the filter's
+own index instead, each with its newest count (one index lookup), and sorted.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Label, Select, Table, func, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Label,
+    ScalarSelect,
+    Select,
+    Table,
+    exists,
+    func,
+    select,
+)
 
 from store.db.queries.as_of import Snapshot, held
-from store.db.queries.keys import key_value
 from store.db.queries.orders import Listing, Order, Part, SortKey, in_seq_order
+from store.db.schema.tables import sighting_counts
+
+# A filter met by fewer records than this is read by its own index, not by walking the
+# counts: past it the walk passes at most about (records / this) rows for each row it keeps.
+FEW_ROWS = 10_000
 
 
 def sightings_count(parent: Table, key: str, sightings: Table,
@@ -31,30 +47,60 @@ def sightings_count(parent: Table, key: str, sightings: Table,
     )
 
 
-def sighted_listing(order: Order, rows: Select[Any], parent: Table, key: str, sightings: Table,
-                    snapshot: Snapshot | None, *, listing: str) -> Listing:
-    """`rows` of `parent` (its columns, filtered) with their sightings as `occurrence_count`,
-    in `order`; counts as of `snapshot`."""
-    counted = sightings_count(parent, key, sightings, *held(snapshot, sightings))
-    seq = parent.c.seq
-    every = rows.add_columns(counted)
-    if order is not Order.MOST_SEEN:
-        return in_seq_order(order, every, seq, listing=listing)
-    by_id = sightings.c[key]
-    often = (
-        select(by_id.label("id"), func.count().label("n"))
-        .where(*held(snapshot, sightings))
-        .group_by(by_id)
-        .having(func.count() > 1)
-        .cte(f"often_{sightings.name}")
-        .prefix_with("MATERIALIZED")  # read by both parts: one pass
+def newest_count(parent: Table, key: str, snapshot: Snapshot | None) -> ScalarSelect[Any]:
+    """Per row of `parent`, its count in its newest `sighting_counts` row (stored by
+    `snapshot`): its sightings, read from one index entry."""
+    counts = sighting_counts.c
+    return (
+        select(counts.sightings)
+        .where(counts.record_id == parent.c[key],
+               *([] if snapshot is None else [snapshot.covers(counts.batch_id)]))
+        .order_by(counts.batch_id.desc())
+        .limit(1)
+        .correlate(parent)
+        .scalar_subquery()
     )
-    seen_often = Part(
-        rows.add_columns(often.c.n.label("occurrence_count"))
-        .join(often, often.c.id == parent.c[key]),
-        [SortKey(often.c.n, descending=True), SortKey(seq)])
-    seen_once = Part(
-        every.where(parent.c[key].not_in(select(often.c.id))),
-        [SortKey(key_value(1), descending=True, constant=True), SortKey(seq)])
-    lookup = Part(every, [SortKey(counted.element, descending=True), SortKey(seq)])
-    return Listing([seen_often, seen_once], lookup)
+
+
+def few_rows(connection: Connection, rows: Select[Any], seq: ColumnElement[int]) -> bool:
+    """Whether fewer than FEW_ROWS rows meet `rows`' conditions (reads at most that many)."""
+    probe = rows.with_only_columns(seq).limit(FEW_ROWS).subquery()
+    found: int = connection.execute(select(func.count()).select_from(probe)).scalar_one()
+    return found < FEW_ROWS
+
+
+def _current_counts(parent: Table, snapshot: Snapshot | None) -> list[ColumnElement[bool]]:
+    """The `sighting_counts` rows of `parent`'s records that are their newest (by
+    `snapshot`)."""
+    counts, newer = sighting_counts, sighting_counts.alias("newer_counts")
+    later = [newer.c.batch_id > counts.c.batch_id]
+    if snapshot is not None:
+        later.append(snapshot.covers(newer.c.batch_id))
+    current = [counts.c.record_table == parent.name,
+               ~exists().where(newer.c.record_id == counts.c.record_id, *later)]
+    if snapshot is not None:
+        current.append(snapshot.covers(counts.c.batch_id))
+    return current
+
+
+def sighted_listing(order: Order, rows: Select[Any], parent: Table, key: str, sightings: Table,
+                    snapshot: Snapshot | None, *, listing: str, few: bool = False) -> Listing:
+    """`rows` of `parent` (its columns, filtered) with their sightings as `occurrence_count`,
+    in `order`; counts as of `snapshot`. `few`: few rows meet `rows`' filter (few_rows)."""
+    seq = parent.c.seq
+    if order is not Order.MOST_SEEN:
+        counted = sightings_count(parent, key, sightings, *held(snapshot, sightings))
+        return in_seq_order(order, rows.add_columns(counted), seq, listing=listing)
+    count = newest_count(parent, key, snapshot)
+    lookup = Part(rows.add_columns(count.label("occurrence_count")),
+                  [SortKey(count, descending=True), SortKey(seq)])
+    if few:
+        return Listing([lookup], lookup)
+    counts = sighting_counts.c
+    walk = Part(
+        rows.join(sighting_counts, counts.record_id == parent.c[key])
+        .where(*_current_counts(parent, snapshot))
+        .add_columns(counts.sightings.label("occurrence_count")),
+        [SortKey(counts.sightings, descending=True), SortKey(counts.record_seq)],
+        seek=True)
+    return Listing([walk], lookup)

@@ -28,6 +28,7 @@ from store.db.schema.tables import (
     metadata,
     residual_occurrences,
     residual_tallies,
+    sighting_counts,
     surface_occurrences,
     surface_records,
     tree_heads,
@@ -51,6 +52,9 @@ class RecordKind:
     part_of: str | None = None
     # Its rows repeat across a batch's chunks: keep their stored content, boundedly.
     repeats: bool = False
+    # Each row is one sighting of a record of this table, named by that table's key column:
+    # sighting_counts keeps each record's running count.
+    sights: str | None = None
 
     @property
     def name(self) -> str:
@@ -64,13 +68,13 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
     RecordKind(contract_residuals, ("residual_id",), content_ids=content_ids.residual_ids,
                repeats=True),
     RecordKind(residual_occurrences, ("assessment_id", "ordinal"),
-               part_of="contract_assessments"),
+               part_of="contract_assessments", sights="contract_residuals"),
     RecordKind(surface_records, ("surface_id",), content_ids=content_ids.surface_ids,
                late_columns=frozenset({"surface_form", "hops", "hop_chain_ids",
                                        "candidate_chain_ids", "surface_prefix",
                                        "checked_against"})),
     RecordKind(surface_occurrences, ("occurrence_id",), content_ids=content_ids.sighting_ids,
-               late_columns=frozenset({"turn_key"})),
+               late_columns=frozenset({"turn_key"}), sights="surface_records"),
     RecordKind(turns, ("turn_key",), content_ids=content_ids.turn_keys),
     RecordKind(residual_tallies, ("batch_id", "ordinal"), ledgered=False),
     RecordKind(log_subtrees, ("level", "start"), ledgered=False),
@@ -78,6 +82,7 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
     RecordKind(log_origin, ("origin",), ledgered=False),
     RecordKind(checkpoints, ("checkpoint_id",), ledgered=False),
     RecordKind(checkpoint_cosignatures, ("checkpoint_id", "witness"), ledgered=False),
+    RecordKind(sighting_counts, ("batch_id", "record_id"), ledgered=False),
 )
 
 KINDS_BY_TABLE: Mapping[str, RecordKind] = {kind.name: kind for kind in RECORD_KINDS}
@@ -87,6 +92,10 @@ LEDGERED_KEYS: Mapping[str, tuple[str, ...]] = {
     kind.name: kind.key for kind in RECORD_KINDS if kind.ledgered}
 LATE_COLUMNS: Mapping[str, frozenset[str]] = {
     kind.name: kind.late_columns for kind in RECORD_KINDS if kind.late_columns}
+# Per sighting table: the table whose records it sights and the column naming them.
+SIGHTED: Mapping[str, tuple[str, str]] = {
+    kind.name: (kind.sights, KINDS_BY_TABLE[kind.sights].key[0])
+    for kind in RECORD_KINDS if kind.sights is not None}
 # Every table the append-only triggers guard: all of them.
 APPEND_ONLY_TABLES: tuple[str, ...] = tuple(kind.name for kind in RECORD_KINDS)
 
@@ -108,6 +117,10 @@ def _problems(kind: RecordKind, by_table: Mapping[str, RecordKind]) -> list[str]
     if kind.content_ids is not None and (
             len(kind.key) != 1 or not isinstance(table.c[kind.key[0]].type, type(Sha256))):
         found.append("a content-addressed key is one sha256 column")
+    if kind.sights is not None:
+        sighted = by_table.get(kind.sights)
+        if sighted is None or len(sighted.key) != 1 or sighted.key[0] not in table.c:
+            found.append(f"it sights {kind.sights}, whose one-column key it has no column of")
     if kind.part_of is not None:
         parent = by_table.get(kind.part_of)
         if parent is None or kind.key[:len(parent.key)] != parent.key:

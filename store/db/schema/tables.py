@@ -76,6 +76,8 @@ contract_assessments = Table(
     Column("unresolved_hazards", Text, nullable=False),
     Column("explanation", Text, nullable=False),
     Column("evidence_spans", Text, nullable=False),
+    # Revision 0010: the console's facets by organ and runnable.
+    Index(None, "candidate_organ", "runnable"),
 )
 
 contract_residuals = Table(
@@ -239,6 +241,27 @@ TALLY_DIMENSIONS: tuple[str, ...] = (
 # (2M tally rows: 0.9 s instead of 5.1 s, bench/tallies.py).
 Index("ix_residual_tallies_combo", *(residual_tallies.c[name] for name in TALLY_DIMENSIONS),
       residual_tallies.c.residuals, residual_tallies.c.occurrences)
+
+# Derived, not ledgered (revision 0010): per batch, each record it sighted (a residual or a
+# surface) with the record's sightings stored by the end of that batch. A MOST_SEEN page
+# walks the index below in order instead of counting every sighting; as of a tree head, a
+# record's count is its row of the newest batch up to that head. `verify` recomputes them.
+sighting_counts = Table(
+    "sighting_counts",
+    metadata,
+    Column("batch_id", Integer, _batch_reference(), primary_key=True, autoincrement=False),
+    Column("record_id", Sha256, primary_key=True),
+    Column("record_table", Text, nullable=False),  # contract_residuals or surface_records
+    Column("record_seq", LogPosition, nullable=False),  # the record's own seq: ties by it
+    Column("sightings", LogPosition, nullable=False),
+)
+# Covering, in MOST_SEEN order: a page reads it from its cursor on, not every count.
+Index("ix_sighting_counts_most_seen", sighting_counts.c.record_table,
+      sighting_counts.c.sightings.desc(), sighting_counts.c.record_seq,
+      sighting_counts.c.batch_id, sighting_counts.c.record_id)
+# A record's newest count (as of a batch): one index range.
+Index("ix_sighting_counts_record_id", sighting_counts.c.record_id, sighting_counts.c.batch_id,
+      sighting_counts.c.sightings)
 
 # The transparency log (revision 0006): every row of a LEDGERED_KEYS table is one leaf of an
 # RFC 9162 Merkle tree, leaf index = seq - 1. Stored: the hash of every full, aligned subtree

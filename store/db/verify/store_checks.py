@@ -20,7 +20,7 @@ from store.db.log.stored_log import (
     stored_origin,
 )
 from store.db.schema.guards import SINGLE_ROW_TABLES, hidden_rowid
-from store.db.schema.record_kinds import LEDGERED_KEYS
+from store.db.schema.record_kinds import LEDGERED_KEYS, SIGHTED
 from store.db.schema.tables import (
     SUBTREE_LEVEL,
     log_subtrees,
@@ -32,6 +32,7 @@ from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
 from store.db.verify.schema_snapshot import whole_schema_problems
 from store.db.write.row_builders import ledger_key
+from store.db.write.sighting_counts import recomputed_sighting_counts, stored_sighting_counts
 from store.db.write.tallies import recomputed_tallies, stored_tallies
 from store.errors import CheckpointError, StoreError
 from store.model.checkpoint import Checkpoint, parse_checkpoint
@@ -141,6 +142,30 @@ def _tally_problems(connection: Connection) -> Iterator[Problem]:
                       f"{len(found)} tally rows for a batch without residuals")
 
 
+def _sighting_count_problems(connection: Connection) -> Iterator[Problem]:
+    """The derived sighting counts must be exactly the running counts the sightings make,
+    row for row (both streams in key order: batch, record)."""
+    expected, stored = recomputed_sighting_counts(connection), stored_sighting_counts(connection)
+    want, have = next(expected, None), next(stored, None)
+    while want is not None or have is not None:
+        if have is None or (want is not None and want[:2] < have[:2]):
+            assert want is not None
+            yield Problem(None, "sighting_counts", f"batch {want[0]} {want[1]}",
+                          f"row is missing ({want[2]} {want[1]} has {want[4]} sightings by "
+                          "this batch)")
+            want = next(expected, None)
+        elif want is None or have[:2] < want[:2]:
+            yield Problem(None, "sighting_counts", f"batch {have[0]} {have[1]}",
+                          "row names no record this batch sighted (added out of band)")
+            have = next(stored, None)
+        else:
+            if have != want:
+                yield Problem(None, "sighting_counts", f"batch {have[0]} {have[1]}",
+                              f"row says {have[2]} seq {have[3]}, {have[4]} sightings; the "
+                              f"sightings say {want[2]} seq {want[3]}, {want[4]}")
+            want, have = next(expected, None), next(stored, None)
+
+
 def _reference_problems(connection: Connection, skip: Collection[str]) -> Iterator[Problem]:
     """Every foreign key holds: the writer checks them itself, and tools that write to a
     SQLite file out of band check none unless told to."""
@@ -240,6 +265,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
     if not {"residual_tallies", "contract_residuals", "residual_occurrences"} & unreadable.keys():
         problems.extend(_tally_problems(connection))
+    if not {"sighting_counts", *SIGHTED, *(r for r, _ in SIGHTED.values())} & unreadable.keys():
+        problems.extend(islice(_sighting_count_problems(connection), MAX_PROBLEMS))
     report.problems = problems[:MAX_PROBLEMS]
     return report
 

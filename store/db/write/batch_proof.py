@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Connection, and_, false, func, or_, select
 
@@ -28,6 +29,7 @@ from store.db.schema.tables import (
     log_subtrees,
     metadata,
     residual_tallies,
+    sighting_counts,
     tree_heads,
 )
 from store.errors import StoreError
@@ -97,7 +99,7 @@ def _read_back(connection: Connection, table: str, start: int, end: int
 
 def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
                 head: tuple[int, str], subtrees: set[tuple[int, int, str]],
-                tallies: int) -> None:
+                tallies: int, counts: Sequence[tuple[Any, ...]] = ()) -> None:
     """BatchNotStored, naming the table, unless the batch reads back exactly as written."""
     start, (size, root_hex) = written.before.size, head
     for table in sorted(LEDGERED_KEYS.keys() | written.tables.keys()):
@@ -129,6 +131,22 @@ def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
         .where(residual_tallies.c.batch_id == batch_id)).scalar_one()
     if found_tallies != tallies:
         _refuse("residual_tallies", f"{tallies} rows were inserted, {found_tallies} read back")
+    _prove_counts(connection, batch_id, counts)
+
+
+def _prove_counts(connection: Connection, batch_id: int,
+                  counts: Sequence[tuple[Any, ...]]) -> None:
+    """The batch's sighting_counts rows: as many, with the same sums of their numbers."""
+    c = sighting_counts.c
+    read = connection.execute(
+        select(func.count(), func.coalesce(func.sum(c.sightings), 0),
+               func.coalesce(func.sum(c.record_seq), 0))
+        .where(c.batch_id == batch_id)).one()
+    written = (len(counts), sum(row[-1] for row in counts), sum(row[-2] for row in counts))
+    if tuple(read) != written:
+        _refuse("sighting_counts", f"{written[0]} rows were inserted (sightings {written[1]}, "
+                                   f"seqs {written[2]}), {read[0]} read back (sightings "
+                                   f"{read[1]}, seqs {read[2]})")
 
 
 def _refuse(table: str, reason: str) -> None:

@@ -44,6 +44,7 @@ from store.db.write.reading_process import (
     worth_a_process,
 )
 from store.db.write.row_builders import RegistryProvider, ledger_key
+from store.db.write.sighting_counts import COUNT_COLUMNS, BatchSightings, CountRow
 from store.db.write.tallies import BatchTally
 from store.errors import BatchRejected as BatchRejected  # raised here, still importable
 from store.model.jsonl import MAX_LINE_BYTES
@@ -72,6 +73,8 @@ class _BatchWriter:
         # Residual ids repeat across frames: remember their stored content, boundedly.
         self.repeated: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
         self.tally = BatchTally()
+        self.sightings = BatchSightings()
+        self.counts: list[CountRow] = []
         self.stored_rows = self.appender.size  # at most this many rows in any one table
         self.looked_up = 0
         self.filtering = False  # once True, each kind's key filter is built when first needed
@@ -209,7 +212,16 @@ class _BatchWriter:
             self.guards.lift()
         for table, rows in inserts.items():
             insert_values(self.connection, table, APPENDED_COLUMNS[table], rows)
+            self.sightings.add(table, rows)
         self._insert_subtrees()
+
+    def count_sightings(self) -> None:
+        """The batch's sighting_counts rows, once every row is written (and while the insert
+        guards may still be lifted)."""
+        if self.summary.rejected or self.summary.new_rows == 0:
+            return
+        self.counts = self.sightings.rows(self.connection, self.batch_id)
+        insert_values(self.connection, "sighting_counts", COUNT_COLUMNS, self.counts)
 
     def _insert_subtrees(self) -> None:
         rows = self.appender.subtree_rows()
@@ -240,7 +252,8 @@ class _BatchWriter:
         tallies = self.tally.rows(self.batch_id)
         insert_rows(self.connection, "residual_tallies", tallies)
         prove_batch(self.connection, self.written, self.batch_id,
-                    (head["tree_size"], head["root_hash"]), self.subtrees, len(tallies))
+                    (head["tree_size"], head["root_hash"]), self.subtrees, len(tallies),
+                    self.counts)
 
 
 @contextmanager
@@ -314,6 +327,7 @@ def append_batch(
                 if chunk.input_sha256 is not None:
                     summary.input_sha256 = chunk.input_sha256
             writer.flush()
+            writer.count_sightings()
         if not summary.rejected:
             for line, reason in writer.journal.rewrites(connection, writer.turn_batches):
                 summary.fail(line, reason)
