@@ -248,15 +248,17 @@ class Console:
 
     async def _run_deferred(self, context: dict[str, Any], deadline: float) -> None:
         """Reads a page may go without: each under a limit of its own (and the request's);
-        one that runs past it is left out, its name in `omitted`, the page still served."""
+        one that runs past it is left out, its name in `omitted` with why (`explain`'s
+        answer), the page still served."""
         context.setdefault("omitted", {})
-        for name, (read, seconds) in context.pop("deferred", {}).items():
+        for name, (read, seconds, explain) in context.pop("deferred", {}).items():
             try:
                 context[name] = await self.db.run(min(deadline, time.monotonic() + seconds),
                                                   read)
             except QueryTimeout:
                 context[name] = None
-                context["omitted"][name] = f"they took longer than {seconds} s"
+                why = await self.db.run(deadline, explain)
+                context["omitted"][name] = f"they took longer than {seconds} s: {why}"
 
     def _endpoint_raw(self, read: Callable[[Connection, Request, Head, Console], Response]
                       ) -> Callable[[Request], Any]:
