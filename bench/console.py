@@ -19,6 +19,7 @@ p95 in ms; asserts nothing about time.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sqlite3
 import statistics
@@ -36,6 +37,7 @@ from starlette.testclient import TestClient
 from store.api.app import create_app
 from store.console.pages import Console
 from store.db.audit_store import AuditStore
+from store.db.queries.browsing import assessment_facets
 from store.db.schema.engine import resolve_url, sqlite_path
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -93,6 +95,9 @@ def main() -> None:
     size = db.tree_head().size
     kind, = floor.execute("SELECT residual_kind FROM contract_residuals GROUP BY 1 "
                           "ORDER BY count(*) DESC LIMIT 1").fetchone()
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on "
+          f"{os.cpu_count()} cores: wall times, inflated by other work; compare each with its "
+          "floor")
     print(f"store: {args.db}, tree size {size:,}, "
           f"{floor.execute('SELECT count(*) FROM residual_occurrences').fetchone()[0]:,} "
           f"occurrences; {args.rounds} rounds each, page cache off")
@@ -113,8 +118,20 @@ def main() -> None:
     for url in ("/residuals?first=100", f"/residuals?kind={name}&first=100",
                 "/assessments?first=100", "/turns?first=100", "/batches?first=100"):
         line(f"list {url}", timed(get(url), args.rounds), GOALS["list"])
-    url = "/residuals?order=MOST_SEEN&first=100"  # the query layer's MOST_SEEN: see GraphQL's
-    line(f"list {url}", timed(get(url), max(3, args.rounds // 5)), GOALS["list"])
+    for url in ("/residuals?order=MOST_SEEN&first=100",  # the query layer's MOST_SEEN
+                "/surfaces?order=MOST_SEEN&first=100"):
+        line(f"list {url}", timed(get(url), args.rounds), GOALS["list"])
+    facets_page = client.get("/assessments?first=100").text
+    held = "left out" not in facets_page
+    print(f"  /assessments: facets (organ, familyId, runnable) "
+          f"{'shown, exact' if held else 'LEFT OUT (past their limit)'}")
+    assessments = db.engine.connect()
+    line("assessment facets alone (query layer)",
+         timed(partial(assessment_facets, assessments), args.rounds))
+    line("SQL floor: assessments per (organ, runnable)", timed(
+        lambda: floor.execute("SELECT candidate_organ, runnable, count(*) FROM "
+                              "contract_assessments GROUP BY 1, 2").fetchall(), args.rounds))
+    assessments.close()
 
     query = ("query($k: [ResidualKind!]) { residuals(filter: {kind: $k}, first: 100) { "
              "totalCount nodes { residualId residualKind sourceAxis candidateOrgan "
@@ -166,6 +183,7 @@ def main() -> None:
     print(f"{'export /export/residuals.csv (whole table)':<44} {seconds:8.2f} s for {rows:,} "
           f"rows, {written / 2**20:.0f} MiB (SQL floor, rows read: "
           f"{time.perf_counter() - started:.2f} s)")
+    print(f"process CPU time over the whole run: {time.process_time():.1f} s")
     for url, count in refused.items():
         print(f"  {url}: {count} answers were not 200 (503: past the time limit)")
     db.close()

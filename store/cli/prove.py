@@ -66,7 +66,8 @@ def _prove(connection: Connection, ids: dict[str, str | None], index: int | None
                    "checkpoint of its tree.")
 @click.option("--bundle", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Write a C2SP tlog-proof bundle (entry, inclusion path and the newest kept "
-                   "checkpoint with its cosignatures) to FILE instead of JSON.")
+                   "checkpoint with its cosignatures; with --tree-size, the newest kept one of "
+                   "that size) to FILE instead of JSON.")
 def prove(db: str | None, index: int | None, consistency: int | None, tree_size: int | None,
           with_checkpoint: bool, bundle: Path | None, **ids: str | None) -> None:
     """Print an RFC 9162 inclusion proof of one record (or leaf), or a consistency proof, as
@@ -76,19 +77,19 @@ def prove(db: str | None, index: int | None, consistency: int | None, tree_size:
     Consistency (--consistency FIRST): first, second, first_root, second_root,
     consistency_path. Default tree: the newest head. An unknown id or a size out of range
     exits 1. With --bundle, one file `verify-proof FILE --key K` checks with no store and no
-    network: the proof is against the newest kept signed checkpoint.
+    network: the proof is against the newest kept signed checkpoint (with --tree-size N,
+    the newest kept one of tree size N: what the console's "download proof" gives at asOf=N).
     """
     chosen = [v for v in (*ids.values(), index, consistency) if v is not None]
     if len(chosen) != 1:
         raise click.UsageError(f"give exactly one of {_CHOICES}")
     if with_checkpoint and consistency is not None:
         raise click.UsageError("--with-checkpoint: a proof file holds an inclusion proof")
-    if bundle is not None and (consistency is not None or tree_size is not None
-                               or with_checkpoint):
-        raise click.UsageError("--bundle proves a record in the newest kept checkpoint: "
-                               "not with --consistency, --tree-size or --with-checkpoint")
+    if bundle is not None and (consistency is not None or with_checkpoint):
+        raise click.UsageError("--bundle proves a record in a kept signed checkpoint: "
+                               "not with --consistency or --with-checkpoint")
     if bundle is not None:
-        _write_bundle(db, ids, index, bundle)
+        _write_bundle(db, ids, index, tree_size, bundle)
         return
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
         try:
@@ -107,13 +108,13 @@ def prove(db: str | None, index: int | None, consistency: int | None, tree_size:
 
 
 def _write_bundle(db: str | None, ids: dict[str, str | None], index: int | None,
-                  path: Path) -> None:
+                  tree_size: int | None, path: Path) -> None:
     from store.db.queries.bundles import proof_bundle
 
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
         try:
             if index is not None:
-                text = proof_bundle(connection, index=index)
+                text = proof_bundle(connection, index=index, tree_size=tree_size)
             else:
                 kind, value = next((k, v) for k, v in ids.items() if v is not None)
                 table, id_name = _RECORDS[kind].table.name, _RECORDS[kind].key
@@ -121,7 +122,8 @@ def _write_bundle(db: str | None, ids: dict[str, str | None], index: int | None,
                         not _HEX_ID.fullmatch(value):
                     raise queries.QueryError(f"--{kind}: a {id_name} is 64 lowercase hex "
                                              f"digits, got {value[:80]!r}")
-                text = proof_bundle(connection, table=table, key=(value,))
+                text = proof_bundle(connection, table=table, key=(value,),
+                                    tree_size=tree_size)
         except queries.QueryError as exc:
             raise click.ClickException(str(exc)) from exc
         except LogError as exc:

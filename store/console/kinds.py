@@ -56,10 +56,11 @@ class ListKind:
     export: str | None  # `core-audit export` kind
     lists: tuple[str, ...] = ()  # without an input: its any-of string parameters
     describe: str = ""
-    # Facets that scan every matching row (no tally, no index): counted under this shorter
-    # limit of their own, and left out (with a note) past it; None: with the page's reads.
+    # Facets counted from an index rather than a tally: under this shorter limit of their
+    # own, and left out (the page saying which and why) past it; None: with the page's reads.
     facet_seconds: float | None = None
-    facet_rows: int | None = None  # ... and not tried over this many matching rows
+    facet_index: tuple[str, ...] = ()  # ... the filter parameters that index serves
+    facet_index_columns: tuple[str, ...] = ()  # ... and its columns
 
 
 def _short(text: str | None, width: int = 90) -> str:
@@ -130,7 +131,8 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
          Column("problem", lambda a: Cell(_short(a.problem_text))),
          Column("batch", lambda a: Cell(str(a.batch.batch_id), f"/batches/{a.batch.batch_id}"))),
         describe="CORE's ContractAssessments, each in its problem, with the batch that stored "
-                 "it.", facet_seconds=0.3, facet_rows=20_000),
+                 "it.", facet_seconds=0.3, facet_index=("organ", "familyId", "runnable"),
+        facet_index_columns=("candidate_organ", "runnable")),
     _listed(
         "surfaces", "Surfaces", _surface_facets,
         (Column("surface", lambda s: _id("surfaces", s.surface_id)),

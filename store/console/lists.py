@@ -4,10 +4,11 @@ link adding or removing that filter), order and page links, and its exports."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from graphql import GraphQLList, get_nullable_type
-from sqlalchemy import Connection
+from sqlalchemy import Connection, inspect
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 
@@ -99,13 +100,12 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
             return _facets(base, kind, params, counted, fields)
 
         deferred = kind.facet_seconds is not None
-        too_many = kind.facet_rows is not None and total > kind.facet_rows
         return {
-            "facets": None if deferred or too_many else facets(connection),
-            "deferred": {"facets": (facets, kind.facet_seconds)}
-            if deferred and not too_many else {},
-            "omitted": {"facets": f"counting facets reads every matching row; this list has "
-                                  f"more than {kind.facet_rows:,}"} if too_many else {},
+            "facets": None if deferred else facets(connection),
+            "deferred": {"facets": (facets, kind.facet_seconds,
+                                    partial(_slow_facets, kind=kind, params=params, head=head))}
+            if deferred else {},
+            "facet_names": ", ".join(kind.facet_index),
             "title": kind.title, "kind": kind, "total": total,
             "rows": [[_cell(column.cell(record)) for column in kind.columns]
                      for record in page.items],
@@ -132,6 +132,25 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
         }
 
     return read
+
+
+def _slow_facets(connection: Connection, *, kind: ListKind, params: dict[str, list[str]],
+                 head: Head) -> str:
+    """Why this list's facets may take long (said if they are left out)."""
+    others = [name for name in params if name not in PAGE_OPTIONS
+              and name not in kind.facet_index]
+    if others:
+        return (f"the filter on {', '.join(others)} reads every matching row; "
+                f"{', '.join(kind.facet_index)} alone are counted from an index")
+    if head.as_of is not None and head.as_of < head.newest_size:
+        return ("as of an older tree head, the rows appended since are counted off one by "
+                "one")
+    indexed = any(tuple(index["column_names"]) == kind.facet_index_columns
+                  for index in inspect(connection).get_indexes(kind.table))
+    if not indexed:
+        return (f"this store has no index on {kind.table} ({', '.join(kind.facet_index_columns)})"
+                " yet, so every row is read: `core-audit db upgrade` adds it")
+    return "the server is busy: try again"
 
 
 def _cell(cell: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ GraphQL resolvers' do; one page's reads share one connection.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from sqlalchemy import Connection
+from sqlalchemy import Connection, func, select
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -27,8 +28,9 @@ from starlette.templating import Jinja2Templates
 from store import __version__
 from store.console.parameters import ParameterError, as_of_of
 from store.db.audit_store import AuditStore
-from store.db.log.stored_log import LeafBlocks, latest_head
+from store.db.log.stored_log import LeafBlocks, latest_head, stored_origin
 from store.db.queries import QueryError, QueryTimeout, snapshot_at
+from store.db.schema.tables import checkpoint_cosignatures, checkpoints
 from store.errors import StoreError
 
 logger = logging.getLogger(__name__)
@@ -51,7 +53,9 @@ class NotFound(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class Head:
-    """The tree the page shows: the newest head, or the asOf one."""
+    """The tree the page shows: the newest head, or the asOf one; and what the store has
+    signed (`signed`: its origin, kept checkpoints and cosignatures), which record pages and
+    proof downloads also show."""
 
     size: int
     root: str
@@ -59,19 +63,39 @@ class Head:
     newest_root: str
     as_of: int | None
     as_of_batch: int | None
+    signed: str = ""
 
     @property
     def etag(self) -> str:
-        return f'"{__version__}-{self.size}-{self.root[:32]}"'
+        return f'"{__version__}-{self.size}-{self.root[:32]}-{self.signed}"'
+
+    @property
+    def cache_control(self) -> str:
+        # Below the newest head nothing a page shows can change: no checkpoint signs an old
+        # head and the origin is chosen before signing. At the newest, one may be signed.
+        settled = self.as_of is not None and self.as_of < self.newest_size
+        return IMMUTABLE if settled else REVALIDATE
+
+
+def signed_state(connection: Connection) -> str:
+    """A short digest of the origin, the kept checkpoints and their cosignatures: it changes
+    when one is chosen, signed or cosigned (all three append-only)."""
+    newest, cosignatures = connection.execute(select(
+        func.coalesce(func.max(checkpoints.c.checkpoint_id), 0),
+        select(func.count()).select_from(checkpoint_cosignatures).scalar_subquery())).one()
+    state = f"{stored_origin(connection)}\n{newest}\n{cosignatures}"
+    return hashlib.sha256(state.encode("utf-8")).hexdigest()[:12]
 
 
 def _head(connection: Connection, as_of: int | None) -> Head:
     newest = latest_head(connection)
     snapshot = snapshot_at(connection, as_of)
+    signed = signed_state(connection)
     if snapshot is None:
-        return Head(newest.size, newest.root_hex, newest.size, newest.root_hex, None, None)
+        return Head(newest.size, newest.root_hex, newest.size, newest.root_hex, None, None,
+                    signed)
     return Head(snapshot.tree_size, snapshot.root_hash, newest.size, newest.root_hex, as_of,
-                snapshot.batch_id or None)
+                snapshot.batch_id or None, signed)
 
 
 Read = Callable[[Connection, Request, Head, "Console"], dict[str, Any]]
@@ -140,6 +164,8 @@ class Console:
             *(Route(path, self._endpoint(page), methods=["GET", "HEAD"]) for path, page in pages),
             Route("/proofs/{kind}/{key}.json", self._endpoint_raw(records.proof_download),
                   methods=["GET", "HEAD"]),
+            Route("/proofs/{kind}/{key}.tlog-proof",
+                  self._endpoint_raw(records.bundle_download), methods=["GET", "HEAD"]),
             Route("/export/{kind}.{format}", exports.export_endpoint(self),
                   methods=["GET", "HEAD"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="console-static"),
@@ -203,8 +229,7 @@ class Console:
                 as_of = as_of_of(request.query_params) if page.as_of else None
                 deadline = self.db.deadline()
                 head = await self.db.run(deadline, _head, as_of)
-                cache_control = IMMUTABLE if head.as_of is not None else REVALIDATE
-                headers = {**HEADERS, "ETag": head.etag, "Cache-Control": cache_control}
+                headers = {**HEADERS, "ETag": head.etag, "Cache-Control": head.cache_control}
                 if request.headers.get("if-none-match") == head.etag:
                     return Response(status_code=304, headers=headers)
                 key = (head.etag, str(request.url))
@@ -223,15 +248,17 @@ class Console:
 
     async def _run_deferred(self, context: dict[str, Any], deadline: float) -> None:
         """Reads a page may go without: each under a limit of its own (and the request's);
-        one that runs past it is left out, its name in `omitted`, the page still served."""
+        one that runs past it is left out, its name in `omitted` with why (`explain`'s
+        answer), the page still served."""
         context.setdefault("omitted", {})
-        for name, (read, seconds) in context.pop("deferred", {}).items():
+        for name, (read, seconds, explain) in context.pop("deferred", {}).items():
             try:
                 context[name] = await self.db.run(min(deadline, time.monotonic() + seconds),
                                                   read)
             except QueryTimeout:
                 context[name] = None
-                context["omitted"][name] = f"they took longer than {seconds} s"
+                why = await self.db.run(deadline, explain)
+                context["omitted"][name] = f"they took longer than {seconds} s: {why}"
 
     def _endpoint_raw(self, read: Callable[[Connection, Request, Head, Console], Response]
                       ) -> Callable[[Request], Any]:
@@ -241,9 +268,8 @@ class Console:
                 deadline = self.db.deadline()
                 head = await self.db.run(deadline, _head, as_of)
                 response = await self.db.run(deadline, read, request, head, self)
-                response.headers.update({
-                    **HEADERS, "ETag": head.etag,
-                    "Cache-Control": IMMUTABLE if head.as_of is not None else REVALIDATE})
+                response.headers.update({**HEADERS, "ETag": head.etag,
+                                         "Cache-Control": head.cache_control})
                 return response
 
             return await self.guarded(request, answer)

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Select, Text, cast, func, select
+from sqlalchemy import ColumnElement, Connection, Select, func, select
 
+from store.db.log.stored_log import latest_head
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.batches import BATCH_RECORD
 from store.db.queries.facets import facet_counts
@@ -82,28 +83,54 @@ def batch_facets(connection: Connection, where: BatchFilter | None = None,
 
 def assessment_facets(connection: Connection, where: AssessmentFilter | None = None,
                       as_of: int | None = None) -> Facets:
-    """Per organ, family (through the organ map) and runnable: one grouped scan."""
+    """Per organ, family (through the organ map) and runnable, from the assessments counted
+    per (organ, runnable): a walk of that index. As of an older head, the rows appended
+    since are counted off (a range of the seq index) when they are the fewer."""
     snapshot = snapshot_at(connection, as_of)
-    # As text: the facets' values share one column (PostgreSQL: 'true'; SQLite: '1').
-    as_text = cast(assessments_t.c.runnable, Text).label("runnable")
-    combos = (select(assessments_t.c.candidate_organ, as_text,
-                     func.count().label("n"), func.count().label("s"))
-              .where(*(where.conditions() if where else []), *held(snapshot, assessments_t))
-              .group_by(assessments_t.c.candidate_organ, as_text)
-              .cte("combos"))
-    total, _, (by_organ, by_runnable) = facet_counts(connection, combos,
-                                                     ("candidate_organ", "runnable"))
+    conditions = where.conditions() if where else []
+    groups = _assessment_groups(connection, conditions)
+    if snapshot is not None and snapshot.tree_size < latest_head(connection).size:
+        later = assessments_t.c.seq > snapshot.tree_size
+        appended = connection.execute(select(func.count()).where(later)).scalar_one()
+        if appended * 2 < sum(groups.values()):
+            for group, n in _assessment_groups(connection, [*conditions, later]).items():
+                groups[group] -= n
+        else:
+            groups = _assessment_groups(connection, [*conditions,
+                                                     *held(snapshot, assessments_t)])
+    organs: dict[str, int] = {}
+    runnable: dict[str, int] = {}
     families: dict[str | None, int] = {}
-    for organ in by_organ:
-        family = None if organ.value is None else family_of(organ.value)
-        families[family] = families.get(family, 0) + organ.count
-    by_family = [FacetCount(value=f, count=n, occurrences=n) for f, n in
-                 sorted(families.items(), key=lambda item: (-item[1], item[0] is None,
-                                                            item[0] or ""))]
-    # A boolean column reads back as 0/1 on SQLite: spell it as the filter takes it.
-    runnable = [FacetCount(value=_boolean(f.value), count=f.count, occurrences=f.count)
-                for f in by_runnable]
-    return Facets(total, {"organ": by_organ, "familyId": by_family, "runnable": runnable})
+    for (organ, is_runnable), n in groups.items():
+        if n:
+            organs[organ] = organs.get(organ, 0) + n
+            runnable[is_runnable] = runnable.get(is_runnable, 0) + n
+            families[family_of(organ)] = families.get(family_of(organ), 0) + n
+    return Facets(sum(organs.values()), {"organ": _by_count(organs),
+                                         "familyId": _by_count(families),
+                                         "runnable": _by_count(runnable)})
+
+
+def _assessment_groups(connection: Connection, conditions: Sequence[ColumnElement[bool]]
+                       ) -> dict[tuple[str, str], int]:
+    """Assessments counted per (candidate_organ, runnable) — grouped by the columns
+    themselves, so the (candidate_organ, runnable) index serves it; runnable spelled as the
+    filter takes it."""
+    rows = connection.execute(
+        select(assessments_t.c.candidate_organ, assessments_t.c.runnable, func.count())
+        .where(*conditions)
+        .group_by(assessments_t.c.candidate_organ, assessments_t.c.runnable))
+    found: dict[tuple[str, str], int] = {}
+    for organ, is_runnable, n in rows:
+        key = (organ, _boolean(is_runnable) or "false")
+        found[key] = found.get(key, 0) + int(n)
+    return found
+
+
+def _by_count(counts: dict[Any, int]) -> list[FacetCount]:
+    """Most first, then by value (a null last): as facet_counts orders them."""
+    return [FacetCount(value=value, count=n, occurrences=n) for value, n in
+            sorted(counts.items(), key=lambda item: (-item[1], item[0] is None, item[0] or ""))]
 
 
 def _boolean(value: Any) -> str | None:

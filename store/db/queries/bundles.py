@@ -5,24 +5,41 @@ from __future__ import annotations
 
 from sqlalchemy import Connection
 
-from store.db.log.kept_checkpoints import kept_checkpoint, newest_kept_checkpoint
+from store.db.log.kept_checkpoints import (
+    KeptCheckpoint,
+    kept_checkpoint,
+    kept_checkpoints,
+    newest_kept_checkpoint,
+)
 from store.db.queries.errors import QueryError
 from store.db.queries.ledger import inclusion_proof, inclusion_proof_at
 from store.db.queries.records import InclusionProof
 from store.model.proof_bundle import write_bundle
 
 
+def bundle_checkpoint(connection: Connection, tree_size: int | None = None
+                      ) -> KeptCheckpoint | None:
+    """The kept checkpoint a bundle is proven against: the newest, or the newest of tree size
+    `tree_size` (a checkpoint signs the newest head, so ids grow with sizes)."""
+    if tree_size is None:
+        return newest_kept_checkpoint(connection)
+    found = kept_checkpoints(connection, limit=1, max_size=tree_size)
+    return found[0] if found and found[0].tree_size == tree_size else None
+
+
 def proof_bundle(connection: Connection, *, table: str | None = None,
                  key: tuple[object, ...] | None = None, index: int | None = None,
-                 checkpoint_id: int | None = None) -> str:
+                 checkpoint_id: int | None = None, tree_size: int | None = None) -> str:
     """The tlog-proof text of the `table` row keyed `key` (or of leaf `index`) in the tree
-    of kept checkpoint `checkpoint_id` (default: the newest), cosignatures included.
-    QueryError when there is no such row, no kept checkpoint, or the row is newer."""
-    kept = (newest_kept_checkpoint(connection) if checkpoint_id is None
+    of kept checkpoint `checkpoint_id` (default: the newest, or the newest of `tree_size`),
+    cosignatures included. QueryError when there is no such row, no such kept checkpoint,
+    or the row is newer."""
+    kept = (bundle_checkpoint(connection, tree_size) if checkpoint_id is None
             else kept_checkpoint(connection, checkpoint_id))
     if kept is None:
-        raise QueryError("no kept signed checkpoint" if checkpoint_id is None else
-                         f"no kept checkpoint {checkpoint_id}")
+        raise QueryError(f"no kept checkpoint {checkpoint_id}" if checkpoint_id is not None
+                         else "no kept signed checkpoint" if tree_size is None else
+                         f"no kept signed checkpoint of tree size {tree_size}")
     proof: InclusionProof | None
     if index is not None:
         if index >= kept.tree_size:
