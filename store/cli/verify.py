@@ -120,12 +120,15 @@ def _not_intact(problems: list[str], as_json: bool) -> NoReturn:
 @policy_options
 @click.option("--quick", is_flag=True,
               help="Only the checkpoint's consistency proof (O(log n)), no full recompute.")
+@click.option("--jobs", type=click.IntRange(1), default=None, metavar="N",
+              help="Worker processes for the O(n) checks (default: one a core; 1: all in "
+                   "this process). The report is the same whatever N.")
 @click.option("--json", "as_json", is_flag=True,
               help='Print one JSON object: {"intact", "tree_size", "root_hash", ...} or '
                    '{"intact": false, "problems"}.')
 def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
            witness_keys: tuple[str, ...], quorum: int | None, policy_file: Path | None,
-           quick: bool, as_json: bool) -> None:
+           quick: bool, jobs: int | None, as_json: bool) -> None:
     """Recompute every leaf, the tree and its heads from the rows; check keys, triggers and
     the file; with --checkpoint, prove the store extends it. Exit 1 if anything is wrong.
 
@@ -155,6 +158,7 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
         else (None, "")
     try:
         from store.db.audit_store import AuditStore
+        from store.db.verify.check_processes import available_cores
 
         with AuditStore.open(db, read_only=True) as store:
             say_if_immutable(store.engine)
@@ -165,7 +169,8 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
             if checkpoint is not None and origin is not None and checkpoint.origin != origin:
                 _not_intact([f"the checkpoint is of log {checkpoint.origin!r}, this store is "
                              f"{origin!r}"], as_json)
-            report = store.verify(checkpoint, quick=quick)
+            report = store.verify(checkpoint, quick=quick,
+                                  jobs=jobs or available_cores())
     except StoreError as exc:  # unopenable or unreadable: not intact either, and no traceback
         _not_intact([str(exc)], as_json)
     if not report.intact:

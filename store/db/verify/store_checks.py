@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import Protocol
 
 from sqlalchemy import Connection, exists, func, inspect, literal, select, text
 
@@ -20,14 +21,14 @@ from store.db.log.stored_log import (
     stored_origin,
 )
 from store.db.schema.guards import SINGLE_ROW_TABLES, hidden_rowid
-from store.db.schema.record_kinds import LEDGERED_KEYS
+from store.db.schema.record_kinds import LEDGERED_KEYS, RecordKind
 from store.db.schema.tables import (
     SUBTREE_LEVEL,
     log_subtrees,
     metadata,
     tree_heads,
 )
-from store.db.verify.content_checks import content_id_problems
+from store.db.verify.content_checks import content_kinds, table_problems
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
 from store.db.verify.schema_snapshot import whole_schema_problems
@@ -201,18 +202,88 @@ def _single_row_problems(connection: Connection, skip: Collection[str]) -> Itera
                                           "out of band (which one a reader takes is arbitrary)")
 
 
+HeavyCheck = Callable[[Connection, frozenset[str], VerifyReport], Iterator[Problem]]
+
+
+def _leaf_check(connection: Connection, _skip: frozenset[str],
+                report: VerifyReport) -> Iterator[Problem]:
+    return _leaf_problems(connection, report, _heads(connection))
+
+
+def _content_check(kind: RecordKind) -> HeavyCheck:
+    def check(connection: Connection, _skip: frozenset[str],
+              _report: VerifyReport) -> Iterator[Problem]:
+        return table_problems(connection, kind)
+    return check
+
+
+# The O(n) checks, by name, each on a connection of its own when run in worker processes;
+# `cap`: how many of its problems the report can take at most (the rest need not be read).
+HEAVY_CHECKS: dict[str, HeavyCheck] = {
+    "leaves": _leaf_check,
+    **{f"content {kind.name}": _content_check(kind) for kind in content_kinds()},
+    "integrity_check": lambda connection, _skip, _report: _file_problems(connection),
+    "tallies": lambda connection, _skip, _report: _tally_problems(connection),
+    "references": lambda connection, skip, _report: _reference_problems(connection, skip),
+}
+HEAVY_CAPS = {"leaves": MAX_PROBLEMS * 4,
+              **{name: MAX_PROBLEMS * 4 for name in HEAVY_CHECKS if name.startswith("content ")}}
+
+
+class HeavyChecks(Protocol):
+    """Runs the heavy checks: here, one after the other (InProcessChecks), or in worker
+    processes (store.db.verify.check_processes). The report is assembled from their problems
+    in one fixed order either way, so it is the same whichever finishes first."""
+
+    def start(self, names: list[str], skip: frozenset[str]) -> None: ...
+
+    def problems(self, name: str, report: VerifyReport) -> Iterator[Problem]: ...
+
+
+class InProcessChecks:
+    """Each check on the verify's own connection, run as its problems are read."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.skip: frozenset[str] = frozenset()
+
+    def start(self, names: list[str], skip: frozenset[str]) -> None:
+        self.skip = skip
+
+    def problems(self, name: str, report: VerifyReport) -> Iterator[Problem]:
+        return HEAVY_CHECKS[name](self.connection, self.skip, report)
+
+
+def heavy_check_names(unreadable: Collection[str]) -> list[str]:
+    """The heavy checks a store with these unreadable tables gets, longest first."""
+    names = ["leaves", *(f"content {kind.name}" for kind in content_kinds()
+                         if kind.name not in unreadable), "integrity_check"]
+    if not {"residual_tallies", "contract_residuals", "residual_occurrences"} & set(unreadable):
+        names.append("tallies")
+    return [*names, "references"]
+
+
+def _chained(iterators: Iterator[Iterator[Problem]]) -> Generator[Problem, None, None]:
+    for iterator in iterators:
+        yield from iterator  # close() reaches the one being read
+
+
 def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *,
-                 quick: bool = False) -> VerifyReport:
+                 quick: bool = False, heavy: HeavyChecks | None = None) -> VerifyReport:
     """Everything recomputable is recomputed: rows <-> leaves, the tree, every tree head,
     the tallies; a checkpoint must be a prefix of the store's tree (consistency proof).
-    `quick` checks only the checkpoint against the stored tree head (O(log n))."""
+    `quick` checks only the checkpoint against the stored tree head (O(log n)). `heavy`
+    runs the O(n) checks (default: here, on `connection`)."""
     report = VerifyReport()
     unreadable = _unreadable_tables(connection)
+    log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
+    heavy = heavy or InProcessChecks(connection)
+    if not quick and not log_tables & unreadable.keys():
+        heavy.start(heavy_check_names(unreadable), frozenset(unreadable))
     problems: list[Problem] = list(unreadable.values())
     problems.extend(schema_problems(connection))  # keys, duplicates, indexes, triggers
     problems.extend(whole_schema_problems(connection, report.notes))  # all else, vs head's
     problems.extend(_single_row_problems(connection, unreadable.keys()))
-    log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
     if log_tables & unreadable.keys():
         report.problems = problems[:MAX_PROBLEMS]
         return report
@@ -225,21 +296,22 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         report.rows = report.tip.size
         report.problems = problems[:MAX_PROBLEMS]
         return report
-    problems.extend(_file_problems(connection))
-    heads = _heads(connection)
-    for problem in _leaf_problems(connection, report, heads):
+    names = heavy_check_names(unreadable)
+    problems.extend(heavy.problems("integrity_check", report))
+    for problem in heavy.problems("leaves", report):
         problems.append(problem)
         if len(problems) >= MAX_PROBLEMS * 4:
             break
-    content = content_id_problems(connection, skip=unreadable.keys())
+    content = _chained(heavy.problems(name, report) for name in names
+                       if name.startswith("content "))
     problems.extend(islice(content, MAX_PROBLEMS * 4))
     content.close()  # ends the streamed read when the cap is met
     # Structural problems (no seq) first, then rows in leaf order, then the derived
     # tallies (a changed row also upsets its batch's tallies: name the row first).
-    problems.extend(_reference_problems(connection, unreadable.keys()))
+    problems.extend(heavy.problems("references", report))
     problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
-    if not {"residual_tallies", "contract_residuals", "residual_occurrences"} & unreadable.keys():
-        problems.extend(_tally_problems(connection))
+    if "tallies" in names:
+        problems.extend(heavy.problems("tallies", report))
     report.problems = problems[:MAX_PROBLEMS]
     return report
 
