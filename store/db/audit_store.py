@@ -150,17 +150,19 @@ class AuditStore:
         return self._write_engine
 
     def verify(self, checkpoint: Checkpoint | None = None, *, quick: bool = False,
-               jobs: int = 1) -> VerifyReport:
+               jobs: int = 1, since: Checkpoint | None = None) -> VerifyReport:
         """StoreError when the database cannot be read through (a malformed page, say).
         SQLite: frames of the -wal SQLite will not replay are its first problem. `jobs` > 1:
-        the O(n) checks run in that many worker processes (the same report)."""
+        the O(n) checks run in that many worker processes (the same report). `since`: a tree
+        an earlier full verify recomputed (its record, checked by the caller): only what came
+        after it is checked (verify_store)."""
         path = sqlite_path(self.url)
         lost = wal_problem(path) if path is not None else None
         try:
             with self.engine.connect() as connection, \
                     CheckProcesses(self.url, jobs) as processes:
                 report = verify_store(connection, checkpoint, quick=quick,
-                                      heavy=processes if jobs > 1 else None)
+                                      heavy=processes if jobs > 1 else None, since=since)
         except (DatabaseError, UnicodeDecodeError) as exc:
             raise unreadable_store(self.url, exc) from exc
         if lost is not None:

@@ -14,15 +14,15 @@ from store_support import distinct_frames, triggers_bypassed, verify_both_ways
 
 from store.db.audit_store import AuditStore
 from store.db.verify.check_processes import CheckOutcome, CheckProcesses, run_check
-from store.db.verify.store_checks import verify_store
+from store.db.verify.store_checks import Scope, verify_store
 from store.errors import StoreError
 
 
-def _killed_on_the_leaves(url: str, name: str, skip: frozenset[str]) -> CheckOutcome:
+def _killed_on_the_leaves(url: str, name: str, scope: Scope) -> CheckOutcome:
     """run_check, except that the worker checking the leaves is killed (as by the OOM killer)."""
     if name == "leaves":
         os.kill(os.getpid(), signal.SIGKILL)
-    return run_check(url, name, skip)
+    return run_check(url, name, scope)
 
 
 def test_a_killed_worker_fails_the_verify_and_says_it_was_not_verified(

@@ -25,7 +25,7 @@ from sqlalchemy.exc import DatabaseError
 from store.db.log.stored_log import TreeHead
 from store.db.schema.engine import create_store_engine, sqlite_path
 from store.db.verify.problems import Problem
-from store.db.verify.store_checks import HEAVY_CAPS, HEAVY_CHECKS, VerifyReport
+from store.db.verify.store_checks import HEAVY_CAPS, HEAVY_CHECKS, Scope, VerifyReport
 from store.errors import StoreError
 
 
@@ -46,7 +46,7 @@ class CheckOutcome:
     tip: TreeHead | None = None  # the recomputed tree head, once the leaves check finished
 
 
-def run_check(url: str, name: str, skip: frozenset[str]) -> CheckOutcome:
+def run_check(url: str, name: str, scope: Scope) -> CheckOutcome:
     """One heavy check on a read-only connection of its own (in a worker process)."""
     engine = create_store_engine(url, read_only=True, pooled=False)
     report = VerifyReport()
@@ -54,7 +54,7 @@ def run_check(url: str, name: str, skip: frozenset[str]) -> CheckOutcome:
     cap = HEAVY_CAPS.get(name)
     try:
         with engine.connect() as connection:
-            for problem in HEAVY_CHECKS[name](connection, skip, report):
+            for problem in HEAVY_CHECKS[name](connection, scope, report):
                 problems.append(problem)
                 if cap is not None and len(problems) >= cap:
                     break  # the report takes no more of this check's problems
@@ -77,7 +77,7 @@ class CheckProcesses:
     with it, also when verify stops early)."""
 
     def __init__(self, url: str, jobs: int,
-                 check: Callable[[str, str, frozenset[str]], Any] = run_check) -> None:
+                 check: Callable[[str, str, Scope], Any] = run_check) -> None:
         self.url = url
         self.jobs = jobs
         self.check = check
@@ -103,12 +103,12 @@ class CheckProcesses:
         for process in processes:
             process.join()
 
-    def start(self, names: list[str], skip: frozenset[str]) -> None:
+    def start(self, names: list[str], scope: Scope) -> None:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload([__name__])
         self._executor = ProcessPoolExecutor(self.jobs, mp_context=context)
         for name in names:
-            self._futures[name] = self._executor.submit(self.check, self.url, name, skip)
+            self._futures[name] = self._executor.submit(self.check, self.url, name, scope)
 
     def problems(self, name: str, report: VerifyReport) -> Iterator[Problem]:
         """The check's problems as if it ran here: then its error, or the tree head."""

@@ -20,12 +20,14 @@ def content_kinds() -> list[RecordKind]:
     return [kind for kind in RECORD_KINDS if kind.content_ids is not None]
 
 
-def table_problems(connection: Connection, kind: RecordKind) -> Iterator[Problem]:
-    """The rows of one content-addressed table whose key is not its content's hash."""
+def table_problems(connection: Connection, kind: RecordKind,
+                   after_seq: int = 0) -> Iterator[Problem]:
+    """The rows of one content-addressed table (after leaf `after_seq`) whose key is not its
+    content's hash."""
     table = kind.table
     query = select(table)
     if "seq" in table.c:
-        query = query.order_by(table.c.seq)
+        query = query.where(table.c.seq > after_seq).order_by(table.c.seq)
     with connection.execute(query.execution_options(yield_per=STREAM_ROWS)) as rows:
         yield from _row_problems(rows, kind)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Protocol
 
-from sqlalchemy import Connection, exists, func, inspect, literal, select, text
+from sqlalchemy import Connection, exists, func, inspect, literal, select, text, true
 
 from store.db.log.kept_checkpoints import kept_checkpoints
 from store.db.log.stored_log import (
@@ -24,6 +24,7 @@ from store.db.schema.guards import SINGLE_ROW_TABLES, hidden_rowid
 from store.db.schema.record_kinds import LEDGERED_KEYS, RecordKind
 from store.db.schema.tables import (
     SUBTREE_LEVEL,
+    ingest_batches,
     log_subtrees,
     metadata,
     tree_heads,
@@ -65,16 +66,65 @@ def _file_problems(connection: Connection) -> Iterator[Problem]:
             yield Problem(None, "sqlite", "", f"integrity_check: {message}")
 
 
+@dataclass(frozen=True, slots=True)
+class Since:
+    """A tree an earlier full verify recomputed (its record): its `size` leaves are trusted,
+    the newest batch within them is `batch_id` (0: none)."""
+
+    size: int
+    root: bytes
+    batch_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What the heavy checks read: not the unreadable tables, and only after `since`."""
+
+    skip: frozenset[str] = frozenset()
+    since: Since | None = None
+
+    @property
+    def after_seq(self) -> int:
+        return self.since.size if self.since else 0
+
+    @property
+    def after_batch(self) -> int:
+        return self.since.batch_id if self.since else 0
+
+
+def _restored(connection: Connection, since: Since) -> tuple[CompactRange, Problem | None]:
+    """The tree at the recorded size from the stored subtrees, which must make its root."""
+    where = f"checkpoint {since.size}"
+    try:
+        tree = CompactRange.restore(since.size, StoredLog(connection).full)
+    except LogError as exc:
+        return CompactRange(), Problem(None, "log", where, "cannot rebuild the verified tree: "
+                                                           f"{exc}")
+    if tree.root() != since.root:
+        return tree, Problem(None, "log", where, f"the stored log's first {since.size} leaves "
+                                                 "no longer make the root the full verify "
+                                                 "recorded (changed since)")
+    return tree, None
+
+
 def _leaf_problems(connection: Connection, report: VerifyReport,
-                   heads: dict[int, tuple[int, str]]) -> Iterator[Problem]:
+                   heads: dict[int, tuple[int, str]],
+                   since: Since | None = None) -> Iterator[Problem]:
     """One row for every leaf and one leaf for every row, in seq order; recompute the tree
-    from the rows and compare each batch's tree head and every stored subtree with it."""
+    from the rows and compare each batch's tree head and every stored subtree with it.
+    `since`: only the leaves after it, on its tree rebuilt from the stored subtrees."""
     newest = max((size for size, _ in heads.values()), default=0)
     tree = CompactRange()
     computed: dict[tuple[int, int], bytes] = {}
     previous: tuple[int, str, str] | None = None
-    batch_start, broken = 1, False
-    for seq, table, row in leaf_rows(connection):
+    if since is not None:
+        tree, problem = _restored(connection, since)
+        if problem is not None:
+            yield problem
+            return
+        heads = {batch: head for batch, head in heads.items() if head[0] > since.size}
+    batch_start, broken = tree.size + 1, False
+    for seq, table, row in leaf_rows(connection, tree.size):
         key = ledger_key(tuple(row[c] for c in LEDGERED_KEYS[table]))
         if previous is not None and seq == previous[0]:
             yield Problem(seq, table, key, f"seq {seq} is also held by {previous[1]} "
@@ -113,7 +163,9 @@ def _leaf_problems(connection: Connection, report: VerifyReport,
     for batch_id, (size, _) in sorted(heads.items()):
         yield Problem(None, "tree_heads", f"batch {batch_id}",
                       f"tree head of size {size} names a batch that is not stored")
-    stored = connection.execute(select(log_subtrees)).all()
+    after = since.size if since is not None else 0
+    stored = [(level, start, digest) for level, start, digest
+              in connection.execute(select(log_subtrees)) if start + (1 << level) > after]
     for level, start, digest in stored:
         found = computed.pop((level, start), None)
         if found is None or found.hex() != digest:
@@ -128,10 +180,11 @@ def _heads(connection: Connection) -> dict[int, tuple[int, str]]:
             for row in connection.execute(select(tree_heads))}
 
 
-def _tally_problems(connection: Connection) -> Iterator[Problem]:
-    """The derived tallies must be exactly what the ledgered rows add up to, batch by batch."""
-    stored = stored_tallies(connection)
-    for batch_id, expected in recomputed_tallies(connection):
+def _tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
+    """The derived tallies must be exactly what the ledgered rows add up to, batch by batch
+    (the batches after `after_batch`)."""
+    stored = stored_tallies(connection, after_batch)
+    for batch_id, expected in recomputed_tallies(connection, after_batch):
         found = stored.pop(batch_id, [])
         if found != expected:
             yield Problem(None, "residual_tallies", f"batch {batch_id}",
@@ -142,9 +195,11 @@ def _tally_problems(connection: Connection) -> Iterator[Problem]:
                       f"{len(found)} tally rows for a batch without residuals")
 
 
-def _reference_problems(connection: Connection, skip: Collection[str]) -> Iterator[Problem]:
+def _reference_problems(connection: Connection, skip: Collection[str],
+                        scope: Scope = Scope()) -> Iterator[Problem]:
     """Every foreign key holds: the writer checks them itself, and tools that write to a
-    SQLite file out of band check none unless told to."""
+    SQLite file out of band check none unless told to. With `scope.since`: the rows after it
+    (by seq, else by batch; a table with neither whole)."""
     for table in metadata.sorted_tables:
         for fk in sorted(table.foreign_keys, key=lambda fk: fk.parent.name):
             parent = fk.column.table
@@ -152,9 +207,12 @@ def _reference_problems(connection: Connection, skip: Collection[str]) -> Iterat
                 continue
             child, target, key = fk.parent, fk.column, list(table.primary_key.columns)
             position = table.c.seq if "seq" in table.c else literal(None)
+            newer = (table.c.seq > scope.after_seq if "seq" in table.c
+                     else table.c.batch_id > scope.after_batch if "batch_id" in table.c
+                     else true())
             orphans = connection.execute(
                 select(position, child, *key)
-                .where(child.is_not(None), ~exists().where(target == child))
+                .where(child.is_not(None), newer, ~exists().where(target == child))
                 .order_by(position, *key).limit(MAX_PROBLEMS))
             for seq, value, *key_values in orphans:
                 yield Problem(seq, table.name, ledger_key(tuple(key_values)),
@@ -202,30 +260,30 @@ def _single_row_problems(connection: Connection, skip: Collection[str]) -> Itera
                                           "out of band (which one a reader takes is arbitrary)")
 
 
-HeavyCheck = Callable[[Connection, frozenset[str], VerifyReport], Iterator[Problem]]
+HeavyCheck = Callable[[Connection, Scope, VerifyReport], Iterator[Problem]]
 
 
-def _leaf_check(connection: Connection, _skip: frozenset[str],
-                report: VerifyReport) -> Iterator[Problem]:
-    return _leaf_problems(connection, report, _heads(connection))
+def _leaf_check(connection: Connection, scope: Scope, report: VerifyReport) -> Iterator[Problem]:
+    return _leaf_problems(connection, report, _heads(connection), scope.since)
 
 
 def _content_check(kind: RecordKind) -> HeavyCheck:
-    def check(connection: Connection, _skip: frozenset[str],
-              _report: VerifyReport) -> Iterator[Problem]:
-        return table_problems(connection, kind)
+    def check(connection: Connection, scope: Scope, _report: VerifyReport) -> Iterator[Problem]:
+        return table_problems(connection, kind, scope.after_seq)
     return check
 
 
-# The O(n) checks, by name, each on a connection of its own when run in worker processes;
-# `cap`: how many of its problems the report can take at most (the rest need not be read).
+# The O(n) checks, by name, each on a connection of its own when run in worker processes.
 HEAVY_CHECKS: dict[str, HeavyCheck] = {
     "leaves": _leaf_check,
     **{f"content {kind.name}": _content_check(kind) for kind in content_kinds()},
-    "integrity_check": lambda connection, _skip, _report: _file_problems(connection),
-    "tallies": lambda connection, _skip, _report: _tally_problems(connection),
-    "references": lambda connection, skip, _report: _reference_problems(connection, skip),
+    "integrity_check": lambda connection, _scope, _report: _file_problems(connection),
+    "tallies": lambda connection, scope, _report: _tally_problems(connection,
+                                                                  scope.after_batch),
+    "references": lambda connection, scope, _report: _reference_problems(
+        connection, scope.skip, scope),
 }
+# How many of a check's problems the report can take at most (the rest need not be read).
 HEAVY_CAPS = {"leaves": MAX_PROBLEMS * 4,
               **{name: MAX_PROBLEMS * 4 for name in HEAVY_CHECKS if name.startswith("content ")}}
 
@@ -235,7 +293,7 @@ class HeavyChecks(Protocol):
     processes (store.db.verify.check_processes). The report is assembled from their problems
     in one fixed order either way, so it is the same whichever finishes first."""
 
-    def start(self, names: list[str], skip: frozenset[str]) -> None: ...
+    def start(self, names: list[str], scope: Scope) -> None: ...
 
     def problems(self, name: str, report: VerifyReport) -> Iterator[Problem]: ...
 
@@ -245,19 +303,22 @@ class InProcessChecks:
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self.skip: frozenset[str] = frozenset()
+        self.scope = Scope()
 
-    def start(self, names: list[str], skip: frozenset[str]) -> None:
-        self.skip = skip
+    def start(self, names: list[str], scope: Scope) -> None:
+        self.scope = scope
 
     def problems(self, name: str, report: VerifyReport) -> Iterator[Problem]:
-        return HEAVY_CHECKS[name](self.connection, self.skip, report)
+        return HEAVY_CHECKS[name](self.connection, self.scope, report)
 
 
-def heavy_check_names(unreadable: Collection[str]) -> list[str]:
-    """The heavy checks a store with these unreadable tables gets, longest first."""
+def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -> list[str]:
+    """The heavy checks a store with these unreadable tables gets, longest first; after a
+    verified tree, not integrity_check (it reads the whole file)."""
     names = ["leaves", *(f"content {kind.name}" for kind in content_kinds()
-                         if kind.name not in unreadable), "integrity_check"]
+                         if kind.name not in unreadable)]
+    if since is None:
+        names.append("integrity_check")
     if not {"residual_tallies", "contract_residuals", "residual_occurrences"} & set(unreadable):
         names.append("tallies")
     return [*names, "references"]
@@ -269,17 +330,28 @@ def _chained(iterators: Iterator[Iterator[Problem]]) -> Generator[Problem, None,
 
 
 def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *,
-                 quick: bool = False, heavy: HeavyChecks | None = None) -> VerifyReport:
+                 quick: bool = False, heavy: HeavyChecks | None = None,
+                 since: Checkpoint | None = None) -> VerifyReport:
     """Everything recomputable is recomputed: rows <-> leaves, the tree, every tree head,
     the tallies; a checkpoint must be a prefix of the store's tree (consistency proof).
     `quick` checks only the checkpoint against the stored tree head (O(log n)). `heavy`
-    runs the O(n) checks (default: here, on `connection`)."""
+    runs the O(n) checks (default: here, on `connection`). `since`: a tree an earlier full
+    verify recomputed (its record, checked by the caller): only what came after it is read,
+    and the store must extend it; no integrity_check."""
     report = VerifyReport()
     unreadable = _unreadable_tables(connection)
     log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
     heavy = heavy or InProcessChecks(connection)
+    scope = Scope(frozenset(unreadable))
+    if since is not None and not log_tables & unreadable.keys():
+        if since.size > latest_head(connection).size:  # nothing to rebuild: say only that
+            report.problems = list(_checkpoint_problems(connection, since))
+            return report
+        scope = Scope(frozenset(unreadable), Since(since.size, since.root,
+                                                    _newest_batch(connection, since.size)))
+    names = heavy_check_names(unreadable, scope.since)
     if not quick and not log_tables & unreadable.keys():
-        heavy.start(heavy_check_names(unreadable), frozenset(unreadable))
+        heavy.start(names, scope)
     problems: list[Problem] = list(unreadable.values())
     problems.extend(schema_problems(connection))  # keys, duplicates, indexes, triggers
     problems.extend(whole_schema_problems(connection, report.notes))  # all else, vs head's
@@ -287,8 +359,9 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     if log_tables & unreadable.keys():
         report.problems = problems[:MAX_PROBLEMS]
         return report
-    if checkpoint is not None:
-        problems.extend(_checkpoint_problems(connection, checkpoint))
+    for kept in (checkpoint, since):
+        if kept is not None:
+            problems.extend(_checkpoint_problems(connection, kept))
     if not {"checkpoints", "checkpoint_cosignatures"} & unreadable.keys():
         problems.extend(islice(_kept_checkpoint_problems(connection), MAX_PROBLEMS))
     if quick:
@@ -296,8 +369,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         report.rows = report.tip.size
         report.problems = problems[:MAX_PROBLEMS]
         return report
-    names = heavy_check_names(unreadable)
-    problems.extend(heavy.problems("integrity_check", report))
+    if "integrity_check" in names:
+        problems.extend(heavy.problems("integrity_check", report))
     for problem in heavy.problems("leaves", report):
         problems.append(problem)
         if len(problems) >= MAX_PROBLEMS * 4:
@@ -314,6 +387,12 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         problems.extend(heavy.problems("tallies", report))
     report.problems = problems[:MAX_PROBLEMS]
     return report
+
+
+def _newest_batch(connection: Connection, size: int) -> int:
+    """The newest batch among the first `size` leaves (0: none)."""
+    return connection.execute(select(func.max(ingest_batches.c.batch_id))
+                              .where(ingest_batches.c.seq <= size)).scalar() or 0
 
 
 def _checkpoint_problems(connection: Connection, checkpoint: Checkpoint, table: str = "log",
