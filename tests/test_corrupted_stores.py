@@ -79,14 +79,18 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.mark.parametrize("damage", DAMAGES)
-def test_every_read_command_on_a_damaged_store_ends_in_one_clean_line(
-        pristine: Path, tmp_path: Path, damage: str) -> None:
+@pytest.fixture(params=DAMAGES)
+def damaged(pristine: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A copy of the pristine store with one of DAMAGES done to it."""
     path = tmp_path / "audit.db"
     shutil.copyfile(pristine, path)
-    DAMAGES[damage](path)
+    DAMAGES[request.param](path)
+    return path
+
+
+def test_every_read_command_on_a_damaged_store_ends_in_one_clean_line(damaged: Path) -> None:
     for command in COMMANDS:
-        result = cli(*command, "--db", path)
+        result = cli(*command, "--db", damaged)
         said = f"{command}: exit {result.exit_code}\n{result.stdout[-400:]}\n{result.stderr}"
         assert "Traceback" not in result.stdout + result.stderr, said
         if result.exit_code == 0:  # a damage this command never reads
@@ -98,3 +102,10 @@ def test_every_read_command_on_a_damaged_store_ends_in_one_clean_line(
         lines = result.stderr.splitlines()
         assert lines, said
         assert lines[0].startswith(("Error: ", "NOT intact: ")), said
+
+
+def test_verify_in_one_process_or_two_says_the_same_of_a_damaged_store(damaged: Path) -> None:
+    alone = cli("verify", "--db", damaged, "--jobs", "1")
+    split = cli("verify", "--db", damaged, "--jobs", "2")
+    assert alone.exit_code == 1
+    assert (split.exit_code, split.stdout, split.stderr) == (1, alone.stdout, alone.stderr)

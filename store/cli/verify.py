@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,13 @@ import orjson
 
 from store.cli.options import db_option, say_if_immutable
 from store.errors import CheckpointError, StoreError, one_line
-from store.model.checkpoint import MAX_NOTE_BYTES, Checkpoint, VerifierKey
+from store.model.checkpoint import (
+    MAX_NOTE_BYTES,
+    Checkpoint,
+    SignerKey,
+    VerifierKey,
+)
+from store.model.verify_record import is_record, open_record, record_note
 from store.model.witness_policy import WitnessPolicy, checkpoint_under
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -110,19 +117,65 @@ def _not_intact(problems: list[str], as_json: bool) -> NoReturn:
     sys.exit(1)
 
 
+def load_record_key(text_or_path: str) -> tuple[SignerKey | None, VerifierKey]:
+    """The auditor's record key: a signer key (it can write records) or its verifier key."""
+    path = Path(text_or_path)
+    text = read_small_text(path, "record key") if path.is_file() else text_or_path
+    if text.strip().startswith("PRIVATE+KEY+"):
+        try:
+            signer = SignerKey.parse(text.strip())
+        except CheckpointError as exc:
+            raise click.ClickException(f"record key {text_or_path[:80]!r}: {exc}") from exc
+        return signer, signer.verifier
+    return None, load_verifier(text_or_path, "record key")
+
+
+def load_record(path: Path, verifier: VerifierKey | None) -> Checkpoint:
+    try:
+        return open_record(read_small_text(path, "checkpoint"), verifier)
+    except CheckpointError as exc:
+        raise click.ClickException(f"{path}: {exc}") from exc
+
+
+def write_record(path: Path, note: str) -> None:
+    """Replace `path` whole (a crash leaves the old record or the new, never half of one)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(note, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise click.ClickException(f"{path}: cannot write the record: {exc.strerror}") from exc
+
+
 @click.command()
 @db_option
 @click.option("--checkpoint", "checkpoint_file", type=_FILE, metavar="FILE",
-              help="A C2SP checkpoint kept earlier: the store must extend its tree.")
+              help="A C2SP checkpoint kept earlier: the store must extend its tree. With "
+                   "--record-key, a record an earlier full verify wrote (--record): only the "
+                   "leaves after it are checked.")
 @policy_options
 @click.option("--quick", is_flag=True,
               help="Only the checkpoint's consistency proof (O(log n)), no full recompute.")
+@click.option("--record", "record_file", type=click.Path(dir_okay=False, path_type=Path),
+              metavar="FILE",
+              help="After a full verify that finds the store intact, write FILE: the tree it "
+                   "recomputed, signed with --record-key (keep it with the auditor, not "
+                   "beside the store).")
+@click.option("--record-key", metavar="KEY",
+              help="The auditor's record key (`core-audit keygen`): its .key to write a "
+                   "--record; its .key or .pub (file or text) to check one given as "
+                   "--checkpoint.")
+@click.option("--jobs", type=click.IntRange(1), default=None, metavar="N",
+              help="Worker processes for the O(n) checks (default: one a core; 1: all in "
+                   "this process). The report is the same whatever N.")
 @click.option("--json", "as_json", is_flag=True,
               help='Print one JSON object: {"intact", "tree_size", "root_hash", ...} or '
                    '{"intact": false, "problems"}.')
 def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
            witness_keys: tuple[str, ...], quorum: int | None, policy_file: Path | None,
-           quick: bool, as_json: bool) -> None:
+           quick: bool, record_file: Path | None, record_key: str | None, jobs: int | None,
+           as_json: bool) -> None:
     """Recompute every leaf, the tree and its heads from the rows; check keys, triggers and
     the file; with --checkpoint, prove the store extends it. Exit 1 if anything is wrong.
 
@@ -142,16 +195,48 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
 
     With --key (or --policy) the checkpoint must be signed by a listed log key and cosigned
     by the witness quorum; the output says which key signed and who cosigned.
+
+    Incremental: `--record FILE --record-key auditor.key` after a full verify keeps the tree
+    it recomputed; a later `--checkpoint FILE --record-key auditor.pub` checks only what came
+    after it (docs/transparency-log.md says what that trusts).
     """
     policy = build_policy(keys, witness_keys, quorum, policy_file)
     if policy is not None and checkpoint_file is None:
         raise click.UsageError("--key, --witness-key and --policy need --checkpoint")
     if quick and checkpoint_file is None:
         raise click.UsageError("--quick needs --checkpoint")
-    checkpoint, signed_by = load_checkpoint(checkpoint_file, policy) if checkpoint_file \
-        else (None, "")
+    signer, record_verifier = load_record_key(record_key) if record_key else (None, None)
+    incremental = record_verifier is not None and checkpoint_file is not None
+    if record_key and not (record_file or checkpoint_file):
+        raise click.UsageError("--record-key needs --record (to write) or --checkpoint (to "
+                               "check a record)")
+    if record_file is not None:
+        if signer is None:
+            raise click.UsageError("--record needs --record-key with the auditor's signer "
+                                   "key (the .key `core-audit keygen` wrote)")
+        if quick or incremental:
+            raise click.UsageError("--record keeps what a full verify recomputed: not with "
+                                   "--quick, nor with a record as --checkpoint")
+    if incremental and (policy is not None or quick):
+        raise click.UsageError("a record as --checkpoint is checked with --record-key alone")
+    since = checkpoint = None
+    signed_by = ""
+    mode_note = ""
+    if incremental:
+        assert checkpoint_file is not None
+        since = load_record(checkpoint_file, record_verifier)
+    elif checkpoint_file is not None:
+        text = read_small_text(checkpoint_file, "checkpoint")
+        if is_record(text) and policy is None:
+            checkpoint = load_record(checkpoint_file, None)
+            mode_note = (f"{checkpoint_file} is a verify record, checked as a plain "
+                         "checkpoint with a full recompute: give --record-key to check only "
+                         "what came after it")
+        else:
+            checkpoint, signed_by = load_checkpoint(checkpoint_file, policy)
     try:
         from store.db.audit_store import AuditStore
+        from store.db.verify.check_processes import available_cores
 
         with AuditStore.open(db, read_only=True) as store:
             say_if_immutable(store.engine)
@@ -159,10 +244,22 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
                 origin = store.origin()
             except StoreError:
                 origin = None  # the report names what is wrong with log_origin
+            if since is not None:
+                expected = origin or store.provisional_origin()
+                if since.origin != expected:
+                    _not_intact([f"the record is of log {since.origin!r}, this store is "
+                                 f"{expected!r}"], as_json)
             if checkpoint is not None and origin is not None and checkpoint.origin != origin:
                 _not_intact([f"the checkpoint is of log {checkpoint.origin!r}, this store is "
                              f"{origin!r}"], as_json)
-            report = store.verify(checkpoint, quick=quick)
+            report = store.verify(checkpoint, quick=quick, jobs=jobs or available_cores(),
+                                  since=since)
+            if report.intact and record_file is not None and signer is not None:
+                tip = report.tip
+                assert tip is not None
+                write_record(record_file, record_note(
+                    Checkpoint(origin or store.provisional_origin(), tip.size, tip.root),
+                    signer))
     except StoreError as exc:  # unopenable or unreadable: not intact either, and no traceback
         _not_intact([str(exc)], as_json)
     if not report.intact:
@@ -171,16 +268,32 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
                                               *problems[1:]], as_json)
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
+    if mode_note:
+        click.echo(f"note: {mode_note}", err=True)
+    if since is not None:
+        click.echo(f"note: incremental: the first {since.size} leaves were not re-read: their "
+                   "rows, content ids, foreign keys and tallies are trusted as the full verify "
+                   f"recorded in {checkpoint_file} found them, and SQLite's integrity_check "
+                   "did not run; verify without --record-key recomputes everything", err=True)
     tip = report.tip
     assert tip is not None
     if as_json:
         click.echo(orjson.dumps({
             "intact": True, "tree_size": tip.size, "root_hash": tip.root_hex,
             "recomputed": not quick,
-            "extends_checkpoint": checkpoint.size if checkpoint else None}).decode())
+            "extends_checkpoint": checkpoint.size if checkpoint else None,
+            **({"incremental_since": since.size} if since else {})}).decode())
         return
     extends = f"; extends the checkpoint of size {checkpoint.size}" if checkpoint else ""
     if signed_by:
         extends = f"; checkpoint {signed_by}{extends}"
+    if since is not None:
+        assert record_verifier is not None
+        checked = (f"leaves {since.size}..{tip.size - 1} checked" if tip.size > since.size
+                   else "no leaves")
+        extends = (f"; {checked} after the verified tree of size {since.size} (record signed "
+                   f"by {record_verifier.name}), which it extends")
+    if record_file is not None:
+        extends += f"; record written to {record_file}"
     what = "tree head" if quick else "leaves"
     click.echo(f"intact: {tip.size} {what}, root {tip.root_hex}{extends}")

@@ -27,6 +27,7 @@ from store.db.schema.engine import create_store_engine, resolve_url, settle_sqli
 from store.db.schema.schema_version import ensure_at_head
 from store.db.schema.tables import tree_heads
 from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
+from store.db.verify.check_processes import CheckProcesses, unreadable_store
 from store.db.verify.problems import Problem
 from store.db.verify.store_checks import VerifyReport, verify_store
 from store.db.verify.wal_file import wal_problem
@@ -148,22 +149,22 @@ class AuditStore:
             self._write_engine = create_store_engine(self.url, write=True)
         return self._write_engine
 
-    def verify(self, checkpoint: Checkpoint | None = None, *, quick: bool = False
-               ) -> VerifyReport:
+    def verify(self, checkpoint: Checkpoint | None = None, *, quick: bool = False,
+               jobs: int = 1, since: Checkpoint | None = None) -> VerifyReport:
         """StoreError when the database cannot be read through (a malformed page, say).
-        SQLite: frames of the -wal SQLite will not replay are its first problem."""
+        SQLite: frames of the -wal SQLite will not replay are its first problem. `jobs` > 1:
+        the O(n) checks run in that many worker processes (the same report). `since`: a tree
+        an earlier full verify recomputed (its record, checked by the caller): only what came
+        after it is checked (verify_store)."""
         path = sqlite_path(self.url)
         lost = wal_problem(path) if path is not None else None
         try:
-            with self.engine.connect() as connection:
-                report = verify_store(connection, checkpoint, quick=quick)
-        except DatabaseError as exc:
-            where = sqlite_path(self.url) or self.url
-            raise StoreError(f"{where}: cannot be read: {exc.orig}") from exc
-        except UnicodeDecodeError as exc:
-            where = sqlite_path(self.url) or self.url
-            raise StoreError(f"{where}: cannot be read: text that is not UTF-8 "
-                             f"({exc.reason} at byte {exc.start}): damaged") from exc
+            with self.engine.connect() as connection, \
+                    CheckProcesses(self.url, jobs) as processes:
+                report = verify_store(connection, checkpoint, quick=quick,
+                                      heavy=processes if jobs > 1 else None, since=since)
+        except (DatabaseError, UnicodeDecodeError) as exc:
+            raise unreadable_store(self.url, exc) from exc
         if lost is not None:
             report.problems.insert(0, Problem(None, f"{path}-wal", "", lost))
         return report

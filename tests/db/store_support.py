@@ -11,6 +11,7 @@ import json
 import shutil
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from alembic.script import ScriptDirectory
@@ -135,6 +136,20 @@ def raw_connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, isolation_level=None)
 
 
+@contextmanager
+def triggers_bypassed(path: Path) -> Iterator[sqlite3.Connection]:
+    """Drop every trigger, let the caller tamper, then put the triggers back as they were."""
+    connection = raw_connect(path)
+    saved = connection.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    for name, _ in saved:
+        connection.execute(f"DROP TRIGGER {name}")
+    yield connection
+    for _, sql in saved:
+        connection.execute(sql)
+    connection.close()
+
+
 def row_counts(path: Path | str) -> dict[str, int]:
     """Rows per residual-store table, and the tree heads (one per batch)."""
     return {t: query(path, f"SELECT count(*) FROM {t}")[0][0] for t in (*TABLES, "tree_heads")}
@@ -186,10 +201,20 @@ def revision_source(revision: str, down_revision: str, upgrade: str, downgrade: 
 # --- verify -----------------------------------------------------------------------------
 
 
+def verify_both_ways(db: Path | str, *extra: str | Path) -> Result:
+    """`core-audit verify` in this process (--jobs 1) and in two worker processes (--jobs 2):
+    the same exit status, output and report, byte for byte; the second run's result."""
+    alone = cli("verify", "--db", db, "--jobs", "1", *extra)
+    split = cli("verify", "--db", db, "--jobs", "2", *extra)
+    assert (split.exit_code, split.stdout, split.stderr) == (
+        alone.exit_code, alone.stdout, alone.stderr)
+    return split
+
+
 def refused_verify(db: Path | str) -> Result:
     """`core-audit verify` on a store it must find broken: status 1, through click, so the
-    user sees a message and never a traceback."""
-    result = cli("verify", "--db", db)
+    user sees a message and never a traceback; the same with one process or two."""
+    result = verify_both_ways(db)
     assert result.exit_code == 1, result.stdout
     assert isinstance(result.exception, SystemExit), result.exception
     return result

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from cli_runs import cli
 from jsonl_files import write_jsonl
-from store_support import first_problem, gained_frame, raw_connect, spec_residual_id
+from store_support import (
+    first_problem,
+    gained_frame,
+    raw_connect,
+    spec_residual_id,
+    triggers_bypassed,
+    verify_both_ways,
+)
 
 from store.db.audit_store import AuditStore
 
@@ -30,22 +34,8 @@ CHANGED_OBJECT_UNBOUND = spec_residual_id(
 )
 
 
-@contextmanager
-def triggers_bypassed(path: Path) -> Iterator[sqlite3.Connection]:
-    """Drop every trigger, let the caller tamper, then put the triggers back as they were."""
-    connection = raw_connect(path)
-    saved = connection.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
-    for name, _ in saved:
-        connection.execute(f"DROP TRIGGER {name}")
-    yield connection
-    for _, sql in saved:
-        connection.execute(sql)
-    connection.close()
-
-
 def _verify(path: Path, *extra: str):  # type: ignore[no-untyped-def]
-    return cli("verify", "--db", path, *extra)
+    return verify_both_ways(path, *extra)
 
 
 def test_the_examples_store_verifies_intact_with_18_leaves(examples_store: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from backends import EXAMPLE_FILES
 from cli_runs import cli
+from store_support import verify_both_ways
 
 from store.db.verify.wal_file import WAL_HEADER_BYTES, scan_wal
 
@@ -72,7 +73,7 @@ def test_a_flipped_byte_in_the_wal_is_named_by_verify(live: Path, tmp_path: Path
     }[where]
     _flip(wal, offset)
 
-    result = cli("verify", "--db", copy)
+    result = verify_both_ways(copy)
 
     assert result.exit_code == 1
     first = result.stderr.splitlines()[0]

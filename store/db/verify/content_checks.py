@@ -3,7 +3,7 @@ forged or edited, whatever the log or the triggers say."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Generator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from sqlalchemy import Connection, Row, select
@@ -15,21 +15,19 @@ from store.db.verify.problems import Problem
 STREAM_ROWS = 1000  # rows fetched at a time: memory stays flat on a store of any size
 
 
-def content_id_problems(connection: Connection, *,
-                        skip: Collection[str] = ()) -> Generator[Problem, None, None]:
-    """Every row of every content-addressed table whose key is not its content's hash.
-
-    `skip`: tables that cannot be read as the schema says (missing, or columns lost)."""
-    for kind in RECORD_KINDS:
-        if kind.content_ids is not None and kind.name not in skip:
-            yield from _table_problems(connection, kind)
+def content_kinds() -> list[RecordKind]:
+    """The content-addressed record kinds, in the order verify reports them."""
+    return [kind for kind in RECORD_KINDS if kind.content_ids is not None]
 
 
-def _table_problems(connection: Connection, kind: RecordKind) -> Iterator[Problem]:
+def table_problems(connection: Connection, kind: RecordKind,
+                   after_seq: int = 0) -> Iterator[Problem]:
+    """The rows of one content-addressed table (after leaf `after_seq`) whose key is not its
+    content's hash."""
     table = kind.table
     query = select(table)
     if "seq" in table.c:
-        query = query.order_by(table.c.seq)
+        query = query.where(table.c.seq > after_seq).order_by(table.c.seq)
     with connection.execute(query.execution_options(yield_per=STREAM_ROWS)) as rows:
         yield from _row_problems(rows, kind)
 

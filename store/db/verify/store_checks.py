@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import Protocol
 
-from sqlalchemy import Connection, exists, func, inspect, literal, select, text
+from sqlalchemy import Connection, exists, func, inspect, literal, select, text, true
 
 from store.db.log.kept_checkpoints import kept_checkpoints
 from store.db.log.stored_log import (
@@ -20,14 +21,15 @@ from store.db.log.stored_log import (
     stored_origin,
 )
 from store.db.schema.guards import SINGLE_ROW_TABLES, hidden_rowid
-from store.db.schema.record_kinds import LEDGERED_KEYS, SIGHTED
+from store.db.schema.record_kinds import LEDGERED_KEYS, SIGHTED, RecordKind
 from store.db.schema.tables import (
     SUBTREE_LEVEL,
+    ingest_batches,
     log_subtrees,
     metadata,
     tree_heads,
 )
-from store.db.verify.content_checks import content_id_problems
+from store.db.verify.content_checks import content_kinds, table_problems
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
 from store.db.verify.schema_snapshot import whole_schema_problems
@@ -65,16 +67,65 @@ def _file_problems(connection: Connection) -> Iterator[Problem]:
             yield Problem(None, "sqlite", "", f"integrity_check: {message}")
 
 
+@dataclass(frozen=True, slots=True)
+class Since:
+    """A tree an earlier full verify recomputed (its record): its `size` leaves are trusted,
+    the newest batch within them is `batch_id` (0: none)."""
+
+    size: int
+    root: bytes
+    batch_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What the heavy checks read: not the unreadable tables, and only after `since`."""
+
+    skip: frozenset[str] = frozenset()
+    since: Since | None = None
+
+    @property
+    def after_seq(self) -> int:
+        return self.since.size if self.since else 0
+
+    @property
+    def after_batch(self) -> int:
+        return self.since.batch_id if self.since else 0
+
+
+def _restored(connection: Connection, since: Since) -> tuple[CompactRange, Problem | None]:
+    """The tree at the recorded size from the stored subtrees, which must make its root."""
+    where = f"checkpoint {since.size}"
+    try:
+        tree = CompactRange.restore(since.size, StoredLog(connection).full)
+    except LogError as exc:
+        return CompactRange(), Problem(None, "log", where, "cannot rebuild the verified tree: "
+                                                           f"{exc}")
+    if tree.root() != since.root:
+        return tree, Problem(None, "log", where, f"the stored log's first {since.size} leaves "
+                                                 "no longer make the root the full verify "
+                                                 "recorded (changed since)")
+    return tree, None
+
+
 def _leaf_problems(connection: Connection, report: VerifyReport,
-                   heads: dict[int, tuple[int, str]]) -> Iterator[Problem]:
+                   heads: dict[int, tuple[int, str]],
+                   since: Since | None = None) -> Iterator[Problem]:
     """One row for every leaf and one leaf for every row, in seq order; recompute the tree
-    from the rows and compare each batch's tree head and every stored subtree with it."""
+    from the rows and compare each batch's tree head and every stored subtree with it.
+    `since`: only the leaves after it, on its tree rebuilt from the stored subtrees."""
     newest = max((size for size, _ in heads.values()), default=0)
     tree = CompactRange()
     computed: dict[tuple[int, int], bytes] = {}
     previous: tuple[int, str, str] | None = None
-    batch_start, broken = 1, False
-    for seq, table, row in leaf_rows(connection):
+    if since is not None:
+        tree, problem = _restored(connection, since)
+        if problem is not None:
+            yield problem
+            return
+        heads = {batch: head for batch, head in heads.items() if head[0] > since.size}
+    batch_start, broken = tree.size + 1, False
+    for seq, table, row in leaf_rows(connection, tree.size):
         key = ledger_key(tuple(row[c] for c in LEDGERED_KEYS[table]))
         if previous is not None and seq == previous[0]:
             yield Problem(seq, table, key, f"seq {seq} is also held by {previous[1]} "
@@ -113,7 +164,9 @@ def _leaf_problems(connection: Connection, report: VerifyReport,
     for batch_id, (size, _) in sorted(heads.items()):
         yield Problem(None, "tree_heads", f"batch {batch_id}",
                       f"tree head of size {size} names a batch that is not stored")
-    stored = connection.execute(select(log_subtrees)).all()
+    after = since.size if since is not None else 0
+    stored = [(level, start, digest) for level, start, digest
+              in connection.execute(select(log_subtrees)) if start + (1 << level) > after]
     for level, start, digest in stored:
         found = computed.pop((level, start), None)
         if found is None or found.hex() != digest:
@@ -128,10 +181,11 @@ def _heads(connection: Connection) -> dict[int, tuple[int, str]]:
             for row in connection.execute(select(tree_heads))}
 
 
-def _tally_problems(connection: Connection) -> Iterator[Problem]:
-    """The derived tallies must be exactly what the ledgered rows add up to, batch by batch."""
-    stored = stored_tallies(connection)
-    for batch_id, expected in recomputed_tallies(connection):
+def _tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
+    """The derived tallies must be exactly what the ledgered rows add up to, batch by batch
+    (the batches after `after_batch`)."""
+    stored = stored_tallies(connection, after_batch)
+    for batch_id, expected in recomputed_tallies(connection, after_batch):
         found = stored.pop(batch_id, [])
         if found != expected:
             yield Problem(None, "residual_tallies", f"batch {batch_id}",
@@ -142,10 +196,11 @@ def _tally_problems(connection: Connection) -> Iterator[Problem]:
                       f"{len(found)} tally rows for a batch without residuals")
 
 
-def _sighting_count_problems(connection: Connection) -> Iterator[Problem]:
+def _sighting_count_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
     """The derived sighting counts must be exactly the running counts the sightings make,
-    row for row (both streams in key order: batch, record)."""
-    expected, stored = recomputed_sighting_counts(connection), stored_sighting_counts(connection)
+    row for row (both streams in key order: batch, record), the batches after `after_batch`."""
+    expected, stored = (recomputed_sighting_counts(connection, after_batch),
+                        stored_sighting_counts(connection, after_batch))
     want, have = next(expected, None), next(stored, None)
     while want is not None or have is not None:
         if have is None or (want is not None and want[:2] < have[:2]):
@@ -166,9 +221,11 @@ def _sighting_count_problems(connection: Connection) -> Iterator[Problem]:
             want, have = next(expected, None), next(stored, None)
 
 
-def _reference_problems(connection: Connection, skip: Collection[str]) -> Iterator[Problem]:
+def _reference_problems(connection: Connection, skip: Collection[str],
+                        scope: Scope = Scope()) -> Iterator[Problem]:
     """Every foreign key holds: the writer checks them itself, and tools that write to a
-    SQLite file out of band check none unless told to."""
+    SQLite file out of band check none unless told to. With `scope.since`: the rows after it
+    (by seq, else by batch; a table with neither whole)."""
     for table in metadata.sorted_tables:
         for fk in sorted(table.foreign_keys, key=lambda fk: fk.parent.name):
             parent = fk.column.table
@@ -176,9 +233,12 @@ def _reference_problems(connection: Connection, skip: Collection[str]) -> Iterat
                 continue
             child, target, key = fk.parent, fk.column, list(table.primary_key.columns)
             position = table.c.seq if "seq" in table.c else literal(None)
+            newer = (table.c.seq > scope.after_seq if "seq" in table.c
+                     else table.c.batch_id > scope.after_batch if "batch_id" in table.c
+                     else true())
             orphans = connection.execute(
                 select(position, child, *key)
-                .where(child.is_not(None), ~exists().where(target == child))
+                .where(child.is_not(None), newer, ~exists().where(target == child))
                 .order_by(position, *key).limit(MAX_PROBLEMS))
             for seq, value, *key_values in orphans:
                 yield Problem(seq, table.name, ledger_key(tuple(key_values)),
@@ -226,23 +286,112 @@ def _single_row_problems(connection: Connection, skip: Collection[str]) -> Itera
                                           "out of band (which one a reader takes is arbitrary)")
 
 
+HeavyCheck = Callable[[Connection, Scope, VerifyReport], Iterator[Problem]]
+
+
+def _leaf_check(connection: Connection, scope: Scope, report: VerifyReport) -> Iterator[Problem]:
+    return _leaf_problems(connection, report, _heads(connection), scope.since)
+
+
+def _content_check(kind: RecordKind) -> HeavyCheck:
+    def check(connection: Connection, scope: Scope, _report: VerifyReport) -> Iterator[Problem]:
+        return table_problems(connection, kind, scope.after_seq)
+    return check
+
+
+# The O(n) checks, by name, each on a connection of its own when run in worker processes.
+HEAVY_CHECKS: dict[str, HeavyCheck] = {
+    "leaves": _leaf_check,
+    **{f"content {kind.name}": _content_check(kind) for kind in content_kinds()},
+    "integrity_check": lambda connection, _scope, _report: _file_problems(connection),
+    "tallies": lambda connection, scope, _report: _tally_problems(connection,
+                                                                  scope.after_batch),
+    "references": lambda connection, scope, _report: _reference_problems(
+        connection, scope.skip, scope),
+    "sighting_counts": lambda connection, scope, _report: _sighting_count_problems(
+        connection, scope.after_batch),
+}
+# How many of a check's problems the report can take at most (the rest need not be read).
+HEAVY_CAPS = {"leaves": MAX_PROBLEMS * 4,
+              **{name: MAX_PROBLEMS * 4 for name in HEAVY_CHECKS if name.startswith("content ")}}
+
+
+class HeavyChecks(Protocol):
+    """Runs the heavy checks: here, one after the other (InProcessChecks), or in worker
+    processes (store.db.verify.check_processes). The report is assembled from their problems
+    in one fixed order either way, so it is the same whichever finishes first."""
+
+    def start(self, names: list[str], scope: Scope) -> None: ...
+
+    def problems(self, name: str, report: VerifyReport) -> Iterator[Problem]: ...
+
+
+class InProcessChecks:
+    """Each check on the verify's own connection, run as its problems are read."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.scope = Scope()
+
+    def start(self, names: list[str], scope: Scope) -> None:
+        self.scope = scope
+
+    def problems(self, name: str, report: VerifyReport) -> Iterator[Problem]:
+        return HEAVY_CHECKS[name](self.connection, self.scope, report)
+
+
+def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -> list[str]:
+    """The heavy checks a store with these unreadable tables gets, longest first; after a
+    verified tree, not integrity_check (it reads the whole file)."""
+    names = ["leaves", *(f"content {kind.name}" for kind in content_kinds()
+                         if kind.name not in unreadable)]
+    if since is None:
+        names.append("integrity_check")
+    if not {"residual_tallies", "contract_residuals", "residual_occurrences"} & set(unreadable):
+        names.append("tallies")
+    if not {"sighting_counts", *SIGHTED, *(r for r, _ in SIGHTED.values())} & set(unreadable):
+        names.append("sighting_counts")
+    return [*names, "references"]
+
+
+def _chained(iterators: Iterator[Iterator[Problem]]) -> Generator[Problem, None, None]:
+    for iterator in iterators:
+        yield from iterator  # close() reaches the one being read
+
+
 def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *,
-                 quick: bool = False) -> VerifyReport:
+                 quick: bool = False, heavy: HeavyChecks | None = None,
+                 since: Checkpoint | None = None) -> VerifyReport:
     """Everything recomputable is recomputed: rows <-> leaves, the tree, every tree head,
     the tallies; a checkpoint must be a prefix of the store's tree (consistency proof).
-    `quick` checks only the checkpoint against the stored tree head (O(log n))."""
+    `quick` checks only the checkpoint against the stored tree head (O(log n)). `heavy`
+    runs the O(n) checks (default: here, on `connection`). `since`: a tree an earlier full
+    verify recomputed (its record, checked by the caller): only what came after it is read,
+    and the store must extend it; no integrity_check."""
     report = VerifyReport()
     unreadable = _unreadable_tables(connection)
+    log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
+    heavy = heavy or InProcessChecks(connection)
+    scope = Scope(frozenset(unreadable))
+    if since is not None and not log_tables & unreadable.keys():
+        if since.size > latest_head(connection).size:  # nothing to rebuild: say only that
+            report.problems = list(_checkpoint_problems(connection, since))
+            return report
+        scope = Scope(frozenset(unreadable), Since(since.size, since.root,
+                                                    _newest_batch(connection, since.size)))
+    names = heavy_check_names(unreadable, scope.since)
+    if not quick and not log_tables & unreadable.keys():
+        heavy.start(names, scope)
     problems: list[Problem] = list(unreadable.values())
     problems.extend(schema_problems(connection))  # keys, duplicates, indexes, triggers
     problems.extend(whole_schema_problems(connection, report.notes))  # all else, vs head's
     problems.extend(_single_row_problems(connection, unreadable.keys()))
-    log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
     if log_tables & unreadable.keys():
         report.problems = problems[:MAX_PROBLEMS]
         return report
-    if checkpoint is not None:
-        problems.extend(_checkpoint_problems(connection, checkpoint))
+    for kept in (checkpoint, since):
+        if kept is not None:
+            problems.extend(_checkpoint_problems(connection, kept))
     if not {"checkpoints", "checkpoint_cosignatures"} & unreadable.keys():
         problems.extend(islice(_kept_checkpoint_problems(connection), MAX_PROBLEMS))
     if quick:
@@ -250,25 +399,32 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         report.rows = report.tip.size
         report.problems = problems[:MAX_PROBLEMS]
         return report
-    problems.extend(_file_problems(connection))
-    heads = _heads(connection)
-    for problem in _leaf_problems(connection, report, heads):
+    if "integrity_check" in names:
+        problems.extend(heavy.problems("integrity_check", report))
+    for problem in heavy.problems("leaves", report):
         problems.append(problem)
         if len(problems) >= MAX_PROBLEMS * 4:
             break
-    content = content_id_problems(connection, skip=unreadable.keys())
+    content = _chained(heavy.problems(name, report) for name in names
+                       if name.startswith("content "))
     problems.extend(islice(content, MAX_PROBLEMS * 4))
     content.close()  # ends the streamed read when the cap is met
     # Structural problems (no seq) first, then rows in leaf order, then the derived
     # tallies (a changed row also upsets its batch's tallies: name the row first).
-    problems.extend(_reference_problems(connection, unreadable.keys()))
+    problems.extend(heavy.problems("references", report))
     problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
-    if not {"residual_tallies", "contract_residuals", "residual_occurrences"} & unreadable.keys():
-        problems.extend(_tally_problems(connection))
-    if not {"sighting_counts", *SIGHTED, *(r for r, _ in SIGHTED.values())} & unreadable.keys():
-        problems.extend(islice(_sighting_count_problems(connection), MAX_PROBLEMS))
+    if "tallies" in names:
+        problems.extend(heavy.problems("tallies", report))
+    if "sighting_counts" in names:
+        problems.extend(islice(heavy.problems("sighting_counts", report), MAX_PROBLEMS))
     report.problems = problems[:MAX_PROBLEMS]
     return report
+
+
+def _newest_batch(connection: Connection, size: int) -> int:
+    """The newest batch among the first `size` leaves (0: none)."""
+    return connection.execute(select(func.max(ingest_batches.c.batch_id))
+                              .where(ingest_batches.c.seq <= size)).scalar() or 0
 
 
 def _checkpoint_problems(connection: Connection, checkpoint: Checkpoint, table: str = "log",

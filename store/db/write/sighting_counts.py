@@ -93,8 +93,10 @@ def _bytewise(connection: Connection, column: ColumnElement[str]) -> ColumnEleme
     return column.collate("C") if connection.dialect.name == "postgresql" else column
 
 
-def recomputed_sighting_counts(connection: Connection) -> Iterator[CountRow]:
-    """Every row as the sightings tables say it should be, in key order (batch, record)."""
+def recomputed_sighting_counts(connection: Connection, after_batch: int = 0
+                               ) -> Iterator[CountRow]:
+    """Every row (of the batches after `after_batch`) as the sightings tables say it should
+    be, in key order (batch, record); running counts include the earlier batches' sightings."""
     arms = []
     for table, (records_name, column) in SIGHTED.items():
         records, sightings = metadata.tables[records_name], metadata.tables[table]
@@ -109,16 +111,17 @@ def recomputed_sighting_counts(connection: Connection) -> Iterator[CountRow]:
                            cast(running, BigInteger).label("sightings"))
                     .join_from(per_batch, records, records.c[column] == per_batch.c.record_id))
     every = union_all(*arms).subquery()
-    statement = select(every).order_by(every.c.batch_id,
+    statement = select(every).where(every.c.batch_id > after_batch).order_by(every.c.batch_id,
                                        _bytewise(connection, every.c.record_id))
     for row in connection.execute(statement.execution_options(yield_per=10_000)):
         yield (row[0], row[1], row[2], row[3], row[4])
 
 
-def stored_sighting_counts(connection: Connection) -> Iterator[CountRow]:
-    """Every stored row, in key order (batch, record)."""
+def stored_sighting_counts(connection: Connection, after_batch: int = 0) -> Iterator[CountRow]:
+    """Every stored row (of the batches after `after_batch`), in key order (batch, record)."""
     c = sighting_counts.c
     statement = select(c.batch_id, c.record_id, c.record_table, c.record_seq, c.sightings
-                       ).order_by(c.batch_id, _bytewise(connection, c.record_id))
+                       ).where(c.batch_id > after_batch
+                               ).order_by(c.batch_id, _bytewise(connection, c.record_id))
     for row in connection.execute(statement.execution_options(yield_per=10_000)):
         yield (row[0], row[1], row[2], row[3], row[4])

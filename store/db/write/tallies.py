@@ -50,14 +50,17 @@ class BatchTally:
         ]
 
 
-def recomputed_tallies(connection: Connection) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-    """Each batch's tallies as the ledgered rows say they should be, in batch order."""
+def recomputed_tallies(connection: Connection, after_batch: int = 0
+                       ) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """Each batch's tallies (after `after_batch`) as the ledgered rows say they should be, in
+    batch order."""
     dims = [residuals_t.c[name] for name in TALLY_DIMENSIONS]
-    added = select(residuals_t.c.batch_id, *dims, func.count()).group_by(
-        residuals_t.c.batch_id, *dims)
+    added = select(residuals_t.c.batch_id, *dims, func.count()).where(
+        residuals_t.c.batch_id > after_batch).group_by(residuals_t.c.batch_id, *dims)
     seen = (
         select(occurrences_t.c.batch_id, *dims, func.count())
         .join(residuals_t, residuals_t.c.residual_id == occurrences_t.c.residual_id)
+        .where(occurrences_t.c.batch_id > after_batch)
         .group_by(occurrences_t.c.batch_id, *dims)
     )
     tallies: dict[int, BatchTally] = {}
@@ -69,10 +72,11 @@ def recomputed_tallies(connection: Connection) -> Iterator[tuple[int, list[dict[
         yield batch_id, tallies[batch_id].rows(batch_id)
 
 
-def stored_tallies(connection: Connection) -> dict[int, list[dict[str, Any]]]:
+def stored_tallies(connection: Connection, after_batch: int = 0
+                   ) -> dict[int, list[dict[str, Any]]]:
     stored: dict[int, list[dict[str, Any]]] = {}
-    rows = connection.execute(select(tallies_t).order_by(tallies_t.c.batch_id,
-                                                         tallies_t.c.ordinal))
+    rows = connection.execute(select(tallies_t).where(tallies_t.c.batch_id > after_batch)
+                              .order_by(tallies_t.c.batch_id, tallies_t.c.ordinal))
     for row in rows.mappings():
         stored.setdefault(row["batch_id"], []).append(dict(row))
     return stored

@@ -1,0 +1,111 @@
+"""Verify benchmark: the full `core-audit verify` in one process and on every core, beside
+SQLite's `integrity_check` alone (the floor: one of its checks, reading every page), and the
+incremental verify after a small new batch.
+
+    .venv/bin/python bench/verify.py [--db /tmp/gen1m.db] [--work /tmp/verify-bench.db]
+                                     [--new-frames 1000] [--rounds 1]
+
+`--db` is copied to `--work` (never written; build one with ../shared/bench/gen_frames.py
+--frames 400000 --seed 20261202 and `core-audit ingest`). Each figure is a child process's
+wall time; the rounds interleave floor, one process and all cores so load from elsewhere
+falls on each alike, and the load average is printed beside them. Then the full verify
+writes a record (--record), a batch of --new-frames generated frames is ingested into the
+copy, and `verify --checkpoint RECORD --record-key` checks only what came after. Prints
+figures only; it asserts nothing about time. The copy is deleted at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CORE_AUDIT = [sys.executable, "-c", "from store.cli import main; main()"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ingest import GENERATOR  # noqa: E402  (../shared/bench/gen_frames.py, found as ingest finds it)
+
+_FLOOR = """
+import sqlite3, sys
+connection = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+"""
+
+
+def _timed(command: list[str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)}: exit {done.returncode}\n{done.stderr}")
+    return elapsed, done.stdout.strip()
+
+
+def _load() -> str:
+    return " ".join(f"{figure:.2f}" for figure in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", default="/tmp/gen1m.db")
+    parser.add_argument("--work", default=None, help="the copy verified (default: a temp file)")
+    parser.add_argument("--new-frames", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="verify-bench-") as scratch:
+        work = Path(args.work or Path(scratch) / "store.db")
+        shutil.copyfile(args.db, work)
+        try:
+            _run(args, work, Path(scratch))
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{work}{suffix}").unlink(missing_ok=True)
+
+
+def _run(args: argparse.Namespace, work: Path, scratch: Path) -> None:
+    key = scratch / "auditor"
+    _timed([*CORE_AUDIT, "keygen", "bench.example", "--out", str(key)])
+    verify = [*CORE_AUDIT, "verify", "--db", str(work)]
+    figures: dict[str, list[float]] = {"floor": [], "one": [], "all": []}
+    print(f"store {args.db} (copied to {work}); load before: {_load()}", flush=True)
+    said = ""
+    for _ in range(args.rounds):
+        figures["floor"].append(_timed([sys.executable, "-c", _FLOOR, str(work)])[0])
+        figures["one"].append(_timed([*verify, "--jobs", "1"])[0])
+        seconds, said = _timed([*verify, "--jobs", str(args.jobs), "--record",
+                                str(scratch / "record.txt"), "--record-key", f"{key}.key"])
+        figures["all"].append(seconds)
+        print(f"  round: floor {figures['floor'][-1]:.2f} s, one process "
+              f"{figures['one'][-1]:.2f} s, {args.jobs} jobs {seconds:.2f} s; "
+              f"load {_load()}", flush=True)
+    print(said.split(";")[0])
+    frames = scratch / "new.jsonl"
+    with frames.open("w") as out:
+        subprocess.run([sys.executable, str(GENERATOR), "--frames", str(args.new_frames),
+                        "--seed", "20261205"], stdout=out, check=True)
+    _timed([*CORE_AUDIT, "ingest", "--db", str(work), str(frames)])
+    incremental, said = _timed([*verify, "--checkpoint", str(scratch / "record.txt"),
+                                "--record-key", f"{key}.pub"])
+    floor = statistics.median(figures["floor"])
+    print(f"{'figure':44} {'median s':>9} {'x floor':>8}")
+    rows = [("integrity_check alone (the floor)", floor),
+            ("full verify, 1 process (--jobs 1)", statistics.median(figures["one"])),
+            (f"full verify, {args.jobs} processes (--jobs {args.jobs})",
+             statistics.median(figures["all"])),
+            (f"incremental after {args.new_frames} new frames", incremental)]
+    for name, seconds in rows:
+        print(f"{name:44} {seconds:9.2f} {seconds / floor:7.2f}x")
+    print(said.split(";")[1].strip())
+    print(f"load after: {_load()}")
+
+
+if __name__ == "__main__":
+    main()

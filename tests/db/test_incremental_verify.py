@@ -1,0 +1,215 @@
+"""`verify --record FILE --record-key auditor.key` keeps the tree a full verify recomputed;
+`verify --checkpoint FILE --record-key auditor.pub` then checks only what came after it: the
+new leaves, their content ids, the stored tree rebuilt at the recorded size and the
+consistency proof to the head. It refuses a record of another log, one its key did not sign,
+and one larger than the tree; the same report with one process or two."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_runs import cli
+from jsonl_files import write_jsonl
+from store_support import (
+    distinct_frames,
+    first_problem,
+    raw_connect,
+    triggers_bypassed,
+    verify_both_ways,
+)
+
+from store.model.verify_record import RECORD_HEADER
+
+ORIGIN = "audit.example.org/core"
+NOT_EXTENDED = ("NOT intact: first problem at log checkpoint 18: the store does not extend "
+                "the checkpoint's tree (history was rewritten)")
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> Path:
+    assert cli("keygen", "auditor.example", "--out", tmp_path / "auditor").exit_code == 0
+    return tmp_path / "auditor"
+
+
+def _ingest(store: Path, tmp_path: Path, count: int, tag: str) -> None:
+    frames = write_jsonl(tmp_path / f"{tag}.jsonl", distinct_frames(count, tag))
+    result = cli("ingest", "--db", store, frames)
+    assert result.exit_code == 0, result.stderr
+
+
+def _record(store: Path, keys: Path, record: Path) -> None:
+    result = cli("verify", "--db", store, "--record", record, "--record-key", f"{keys}.key")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.endswith(f"; record written to {record}\n")
+
+
+@pytest.fixture
+def recorded(examples_store: Path, keys: Path, tmp_path: Path) -> Path:
+    """The examples store (18 leaves, its origin chosen) with a record of its full verify."""
+    assert cli("checkpoint", "--db", examples_store, "--origin", ORIGIN).exit_code == 0
+    _record(examples_store, keys, tmp_path / "verified.txt")
+    return tmp_path / "verified.txt"
+
+
+def _incremental(store: Path, record: Path, keys: Path):  # type: ignore[no-untyped-def]
+    return verify_both_ways(store, "--checkpoint", record, "--record-key", f"{keys}.pub")
+
+
+def test_the_record_is_the_recomputed_tree_signed_by_the_auditor(
+        examples_store: Path, recorded: Path) -> None:
+    lines = recorded.read_text().split("\n")
+    assert RECORD_HEADER == "core-audit verified tree/v1\n"
+    assert lines[:3] == ["core-audit verified tree/v1", ORIGIN, "18"]
+    root = cli("verify", "--db", examples_store).stdout.split("root ")[1].strip()
+    assert base64.b64decode(lines[3]).hex() == root
+    assert lines[4] == "" and lines[5].startswith("— auditor.example ")
+
+
+def test_after_a_new_batch_only_the_new_leaves_are_checked(
+        examples_store: Path, recorded: Path, keys: Path, tmp_path: Path) -> None:
+    _ingest(examples_store, tmp_path, 3, "new")
+    full = cli("verify", "--db", examples_store).stdout
+    size = int(full.split(" ")[1])
+    result = _incremental(examples_store, recorded, keys)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == (
+        f"{full.removesuffix(chr(10))}; leaves 18..{size - 1} checked after the verified tree "
+        "of size 18 (record signed by auditor.example), which it extends\n")
+    assert "the first 18 leaves were not re-read" in result.stderr
+    assert "integrity_check did not run" in result.stderr
+    as_json = _incremental(examples_store, recorded, keys).stdout  # the same, asked twice
+    assert as_json == result.stdout
+
+
+def test_a_forged_new_leaf_is_found(examples_store: Path, recorded: Path, keys: Path,
+                                    tmp_path: Path) -> None:
+    _ingest(examples_store, tmp_path, 3, "new")
+    with triggers_bypassed(examples_store) as connection:
+        seq, key = connection.execute(
+            "SELECT seq, residual_id FROM contract_residuals WHERE seq > 18 ORDER BY seq"
+        ).fetchone()
+        connection.execute("UPDATE contract_residuals SET residual_code = 'forged' "
+                           "WHERE residual_id = ?", (key,))
+        connection.commit()
+    result = _incremental(examples_store, recorded, keys)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[:2] == [
+        NOT_EXTENDED,
+        f"  also seq {seq}: contract_residuals {key}: residual_id is not the hash of its "
+        "content"]
+
+
+def test_a_forged_old_leaf_breaks_the_consistency_with_the_record(
+        examples_store: Path, recorded: Path, keys: Path, tmp_path: Path) -> None:
+    """A row under the record changed out of band, and history rebuilt on it: the stored
+    log no longer makes the recorded root, so the store does not extend the verified tree."""
+    _ingest(examples_store, tmp_path, 3, "new")
+    with triggers_bypassed(examples_store) as connection:
+        connection.execute("UPDATE contract_residuals SET explanation = 'forged' WHERE seq = 2")
+        connection.commit()
+    result = _incremental(examples_store, recorded, keys)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[:2] == [
+        NOT_EXTENDED,
+        "  also log checkpoint 18: the stored log's first 18 leaves no longer make the root "
+        "the full verify recorded (changed since)"]
+
+
+def test_a_forged_stored_subtree_under_the_record_is_found(
+        db_path: Path, keys: Path, tmp_path: Path) -> None:
+    _ingest(db_path, tmp_path, 40, "old")  # more than 256 leaves: stored subtrees
+    _record(db_path, keys, tmp_path / "verified.txt")
+    _ingest(db_path, tmp_path, 3, "new")
+    connection = raw_connect(db_path)
+    for name in ("log_subtrees_append_only_update",):
+        connection.execute(f"DROP TRIGGER {name}")
+    connection.execute("UPDATE log_subtrees SET hash = ? WHERE level = 8 AND start = 0",
+                       ("00" * 32,))
+    connection.commit()
+    connection.close()
+    result = cli("verify", "--db", db_path, "--checkpoint", tmp_path / "verified.txt",
+                 "--record-key", f"{keys}.pub")
+    assert result.exit_code == 1
+    assert "the stored log's first" in result.stderr
+    assert "no longer make the root the full verify recorded" in result.stderr
+
+
+def test_a_record_larger_than_the_tree_is_refused(
+        examples_store: Path, keys: Path, tmp_path: Path) -> None:
+    older = tmp_path / "older.db"
+    shutil.copyfile(examples_store, older)
+    _ingest(examples_store, tmp_path, 3, "new")
+    _record(examples_store, keys, tmp_path / "newer.txt")
+    result = _incremental(older, tmp_path / "newer.txt", keys)
+    assert result.exit_code == 1
+    size = int(tmp_path.joinpath("newer.txt").read_text().split("\n")[2])
+    assert first_problem(result.stderr) == (
+        f"log checkpoint {size}: the checkpoint's tree has {size} leaves, the store 18 "
+        "(rows were removed)")
+
+
+def test_a_record_of_another_log_is_refused(
+        recorded: Path, keys: Path, db_path: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    _ingest(other, tmp_path, 2, "other")
+    result = _incremental(other, recorded, keys)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"NOT intact: the record is of log {ORIGIN!r}, this store "
+                                    "is 'core-audit/")
+
+
+def test_a_checkpoint_the_verify_did_not_record_is_refused(
+        examples_store: Path, recorded: Path, keys: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain.txt"
+    plain.write_text(cli("checkpoint", "--db", examples_store).stdout)
+    refused = cli("verify", "--db", examples_store, "--checkpoint", plain,
+                  "--record-key", f"{keys}.pub")
+    assert refused.exit_code == 1
+    assert refused.stderr.startswith(f"Error: {plain}: not a verify record")
+    assert cli("keygen", "someone.else", "--out", tmp_path / "other").exit_code == 0
+    other_key = cli("verify", "--db", examples_store, "--checkpoint", recorded,
+                    "--record-key", tmp_path / "other.pub")
+    assert other_key.exit_code == 1
+    assert "the record is not signed by key someone.else" in other_key.stderr
+    edited = tmp_path / "edited.txt"
+    edited.write_text(recorded.read_text().replace("\n18\n", "\n17\n"))
+    changed = cli("verify", "--db", examples_store, "--checkpoint", edited,
+                  "--record-key", f"{keys}.pub")
+    assert changed.exit_code == 1
+    assert "signature by auditor.example does not verify" in changed.stderr
+
+
+def test_a_record_without_its_key_is_a_plain_checkpoint_and_a_full_verify(
+        examples_store: Path, recorded: Path) -> None:
+    result = cli("verify", "--db", examples_store, "--checkpoint", recorded)
+    assert result.exit_code == 0
+    assert result.stdout.endswith("; extends the checkpoint of size 18\n")
+    assert "is a verify record, checked as a plain checkpoint with a full recompute" \
+        in result.stderr
+
+
+def test_no_record_is_written_for_a_store_that_is_not_intact(
+        examples_store: Path, keys: Path, tmp_path: Path) -> None:
+    with triggers_bypassed(examples_store) as connection:
+        connection.execute("UPDATE contract_residuals SET explanation = 'forged' WHERE seq = 2")
+        connection.commit()
+    record = tmp_path / "verified.txt"
+    result = cli("verify", "--db", examples_store, "--record", record,
+                 "--record-key", f"{keys}.key")
+    assert result.exit_code == 1
+    assert not record.exists()
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (("--record-key", "KEY.pub"), "--record-key needs --record"),
+    (("--record", "r.txt"), "--record needs --record-key"),
+])
+def test_record_options_out_of_place_are_refused(examples_store: Path, keys: Path,
+                                                 extra: tuple[str, ...], message: str) -> None:
+    args = [a.replace("KEY", str(keys)) for a in extra]
+    result = cli("verify", "--db", examples_store, *args)
+    assert result.exit_code == 2
+    assert message in result.stderr
