@@ -8,14 +8,25 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import pytest
 import uvicorn
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
-WAIT = 60  # seconds a server may take to start or stop on a loaded 2-core CI machine
+WAIT = 60  # seconds a server or page may take on a loaded 2-core CI machine; not a measured limit
+
+
+def skip_without_chromium() -> Any:
+    """Skip the calling test module unless Debian's chromium and chromium-driver and selenium
+    are installed; selenium.webdriver when they are."""
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        pytest.skip("needs Debian's chromium and chromium-driver (.ci/run installs them)",
+                    allow_module_level=True)
+    return pytest.importorskip("selenium.webdriver")
 
 
 @contextmanager

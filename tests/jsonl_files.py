@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 
 def write_jsonl(path: Path, records: Iterable[object]) -> Path:
@@ -15,3 +16,24 @@ def write_jsonl(path: Path, records: Iterable[object]) -> Path:
     )
     path.write_bytes(text.encode("utf-8"))
     return path
+
+
+def gained_frame(problem_text: str, source_ref: str, *, missing_bindings: list[str],
+                 unresolved_hazards: list[str], runnable: bool, explanation: str,
+                 sentence_index: int | None) -> dict[str, Any]:
+    """A CORE frame with one unary_delta_transition assessment whose evidence span is the
+    word "gained" of its problem text."""
+    start = problem_text.index("gained")
+    return {
+        "problem_text": problem_text,
+        "source_ref": source_ref,
+        "contract_assessments": [{
+            "candidate_organ": "unary_delta_transition",
+            "missing_bindings": missing_bindings,
+            "unresolved_hazards": unresolved_hazards,
+            "runnable": runnable,
+            "explanation": explanation,
+            "evidence_spans": [{"text": "gained", "start": start, "end": start + 6,
+                                "sentence_index": sentence_index}],
+        }],
+    }

@@ -79,7 +79,7 @@ def _graphql_type(python_type: Any) -> Any:
 def derived_view(listing: queries.RecordListing[Any, Any]) -> type[Any]:
     """A view with a field per field of the listing's record (its key an ID), and the
     record's inclusion proof: a new kind's GraphQL type, when none is written out."""
-    record_type = typing.get_type_hints(listing.record)["return"]
+    record_type = listing.record_type
     hints = typing.get_type_hints(record_type)
     annotations: dict[str, Any] = {
         field.name: strawberry.ID if field.name == listing.key else _graphql_type(

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
+import operator
+import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
+import strawberry
 from strawberry.types.base import StrawberryList, StrawberryOptional
 from strawberry.types.enum import StrawberryEnumDefinition
 
+V = TypeVar("V")
 Convert = Callable[[Any, int | None], Any]  # (value, as_of) -> the field's value
 _AS_OF = "as_of"
 
@@ -106,3 +111,42 @@ def _conversion(view: type[Any], record_type: type[Any]) -> Callable[[Any, int |
     exec(source, namespace)  # field names are Python identifiers: nothing else is written
     build: Callable[[Any, int | None], Any] = namespace["build"]
     return build
+
+
+def fields_of_record(record_type: type[Any], *, description: str,
+                     fields: tuple[str, ...] | None = None, key: str | None = None,
+                     views: Mapping[type[Any], type[Any]] | None = None,
+                     **described: str) -> Callable[[type[V]], type[V]]:
+    """A class decorator making a view (a strawberry type) of a query record: a field per
+    name in `fields` (default: the record's fields), in that order, of the record's type (its
+    `key` an ID, a tuple a list, a record in `views` as its view) unless the class annotates
+    it otherwise; each described as `described` says. What the class annotates and `fields`
+    does not name follows (private fields, resolvers), as the class has them."""
+    hints = typing.get_type_hints(record_type)
+    known = views or {}
+    names = fields or tuple(field.name for field in dataclasses.fields(record_type))
+
+    def view_type(python_type: Any) -> Any:
+        if typing.get_origin(python_type) in (types.UnionType, typing.Union):
+            return functools.reduce(operator.or_, map(view_type, typing.get_args(python_type)))
+        if typing.get_origin(python_type) in (list, tuple):
+            item = typing.get_args(python_type)[0]
+            return list[view_type(item)]  # type: ignore[misc]
+        return known.get(python_type, python_type)
+
+    def make(view: type[V]) -> type[V]:
+        own = dict(inspect.get_annotations(view))
+        unknown = [name for name in (*names, *described)
+                   if name not in own and name not in hints]
+        if unknown:
+            raise TypeError(f"{view.__name__}: {record_type.__name__} has no field "
+                            f"{', '.join(unknown)}, nor does the view annotate it")
+        annotations = {name: own[name] if name in own else strawberry.ID if name == key
+                       else view_type(hints[name]) for name in names}
+        view.__annotations__ = annotations | {n: t for n, t in own.items() if n not in names}
+        for name, text in described.items():
+            setattr(view, name, strawberry.field(description=text))
+        made: type[V] = strawberry.type(view, description=description)
+        return made
+
+    return make

@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar
 
 import strawberry
 
 from store.api.log_types import inclusion_field
-from store.api.record_views import RecordView
-from store.api.surface_types import GroundingSourceEnum, Surface
+from store.api.record_views import RecordView, fields_of_record
+from store.api.surface_types import Surface
 from store.api.types import FacetCount
+from store.db import queries
 from store.model.turns import NormativeClearance, TurnKind
-
-strawberry.enum(
-    NormativeClearance, name="NormativeClearance",
-    description="CORE's normative_clearance: suppressed, violated, unassessable or cleared.",
-)
-NormativeClearanceEnum: TypeAlias = NormativeClearance
-strawberry.enum(
-    TurnKind, name="TurnKind",
-    description="Where a turn record came from: a Workbench journal line, a ChatRuntime "
-    "output or a TurnEvent.",
-)
-TurnKindEnum: TypeAlias = TurnKind
 
 
 @strawberry.type(description="The identity, safety and ethics verdict outcomes of a turn.")
@@ -33,31 +22,25 @@ class Verdicts:
     ethics: str | None
 
 
-@strawberry.type(description="One CORE turn as recorded, with the surface record it emitted.")
+@fields_of_record(
+    queries.StoredTurn, key="turn_key", views={queries.StoredSurface: Surface},
+    description="One CORE turn as recorded, with the surface record it emitted.",
+    fields=("turn_key", "seq", "kind", "turn_id", "batch_id", "prompt", "timestamp",
+            "grounding_source", "epistemic_state", "normative_clearance", "normative_detail",
+            "verdicts", "refusal_emitted", "hedge_injected", "trace_hash", "trace_integrity",
+            "journal_digest", "line", "surface"),
+    turn_key="sha256 naming the stored line (and, outside a journal, its position).",
+    turn_id="The journal's turn_id (from 1) or a TurnEvent's turn (from 0).",
+    timestamp="As CORE wrote it (UTC, ISO 8601).",
+    epistemic_state="As CORE wrote it, e.g. decoded.",
+    journal_digest="sha256:<hex> as the journal line carries it; checked on ingest.",
+    line="The input line, byte for byte as read (UTF-8, no line ending).")
 class Turn(RecordView):
-    turn_key: strawberry.ID = strawberry.field(
-        description="sha256 naming the stored line (and, outside a journal, its position).")
-    seq: int
-    kind: TurnKindEnum
-    turn_id: int | None = strawberry.field(
-        description="The journal's turn_id (from 1) or a TurnEvent's turn (from 0).")
-    batch_id: int
-    prompt: str | None
-    timestamp: str | None = strawberry.field(description="As CORE wrote it (UTC, ISO 8601).")
-    grounding_source: GroundingSourceEnum
-    epistemic_state: str | None = strawberry.field(description="As CORE wrote it, e.g. decoded.")
-    normative_clearance: NormativeClearanceEnum | None
-    normative_detail: str | None
+    """The fields of queries.StoredTurn, its verdicts as one, then its proof."""
+
+    kind: TurnKind  # the record holds the stored value
+    normative_clearance: NormativeClearance | None
     verdicts: Verdicts
-    refusal_emitted: bool | None
-    hedge_injected: bool | None
-    trace_hash: str | None
-    trace_integrity: str | None
-    journal_digest: str | None = strawberry.field(
-        description="sha256:<hex> as the journal line carries it; checked on ingest.")
-    line: str = strawberry.field(
-        description="The input line, byte for byte as read (UTF-8, no line ending).")
-    surface: Surface
     as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
     _computed: ClassVar[Mapping[str, Callable[[Any], Any]]] = {"verdicts": lambda turn: Verdicts(
         identity=turn.verdict_identity, safety=turn.verdict_safety, ethics=turn.verdict_ethics)}
@@ -65,12 +48,9 @@ class Turn(RecordView):
     inclusion_proof = inclusion_field("turns", "turn_key")
 
 
-@strawberry.type(description="Turns counted per value over the filtered turns; lists by count "
-                             "desc, value. Values as CORE writes them (e.g. teaching, decoded).")
+@fields_of_record(
+    queries.TurnFacets, views={queries.FacetCount: FacetCount},
+    description="Turns counted per value over the filtered turns; lists by count desc, value. "
+    "Values as CORE writes them (e.g. teaching, decoded).", total="Matching turns.")
 class TurnFacets(RecordView):
-    total: int = strawberry.field(description="Matching turns.")
-    by_grounding_source: list[FacetCount]
-    by_verification: list[FacetCount]
-    by_epistemic_state: list[FacetCount]
-    by_normative_clearance: list[FacetCount]
-    by_corpus: list[FacetCount]
+    """The fields of queries.TurnFacets."""

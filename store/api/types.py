@@ -8,30 +8,15 @@ from typing import Annotated, Any, Generic, TypeAlias, TypeVar
 import strawberry
 from strawberry.types import Info
 
+import store.api.enums  # noqa: F401  the domain enums, registered with strawberry
 from store.api.context import RequestContext
 from store.api.log_types import inclusion_field
-from store.api.record_views import RecordView
+from store.api.record_views import RecordView, fields_of_record
 from store.db import queries
 from store.model import taxonomy as taxonomy_model
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 
-# The domain enums themselves: GraphQL names (MISSING_ROLE), stored values (missing_role).
-strawberry.enum(
-    ResidualKind, name="ResidualKind", description="ADR-0225's closed residual kinds."
-)
-ResidualKindEnum: TypeAlias = ResidualKind
-strawberry.enum(
-    ResidualSourceAxis, name="ResidualSourceAxis",
-    description="The structural layer a residual comes from.",
-)
-ResidualSourceAxisEnum: TypeAlias = ResidualSourceAxis
-strawberry.enum(
-    queries.Order, name="Order",
-    description="The order of a list: OLDEST_FIRST (append order, the default), NEWEST_FIRST, "
-    "or MOST_SEEN (most sightings first, ties oldest first: residuals and surfaces only). A "
-    "cursor pages only the order it came from.",
-)
-OrderEnum: TypeAlias = queries.Order
+OrderEnum: TypeAlias = queries.Order  # the name the list resolvers know it by
 
 AS_OF_HELP = ("The store as it was at this tree size: 0 or a recorded head's treeSize (one per "
               "batch); counts and nested lists as of then.")
@@ -125,19 +110,11 @@ class EvidenceSpan(RecordView):
     sentence_index: int | None
 
 
-@strawberry.type(description="One ingest: a file appended as one batch.")
+@fields_of_record(
+    queries.Batch, description="One ingest: a file appended as one batch.",
+    ingested_at="UTC, ISO 8601.")
 class Batch(RecordView):
-    batch_id: int
-    seq: int
-    source: str
-    input_sha256: str
-    record_type: str
-    lines: int
-    new_rows: int
-    present_rows: int
-    rejected_lines: int
-    ingested_at: str = strawberry.field(description="UTC, ISO 8601.")
-    store_version: str
+    """The fields of queries.Batch."""
 
 
 @strawberry.type(description="A ContractAssessment in its context (problem text or reference).")
@@ -190,9 +167,9 @@ class Residual(RecordView):
     seq: int
     candidate_organ: str
     family_id: str | None
-    residual_kind: ResidualKindEnum
+    residual_kind: ResidualKind
     residual_code: str = strawberry.field(description="The contract label, verbatim.")
-    source_axis: ResidualSourceAxisEnum
+    source_axis: ResidualSourceAxis
     evidence_spans: list[EvidenceSpan]
     explanation: str
     occurrence_count: int = strawberry.field(
@@ -216,22 +193,19 @@ class FacetCount(RecordView):
     occurrences: int = strawberry.field(description="Sightings of those records.")
 
 
-@strawberry.type(description="Counts over the filtered residuals; lists by count desc, value.")
+@fields_of_record(
+    queries.ResidualFacets, views={queries.FacetCount: FacetCount},
+    description="Counts over the filtered residuals; lists by count desc, value.",
+    total="Distinct residuals.", occurrences="Their sightings.")
 class ResidualFacets(RecordView):
-    total: int = strawberry.field(description="Distinct residuals.")
-    occurrences: int = strawberry.field(description="Their sightings.")
-    by_kind: list[FacetCount]
-    by_axis: list[FacetCount]
-    by_organ: list[FacetCount]
-    by_family: list[FacetCount]
-    by_code: list[FacetCount]
+    """The fields of queries.ResidualFacets."""
 
 
 @strawberry.type
 class TaxonomyLabel:
     label: str
-    kind: ResidualKindEnum
-    axis: ResidualSourceAxisEnum
+    kind: ResidualKind
+    axis: ResidualSourceAxis
 
 
 @strawberry.type
@@ -242,8 +216,8 @@ class OrganFamily:
 
 @strawberry.type(description="The closed taxonomy and the global label map (ADR-0225).")
 class Taxonomy:
-    kinds: list[ResidualKindEnum]
-    axes: list[ResidualSourceAxisEnum]
+    kinds: list[ResidualKind]
+    axes: list[ResidualSourceAxis]
     labels: list[TaxonomyLabel]
     families: list[OrganFamily]
 

@@ -161,17 +161,17 @@ def _write_csv(kind: str, rows: Iterable[Sequence[Any]], stream: IO[bytes]) -> i
     return count
 
 
-def _write_lines(kind: str, output_format: str, lines: Iterable[str], stream: IO[bytes]
-                 ) -> int:
-    """Lines SQLite finished (export_lines): written as they come, the CSV header first."""
-    end = "\r\n" if output_format == "csv" else "\n"
+def _write_lines(kind: str, output_format: str, chunks: Iterable[list[bytes]],
+                 stream: IO[bytes]) -> int:
+    """Lines SQLite finished (export_lines): written a chunk at a time, the CSV header first."""
+    end = b"\r\n" if output_format == "csv" else b"\n"
     if output_format == "csv":
-        stream.write((",".join(EXPORT_KINDS[kind].columns) + end).encode())
+        stream.write(",".join(EXPORT_KINDS[kind].columns).encode() + end)
     count = 0
-    for chunk in _chunks(lines):
-        chunk.append("")  # for the last line's end
-        stream.write(end.join(chunk).encode("utf-8"))
-        count += len(chunk) - 1
+    for lines in chunks:
+        count += len(lines)
+        lines.append(b"")  # for the last line's end
+        stream.write(end.join(lines))
     return count
 
 

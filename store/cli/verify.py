@@ -12,8 +12,8 @@ import orjson
 
 from store.cli.options import db_option, say_if_immutable
 from store.errors import CheckpointError, StoreError, one_line
-from store.model.checkpoint import MAX_NOTE_BYTES, Checkpoint, VerifierKey, open_checkpoint
-from store.model.witness_policy import WitnessPolicy
+from store.model.checkpoint import MAX_NOTE_BYTES, Checkpoint, VerifierKey
+from store.model.witness_policy import WitnessPolicy, checkpoint_under
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -38,10 +38,7 @@ def load_checkpoint(path: Path, policy: WitnessPolicy | None) -> tuple[Checkpoin
     key signed exactly this text and the witness quorum cosigned it."""
     text = read_small_text(path, "checkpoint")
     try:
-        if policy is None:
-            return open_checkpoint(text), ""
-        checked = policy.check(text)
-        return checked.checkpoint, checked.signed_by
+        return checkpoint_under(policy, text)
     except (CheckpointError, ValueError) as exc:
         raise click.ClickException(f"{path}: {exc}") from exc
 

@@ -11,11 +11,11 @@ import click
 
 from store.cli.verify import build_policy, load_checkpoint, policy_options
 from store.errors import CheckpointError, ProofError, VerificationError
-from store.model.checkpoint import Checkpoint, open_checkpoint
+from store.model.checkpoint import Checkpoint
 from store.model.proof_bundle import check_bundle, is_bundle
 from store.model.proof_file import is_proof_file, open_proof_file
 from store.model.proofs import MAX_PROOF_BYTES, check_proof, read_proof
-from store.model.witness_policy import WitnessPolicy
+from store.model.witness_policy import WitnessPolicy, checkpoint_under
 
 __all__ = ["ProofError", "check_proof", "verify_proof"]  # the first two for earlier callers
 
@@ -101,9 +101,6 @@ def verify_proof(proof_file: Path, checkpoint_file: Path | None, keys: tuple[Pat
 def _inside_checkpoint(path: Path, note: str, policy: WitnessPolicy | None
                        ) -> tuple[Checkpoint, str]:
     try:
-        if policy is None:
-            return open_checkpoint(note), ""
-        checked = policy.check(note)
-        return checked.checkpoint, checked.signed_by
+        return checkpoint_under(policy, note)
     except (CheckpointError, ValueError) as exc:
         raise ProofError(f"{path}: its checkpoint: {exc}") from exc

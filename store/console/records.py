@@ -8,7 +8,7 @@ import difflib
 import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
 from sqlalchemy import Connection
@@ -26,6 +26,8 @@ from store.model.proof_file import checkpoint_note, proof_file
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
 
+K = TypeVar("K", str, int)
+R = TypeVar("R")
 _HEX_ID = re.compile(r"[0-9a-f]{64}", re.ASCII)
 OCCURRENCES_SHOWN = 20
 
@@ -77,7 +79,15 @@ def _field(name: str, value: Any, href: str | None = None, *, pre: bool = False,
             "title": explain(explain_as or name, getattr(value, "value", value))}
 
 
-def _list_href(path: str, **params: str) -> str:
+def _as_stored(record: Any, *names: str) -> list[dict[str, Any]]:
+    """Fields shown as the record holds them: no link, no special form."""
+    return [_field(name, getattr(record, name)) for name in names]
+
+
+def _list_href(path: str, **params: str | None) -> str | None:
+    """The list filtered by `params`; None (no link) for a null value."""
+    if any(value is None for value in params.values()):
+        return None
     return f"/{path}?{urlencode(params)}"
 
 
@@ -97,9 +107,7 @@ def _proof_context(connection: Connection, request: Request, head: Head, console
 
 def _residual(connection: Connection, key: str, head: Head, request: Request
               ) -> dict[str, Any]:
-    stored = queries.residual_by_id(connection, key, head.as_of)
-    if stored is None:
-        raise _not_found(f"no residual {key}" + _then(head))
+    stored = _stored(queries.residual_by_id, connection, key, head, "residual")
     r = stored.residual
     after = request.query_params.get("after")
     page = queries.list_occurrences(connection, key, OCCURRENCES_SHOWN, after, as_of=head.as_of)
@@ -113,8 +121,7 @@ def _residual(connection: Connection, key: str, head: Head, request: Request
                                                             axis=r.source_axis.name)),
             _field("candidate_organ", r.candidate_organ,
                    _list_href("residuals", organ=r.candidate_organ)),
-            _field("family_id", r.family_id, None if r.family_id is None else
-                   _list_href("residuals", familyId=r.family_id)),
+            _field("family_id", r.family_id, _list_href("residuals", familyId=r.family_id)),
             _field("residual_code", r.residual_code, _list_href("residuals",
                                                                 code=r.residual_code)),
             _field("evidence_spans", r.evidence_spans),
@@ -148,11 +155,18 @@ def _then(head: Head) -> str:
     return "" if head.as_of is None else f" at tree size {head.as_of}"
 
 
+def _stored(get: Callable[[Connection, K, int | None], R | None], connection: Connection,
+            key: K, head: Head, noun: str) -> R:
+    """The record keyed `key` as of the page's head; not found: the page says so."""
+    found = get(connection, key, head.as_of)
+    if found is None:
+        raise _not_found(f"no {noun} {key}" + _then(head))
+    return found
+
+
 def _assessment(connection: Connection, key: str, head: Head, request: Request
                 ) -> dict[str, Any]:
-    stored = queries.assessment_by_id(connection, key, head.as_of)
-    if stored is None:
-        raise _not_found(f"no assessment {key}" + _then(head))
+    stored = _stored(queries.assessment_by_id, connection, key, head, "assessment")
     a = stored.assessment
     produced = queries.assessment_residuals(connection, [key], as_of=head.as_of)[key]
     return {
@@ -200,9 +214,7 @@ def _diff(stored: str, expected: str) -> list[tuple[str, str]]:
 
 def _surface(connection: Connection, key: str, head: Head, request: Request
              ) -> dict[str, Any]:
-    s = queries.surface_by_id(connection, key, head.as_of)
-    if s is None:
-        raise _not_found(f"no surface {key}" + _then(head))
+    s = _stored(queries.surface_by_id, connection, key, head, "surface")
     sightings = queries.list_surface_occurrences(connection, key, OCCURRENCES_SHOWN,
                                                  request.query_params.get("after"),
                                                  as_of=head.as_of)
@@ -215,27 +227,14 @@ def _surface(connection: Connection, key: str, head: Head, request: Request
             _field("verification", s.verification,
                    _list_href("surfaces", verification=s.verification.name)),
             _field("expected_surface", s.expected_surface, pre=True),
-            _field("subject", s.subject, None if s.subject is None else
-                   _list_href("surfaces", subject=s.subject)),
-            _field("intent", s.intent, None if s.intent is None else
-                   _list_href("surfaces", intent=s.intent)),
-            _field("corpus_id", s.corpus_id, None if s.corpus_id is None else
-                   _list_href("surfaces", corpusId=s.corpus_id)),
-            _field("chain_id", s.chain_id, None if s.chain_id is None else
-                   _list_href("surfaces", chainId=s.chain_id)),
-            _field("chain_provenance", s.chain_provenance),
-            _field("pack_id", s.pack_id),
-            _field("pack_version", s.pack_version),
-            _field("connective", s.connective),
-            _field("object", s.object),
-            _field("subject_domains", s.subject_domains),
-            _field("object_domains", s.object_domains),
-            _field("surface_form", s.surface_form),
-            _field("hops", s.hops),
-            _field("hop_chain_ids", s.hop_chain_ids),
-            _field("candidate_chain_ids", s.candidate_chain_ids),
-            _field("surface_prefix", s.surface_prefix),
-            _field("checked_against", s.checked_against),
+            _field("subject", s.subject, _list_href("surfaces", subject=s.subject)),
+            _field("intent", s.intent, _list_href("surfaces", intent=s.intent)),
+            _field("corpus_id", s.corpus_id, _list_href("surfaces", corpusId=s.corpus_id)),
+            _field("chain_id", s.chain_id, _list_href("surfaces", chainId=s.chain_id)),
+            *_as_stored(s, "chain_provenance", "pack_id", "pack_version", "connective", "object",
+                        "subject_domains", "object_domains", "surface_form", "hops",
+                        "hop_chain_ids", "candidate_chain_ids", "surface_prefix",
+                        "checked_against"),
             _field("occurrences", s.occurrence_count),
             _field("batch_id", s.batch_id, f"/batches/{s.batch_id}"),
             _field("seq", s.seq),
@@ -279,9 +278,7 @@ def _journal_check(line: str, stated: str | None) -> dict[str, Any]:
 
 
 def _turn(connection: Connection, key: str, head: Head, request: Request) -> dict[str, Any]:
-    t = queries.turn_by_key(connection, key, head.as_of)
-    if t is None:
-        raise _not_found(f"no turn {key}" + _then(head))
+    t = _stored(queries.turn_by_key, connection, key, head, "turn")
     s = t.surface
     context: dict[str, Any] = {
         "fields": [
@@ -292,24 +289,15 @@ def _turn(connection: Connection, key: str, head: Head, request: Request) -> dic
             _field("timestamp", t.timestamp),
             _field("grounding_source", t.grounding_source,
                    _list_href("turns", groundingSource=t.grounding_source.name)),
-            _field("epistemic_state", t.epistemic_state, None if t.epistemic_state is None
-                   else _list_href("turns", epistemicState=t.epistemic_state)),
-            _field("normative_clearance", t.normative_clearance),
-            _field("normative_detail", t.normative_detail),
-            _field("verdict_identity", t.verdict_identity),
-            _field("verdict_safety", t.verdict_safety),
-            _field("verdict_ethics", t.verdict_ethics),
-            _field("refusal_emitted", t.refusal_emitted),
-            _field("hedge_injected", t.hedge_injected),
-            _field("trace_hash", t.trace_hash),
-            _field("trace_integrity", t.trace_integrity),
-            _field("journal_digest", t.journal_digest),
+            _field("epistemic_state", t.epistemic_state,
+                   _list_href("turns", epistemicState=t.epistemic_state)),
+            *_as_stored(t, "normative_clearance", "normative_detail", "verdict_identity",
+                        "verdict_safety", "verdict_ethics", "refusal_emitted", "hedge_injected",
+                        "trace_hash", "trace_integrity", "journal_digest"),
             _field("surface", s.surface_id, f"/surfaces/{s.surface_id}"),
             _field("surface verification", s.verification, explain_as="verification"),
-            _field("chain_id", s.chain_id, None if s.chain_id is None else
-                   _list_href("surfaces", chainId=s.chain_id)),
-            _field("corpus_id", s.corpus_id, None if s.corpus_id is None else
-                   _list_href("surfaces", corpusId=s.corpus_id)),
+            _field("chain_id", s.chain_id, _list_href("surfaces", chainId=s.chain_id)),
+            _field("corpus_id", s.corpus_id, _list_href("surfaces", corpusId=s.corpus_id)),
             _field("pack_id", s.pack_id),
             _field("checked_against", s.checked_against),
             _field("batch_id", t.batch_id, f"/batches/{t.batch_id}"),
@@ -326,14 +314,12 @@ def _turn(connection: Connection, key: str, head: Head, request: Request) -> dic
 
 
 def _batch(connection: Connection, key: int, head: Head, request: Request) -> dict[str, Any]:
-    found = batch_by_id(connection, key, head.as_of)
-    if found is None:
-        raise _not_found(f"no batch {key}" + _then(head))
+    found = _stored(batch_by_id, connection, key, head, "batch")
     b = found.batch
     within = {"batchIdFrom": str(b.batch_id), "batchIdTo": str(b.batch_id)}
     return {
         "fields": [
-            *(_field(f.name, getattr(b, f.name)) for f in dataclasses.fields(b)),
+            *_as_stored(b, *(f.name for f in dataclasses.fields(b))),
             _field("tree head", "—" if found.tree_size is None else
                    f"size {found.tree_size}, root {found.root_hash}",
                    None if found.tree_size is None else f"/?asOf={found.tree_size}",

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from store.errors import CheckpointError, SignatureError
-from store.model.checkpoint import COSIGNATURE_V1, ED25519, VerifierKey
+from store.model.checkpoint import COSIGNATURE_V1, ED25519, Checkpoint, VerifierKey, open_checkpoint
 from store.model.cosignature import CheckedCheckpoint, check_note
 
 NONE = "none"  # tlog-policy's predefined quorum: no cosignature needed
@@ -146,3 +146,13 @@ def _policy_line(words: list[str], logs: list[VerifierKey], witnesses: dict[str,
     else:
         raise CheckpointError(f"not a log, witness, group or quorum line: {' '.join(words)[:80]}")
     return quorum
+
+
+def checkpoint_under(policy: WitnessPolicy | None, text: str) -> tuple[Checkpoint, str]:
+    """The checkpoint `text` holds and the log key that signed it: with no policy, read
+    unchecked ("" for the key); with one, only if a listed log key signed exactly this text
+    and the witness quorum cosigned it (CheckpointError or ValueError otherwise)."""
+    if policy is None:
+        return open_checkpoint(text), ""
+    checked = policy.check(text)
+    return checked.checkpoint, checked.signed_by

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from backends import raw_query
-from browser_runs import chromium, requested_urls, serving
+from browser_runs import WAIT, chromium, requested_urls, serving, skip_without_chromium
 from spec_values import CODES_IN_APPEND_ORDER, LEDGER_LENGTH, TOTAL_BATCHES, TOTAL_RESIDUALS
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -17,18 +17,12 @@ from starlette.routing import Mount
 from store.api.app import create_app
 from store.db.audit_store import AuditStore
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-    pytest.skip("needs Debian's chromium and chromium-driver (.ci/run installs them)",
-                allow_module_level=True)
-webdriver = pytest.importorskip("selenium.webdriver")
+webdriver = skip_without_chromium()
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.slow
-WAIT = 60  # seconds a page may take on a loaded 2-core CI machine; not a measured limit
 
 
 @pytest.fixture

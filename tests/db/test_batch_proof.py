@@ -124,3 +124,27 @@ def test_postgres_a_forced_policy_hiding_a_turn_from_the_owner_fails_the_batch(
         assert message.startswith("Error: turns: the batch did not read back as written "
                                   "(6 rows were inserted, 5 read back)"), message
         assert _state(connection) == before
+
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("change", [
+    "NEW.prompt := NEW.prompt || ' (edited)'",  # stored, but not as inserted
+    # stored as inserted, but as another leaf: the seq moved onto the next leaf's (a row of
+    # another table), so the tree head would not cover this row
+    "NEW.seq := NEW.seq + 1",
+])
+def test_postgres_a_trigger_changing_a_row_fails_the_batch(pg_store: str, change: str) -> None:
+    with psycopg.connect(libpq_url(pg_store), autocommit=True) as connection:
+        before = _state(connection)
+        connection.execute(
+            "CREATE FUNCTION evil() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            f"IF NEW.turn_id = 4 THEN {change}; END IF; RETURN NEW; END $$")
+        connection.execute("CREATE TRIGGER evil BEFORE INSERT ON turns "
+                           "FOR EACH ROW EXECUTE FUNCTION evil()")
+
+        message = _refusal(cli("ingest", "--db", pg_store, JOURNAL))
+
+        assert message.startswith("Error: turns: the batch did not read back as written "
+                                  "(rows read back differ from the rows inserted)"), message
+        assert _state(connection) == before

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from backends import EXAMPLE_FILES, pg_schema
-from jsonl_files import write_jsonl
+from jsonl_files import gained_frame, write_jsonl
 from sqlalchemy import select
 
 from store.api.execution import execute_operation
@@ -32,24 +32,13 @@ BATCH_TIME_FIELDS = ("ingested_at",)
 
 def _frames(count: int) -> list[dict[str, Any]]:
     """Frames with shared and distinct residuals, unicode text and a second sentence index."""
-    out: list[dict[str, Any]] = []
-    for i in range(count):
-        text = f"Zoë {i} gained {i % 3} äpfel. Then lost them."
-        start = text.index("gained")
-        out.append({
-            "problem_text": text,
-            "source_ref": f"cross:{i}",
-            "contract_assessments": [{
-                "candidate_organ": "unary_delta_transition",
-                "missing_bindings": ["changed_object_unbound", "direction_unbound"][: 1 + i % 2],
-                "unresolved_hazards": [],
-                "runnable": False,
-                "explanation": "diagnostic candidate is not runnable",
-                "evidence_spans": [{"text": "gained", "start": start, "end": start + 6,
-                                    "sentence_index": i % 2}],
-            }],
-        })
-    return out
+    return [gained_frame(f"Zoë {i} gained {i % 3} äpfel. Then lost them.", f"cross:{i}",
+                         missing_bindings=["changed_object_unbound", "direction_unbound"][
+                             : 1 + i % 2],
+                         unresolved_hazards=[], runnable=False,
+                         explanation="diagnostic candidate is not runnable",
+                         sentence_index=i % 2)
+            for i in range(count)]
 
 
 @pytest.fixture(scope="module")

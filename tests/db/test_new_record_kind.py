@@ -1,5 +1,6 @@
-"""A record kind added as docs/design.md's checklist says, and nowhere else: a table, its
-RecordKind, its listing (filter, record, names), then listed, counted, got by key and exported
+"""A record kind added as docs/design.md's checklist says, and nowhere else: its table (and
+the migration creating it), its declaration (a RecordKind, and a listing with its filter, its
+row record and its names), and the SDL export; then listed, counted, got by key and exported
 through the generic query layer, and served by the GraphQL resolver factory with a generated
 filter input and a derived type. The kind is a throw-away: its table is created here, in a
 store of its own, where a real kind has a migration."""
@@ -23,6 +24,7 @@ from store.db.queries import BatchRange, Order, QueryError, RecordListing, flat_
 from store.db.queries.exports import export_kinds
 from store.db.queries.filters import any_of
 from store.db.queries.listings import check_listings
+from store.db.queries.row_records import json_tuple_or_null
 from store.db.schema.record_kinds import (
     KINDS_BY_TABLE,
     RECORD_KINDS,
@@ -42,7 +44,8 @@ notes_t = Table(
     Column("tags", Text),
 )
 
-# 2. Its declaration: the record kind beside RECORD_KINDS, the listing beside LISTINGS.
+# 2. Its declaration: the record kind beside RECORD_KINDS, the listing beside LISTINGS: its
+# filter, its record and how a row becomes one, its names.
 NOTE_KIND = RecordKind(notes_t, ("note_id",))
 
 
@@ -52,7 +55,7 @@ class StoredNote:
     seq: int
     batch_id: int
     topic: str
-    tags: str | None
+    tags: tuple[str, ...] | None  # stored as a JSON array
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +67,10 @@ class NoteFilter(BatchRange):
                 *self.batch_conditions(notes_t.c.batch_id)]
 
 
-# 3. Its row builder: a record whose fields are its columns needs none of its own.
+# Its row record: its columns by name, the one not stored as the record holds it converted.
 NOTES: RecordListing[NoteFilter, StoredNote] = RecordListing(
-    "notes", notes_t, flat_record(StoredNote), NoteFilter, one="note", api_type="Note",
+    "notes", notes_t, flat_record(StoredNote, tags=json_tuple_or_null), NoteFilter, one="note",
+    api_type="Note",
     list_help="Notes, in `order`.", one_help="One note by its note_id.")
 
 A, B, C = ("a" * 64, "b" * 64, "c" * 64)
@@ -110,7 +114,7 @@ def test_the_generic_query_lists_counts_and_gets_it(notes_store: AuditStore) -> 
     assert [n.note_id for n in rest.items] == [A] and not rest.has_next_page
     assert [n.note_id for n in run(NOTES.list, NoteFilter(batch_id_from=2)).items] == [C]
     assert (run(NOTES.count), run(NOTES.count, alpha), run(NOTES.count, None, 0)) == (3, 2, 0)
-    assert run(NOTES.get, B) == StoredNote(B, 2, 1, "beta", '["x"]')
+    assert run(NOTES.get, B) == StoredNote(B, 2, 1, "beta", ("x",))
     assert run(NOTES.get, "d" * 64) is None
     with pytest.raises(QueryError, match=r"MOST_SEEN .* which notes do not have"):
         run(NOTES.list, order=Order.MOST_SEEN)
@@ -147,15 +151,17 @@ def test_the_resolver_factory_serves_it(notes_store: AuditStore) -> None:
         "notes": {"totalCount": 2, "pageInfo": {"hasNextPage": True},
                   "nodes": [{"noteId": A, "seq": 1, "batchId": 1, "topic": "alpha",
                              "tags": None}]},
-        "note": {"noteId": B, "topic": "beta", "tags": '["x"]'},
+        "note": {"noteId": B, "topic": "beta", "tags": ["x"]},
         "missing": None,
     }
 
 
 def test_its_schema_has_the_generated_input_and_type() -> None:
+    # 3. The SDL export: `core-audit schema > graphql/schema.graphql` prints this schema.
     sdl = str(build_schema(listings=(*queries.LISTINGS.values(), NOTES)))
     assert "input NoteFilter {" in sdl and "  topic: [String!] = null\n" in sdl
     assert '"""One note by its note_id."""\n  note(\n    id: ID!' in sdl
-    assert "type Note {\n  noteId: ID!\n  seq: Int!\n  batchId: Int!\n  topic: String!\n" in sdl
+    assert ("type Note {\n  noteId: ID!\n  seq: Int!\n  batchId: Int!\n  topic: String!\n"
+            "  tags: [String!]\n") in sdl
     assert "\n  notes(\n    filter: NoteFilter = null\n    first: Int = null\n" in sdl
     assert "): NoteConnection!" in sdl

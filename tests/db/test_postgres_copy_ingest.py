@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from backends import EXAMPLE_FILES, pg_schema
-from jsonl_files import write_jsonl
+from jsonl_files import gained_frame, write_jsonl
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -23,24 +23,15 @@ pytestmark = pytest.mark.postgres
 
 def _frames(count: int) -> list[dict[str, Any]]:
     """Text COPY must escape: tabs, newlines, backslashes, quotes, a \\N look-alike, unicode."""
-    frames = []
-    for i in range(count):
-        text = f"Zoë\t{i} gained {i % 5} \\N äpfel.\nThen \"lost\" them \\ {i % 7}."
-        start = text.index("gained")
-        frames.append({
-            "problem_text": text,
-            "source_ref": f"copy:{i}",
-            "contract_assessments": [{
-                "candidate_organ": "unary_delta_transition",
-                "missing_bindings": ["changed_object_unbound", "direction_unbound"][: 1 + i % 2],
-                "unresolved_hazards": ["unit_object_conflict"] if i % 3 else [],
-                "runnable": i % 4 == 0,
-                "explanation": "not runnable:\tline\nbreak \\ backslash",
-                "evidence_spans": [{"text": "gained", "start": start, "end": start + 6,
-                                    "sentence_index": None if i % 2 else 0}],
-            }],
-        })
-    return frames
+    return [gained_frame(f"Zoë\t{i} gained {i % 5} \\N äpfel.\nThen \"lost\" them \\ {i % 7}.",
+                         f"copy:{i}",
+                         missing_bindings=["changed_object_unbound", "direction_unbound"][
+                             : 1 + i % 2],
+                         unresolved_hazards=["unit_object_conflict"] if i % 3 else [],
+                         runnable=i % 4 == 0,
+                         explanation="not runnable:\tline\nbreak \\ backslash",
+                         sentence_index=None if i % 2 else 0)
+            for i in range(count)]
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,6 @@ from store.db.queries.listings import (
     count_residuals,
     count_surfaces,
     count_turns,
-    flat_record,
     list_assessments,
     list_batches,
     list_residuals,
@@ -72,6 +71,7 @@ from store.db.queries.records import (
     SurfaceOccurrence,
     TurnFacets,
 )
+from store.db.queries.row_records import RowRecord, flat_record
 from store.db.queries.surfaces import list_surface_occurrences
 
 __all__ = [
@@ -97,6 +97,7 @@ __all__ = [
     "RecordListing",
     "ResidualFacets",
     "ResidualFilter",
+    "RowRecord",
     "SeqT",
     "Snapshot",
     "StoredAssessment",

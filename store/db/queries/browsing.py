@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, Select, Text, cast, func, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
-from store.db.queries.batches import batch_of
+from store.db.queries.batches import BATCH_RECORD
 from store.db.queries.facets import facet_counts
 from store.db.queries.filters import AssessmentFilter, any_of
 from store.db.queries.keys import key_value
@@ -60,7 +60,7 @@ def list_batches_where(connection: Connection, where: BatchFilter | None = None,
                        ) -> Page[Batch]:
     statement = _batches(where, snapshot_at(connection, as_of))
     listing = in_seq_order(order, statement, batches_t.c.seq, listing="batches")
-    return page_of(connection, listing, order, batch_of, first, after, last, before)
+    return page_of(connection, listing, order, BATCH_RECORD, first, after, last, before)
 
 
 def count_batches_where(connection: Connection, where: BatchFilter | None = None,
@@ -184,7 +184,7 @@ def batch_by_id(connection: Connection, batch_id: int, as_of: int | None = None
         .where(batches_t.c.batch_id == key_value(batch_id), *held(snapshot, batches_t))).first()
     if row is None:
         return None
-    return BatchHead(batch_of(row), row.head_size, row.head_root)
+    return BatchHead(BATCH_RECORD(row), row.head_size, row.head_root)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, Unpack
 
 from sqlalchemy import ColumnElement, Connection, Label, Select, Table, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
-from store.db.queries.assessments import assessment_of
-from store.db.queries.batches import batch_of
+from store.db.queries.batches import BATCH_RECORD
 from store.db.queries.filters import (
     AssessmentFilter,
     ResidualFilter,
@@ -41,10 +40,18 @@ from store.db.queries.records import (
     SurfaceFacets,
     TurnFacets,
 )
-from store.db.queries.residuals import residual_facets_of, residual_of, residuals_from_tallies
+from store.db.queries.residuals import residual_facets_of, residuals_from_tallies
+from store.db.queries.row_records import (
+    RowRecord,
+    flat_record,
+    json_records,
+    json_tuple,
+    json_tuple_or_null,
+    optional,
+)
 from store.db.queries.sightings import sighted_listing, sightings_count
-from store.db.queries.surfaces import surface_facets_of, surface_of
-from store.db.queries.turns import turn_facets_of, turn_of
+from store.db.queries.surfaces import surface_facets_of
+from store.db.queries.turns import turn_facets_of
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
@@ -53,6 +60,10 @@ from store.db.schema.tables import residual_occurrences as occurrences_t
 from store.db.schema.tables import surface_occurrences as surface_sightings_t
 from store.db.schema.tables import surface_records as surfaces_t
 from store.db.schema.tables import turns as turns_t
+from store.model.records import ContractAssessment, ContractResidual, SourceSpan
+from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
+from store.model.taxonomy import ResidualKind, ResidualSourceAxis
+from store.model.teaching_surface import GroundingSource
 
 
 class Filter(Protocol):
@@ -114,7 +125,9 @@ class RecordListing(Generic[F, R]):
 
     @property
     def record_type(self) -> type[R]:
-        """The records `record` builds (its return annotation)."""
+        """The records `record` builds: a RowRecord's, or its return annotation."""
+        if isinstance(self.record, RowRecord):
+            return self.record.record_type
         built: type[R] = typing.get_type_hints(self.record)["return"]
         return built
 
@@ -221,20 +234,25 @@ class RecordListing(Generic[F, R]):
         return statement.where(*held(snapshot, self.sightings))
 
 
-def flat_record(record_type: type[R]) -> Callable[[Any], R]:
-    """The row builder of a record whose fields are its row's columns, by name."""
-    names = tuple(f.name for f in fields(record_type))  # type: ignore[arg-type]
-
-    def build(row: Any) -> R:
-        mapping = row._mapping
-        return record_type(**{name: mapping[name] for name in names})
-
-    build.__annotations__["return"] = record_type
-    return build
-
+# How each kind's records are read off its rows (row_records.py): by column name, with the
+# columns not stored as the record holds them converted, and the records nested in it.
+RESIDUAL_RECORD = flat_record(StoredResidual, residual=flat_record(
+    ContractResidual, residual_kind=ResidualKind, source_axis=ResidualSourceAxis,
+    evidence_spans=json_records(SourceSpan)))
+SURFACE_RECORD = flat_record(
+    StoredSurface, grounding_source=GroundingSource, verification=SurfaceVerification,
+    subject_domains=json_tuple_or_null, object_domains=json_tuple_or_null,
+    surface_form=optional(SurfaceForm, blank_is_null=True), hop_chain_ids=json_tuple,
+    candidate_chain_ids=json_tuple, checked_against=json_records(CheckedFile))
+TURN_RECORD = flat_record(
+    StoredTurn, grounding_source=GroundingSource, refusal_emitted=optional(bool),
+    hedge_injected=optional(bool), surface=SURFACE_RECORD.at("surface_"))
+ASSESSMENT_RECORD = flat_record(StoredAssessment, assessment=flat_record(
+    ContractAssessment, missing_bindings=json_tuple, unresolved_hazards=json_tuple,
+    runnable=bool, evidence_spans=json_records(SourceSpan)), batch=BATCH_RECORD.at("batch_"))
 
 RESIDUALS: RecordListing[ResidualFilter, StoredResidual] = RecordListing(
-    "residuals", residuals_t, residual_of, ResidualFilter, one="residual",
+    "residuals", residuals_t, RESIDUAL_RECORD, ResidualFilter, one="residual",
     api_type="Residual", sightings=occurrences_t, counter=residuals_from_tallies,
     facets=residual_facets_of, facets_type="ResidualFacets", sightings_exported="occurrences",
     list_help="Residuals, in `order`.",
@@ -244,7 +262,7 @@ RESIDUALS: RecordListing[ResidualFilter, StoredResidual] = RecordListing(
     one_help="One residual by its residual_id (64 hex digits).",
     facets_help="Counts by kind, axis, organ, family and code, filtered.")
 SURFACES: RecordListing[SurfaceFilter, StoredSurface] = RecordListing(
-    "surfaces", surfaces_t, surface_of, SurfaceFilter, one="surface", api_type="Surface",
+    "surfaces", surfaces_t, SURFACE_RECORD, SurfaceFilter, one="surface", api_type="Surface",
     sightings=surface_sightings_t, facets=surface_facets_of, facets_type="SurfaceFacets",
     sightings_exported="sightings",
     list_help="Surfaces with their provenance, in `order`.",
@@ -252,7 +270,7 @@ SURFACES: RecordListing[SurfaceFilter, StoredSurface] = RecordListing(
     one_help="One surface by its surface_id (64 hex digits).",
     facets_help="Counts by grounding source, corpus, intent and verification.")
 TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
-    "turns", turns_t, turn_of, TurnFilter, one="turn", api_type="Turn",
+    "turns", turns_t, TURN_RECORD, TurnFilter, one="turn", api_type="Turn",
     # A turn's surface was stored by its batch or an earlier one: only turns need the
     # snapshot; the surface's sightings are counted as of it.
     joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),),
@@ -265,10 +283,10 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     facets_help="Turns counted by grounding source, verification, epistemic state, normative "
                 "clearance and corpus.")
 BATCHES: RecordListing[Filter, Batch] = RecordListing(
-    "batches", batches_t, batch_of, api_type="Batch",
+    "batches", batches_t, BATCH_RECORD, api_type="Batch",
     list_help="Ingest batches in `order` (not MOST_SEEN).")
 ASSESSMENTS: RecordListing[AssessmentFilter, StoredAssessment] = RecordListing(
-    "assessments", assessments_t, assessment_of, AssessmentFilter, one="assessment",
+    "assessments", assessments_t, ASSESSMENT_RECORD, AssessmentFilter, one="assessment",
     api_type="Assessment", joined=(Joined(BATCHES, "batch_id", prefix="batch_"),),
     list_help="Assessments in `order` (not MOST_SEEN).",
     one_help="One assessment by its assessment_id.")

@@ -13,16 +13,14 @@ from sqlalchemy import (
 )
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
-from store.db.queries.assessments import assessment_of
 from store.db.queries.batches import BATCH_COLUMNS
 from store.db.queries.filters import any_of, equals
-from store.db.queries.listings import RESIDUALS
+from store.db.queries.listings import ASSESSMENT_RECORD, RESIDUAL_RECORD, RESIDUALS
 from store.db.queries.pages import (
     PageArgs,
     seq_page,
 )
 from store.db.queries.records import Occurrence, Page, StoredResidual
-from store.db.queries.residuals import residual_of
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
@@ -49,7 +47,7 @@ def _occurrence(row: Any) -> Occurrence:
         seq=row.occurrence_seq,
         residual_id=row.residual_id,
         ordinal=row.ordinal,
-        assessment=assessment_of(row),
+        assessment=ASSESSMENT_RECORD(row),
     )
 
 
@@ -74,5 +72,5 @@ def assessment_residuals(
     ).all()
     produced: dict[str, list[StoredResidual]] = {a: [] for a in assessment_ids}
     for row in rows:
-        produced[row.produced_by].append(residual_of(row))
+        produced[row.produced_by].append(RESIDUAL_RECORD(row))
     return produced

@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Generic, Protocol, TypeVar
 
-import orjson
 from sqlalchemy import Table
 
 from store.db.schema.tables import ingest_batches, surface_occurrences, surface_records, turns
-from store.model.records import ContractAssessment, ContractResidual, SourceSpan
+from store.model.records import ContractAssessment, ContractResidual
 from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.taxonomy import (
     family_of,
@@ -194,11 +193,6 @@ class ConsistencyProof:
     second_root: str
     consistency_path: list[str]
 
-
-
-
-def spans_of(text: str) -> tuple[SourceSpan, ...]:
-    return tuple(SourceSpan(**span) for span in orjson.loads(text))
 
 
 @dataclass(frozen=True, slots=True)

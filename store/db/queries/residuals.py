@@ -1,4 +1,4 @@
-"""Residuals: the row builder, counts and facets (both sum the tallies)."""
+"""Residuals: counts and facets (both sum the tallies)."""
 
 from __future__ import annotations
 
@@ -14,32 +14,9 @@ from sqlalchemy import (
 from store.db.queries.as_of import Snapshot
 from store.db.queries.facets import grouped_facets
 from store.db.queries.filters import ResidualFilter
-from store.db.queries.records import ResidualFacets, StoredResidual, spans_of
+from store.db.queries.records import ResidualFacets
 from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import residual_tallies as tallies_t
-from store.model.records import ContractResidual
-from store.model.taxonomy import (
-    ResidualKind,
-    ResidualSourceAxis,
-)
-
-
-def residual_of(row: Any) -> StoredResidual:
-    return StoredResidual(
-        seq=row.seq,
-        batch_id=row.batch_id,
-        residual=ContractResidual(
-            residual_id=row.residual_id,
-            candidate_organ=row.candidate_organ,
-            family_id=row.family_id,
-            residual_kind=ResidualKind(row.residual_kind),
-            residual_code=row.residual_code,
-            source_axis=ResidualSourceAxis(row.source_axis),
-            evidence_spans=spans_of(row.evidence_spans),
-            explanation=row.explanation,
-        ),
-        occurrence_count=row.occurrence_count,
-    )
 
 
 def _tallies(where: ResidualFilter | None, snapshot: Snapshot | None) -> Select[Any]:

@@ -1,24 +1,40 @@
 """The writer proves its batch before COMMIT: every row it inserted is stored and reads back
-as inserted, and the leaves it appended make the tree head it wrote.
+as inserted, at the seq it gave it, and the log's subtrees, head and tallies read back as
+written.
 
 An out-of-band `RAISE(IGNORE)` trigger (SQLite), a `DO INSTEAD NOTHING` rule or a row-level
 security policy (PostgreSQL) drops or hides an insert without an error: the batch would report
 rows it never stored, under a tree head covering leaves with no row. Reading the batch back in
 its own transaction sees what any later reader will; a difference rolls everything back.
+
+Each table is read back on its own, in seq order: its rows' leaf hashes and seqs must be the
+ones the writer appended, so the leaves read back, merged by seq, are exactly those the tree
+head was computed from (recomputing the tree from them again repeated the same arithmetic
+on the same leaves, and merging the tables by seq in Python was half the proof's time).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, and_, false, func, or_, select
 
-from store.db.log.stored_log import leaf_rows, log_entry
-from store.db.schema.tables import SUBTREE_LEVEL, log_subtrees, residual_tallies, tree_heads
+from store.db.schema.record_kinds import LATE_COLUMNS, LEDGERED_KEYS
+from store.db.schema.tables import (
+    SUBTREE_LEVEL,
+    log_subtrees,
+    metadata,
+    residual_tallies,
+    tree_heads,
+)
 from store.errors import StoreError
+from store.model.canonical import canonical
 from store.model.merkle import CompactRange, leaf_hash
+
+_READ_ROWS = 5000
 
 
 class BatchNotStored(StoreError):
@@ -26,23 +42,57 @@ class BatchNotStored(StoreError):
 
 
 @dataclass
+class TableDigest:
+    """One table's rows of the batch, in seq order: how many, their leaf hashes and seqs."""
+
+    rows: int = 0
+    leaves: hashlib._Hash = field(default_factory=hashlib.sha256)
+    seqs: hashlib._Hash = field(default_factory=hashlib.sha256)
+
+    def add_many(self, seqs: list[int], leaves: list[bytes]) -> None:
+        self.rows += len(leaves)
+        self.leaves.update(b"".join(leaves))
+        self.seqs.update(array("q", seqs).tobytes())
+
+    def same(self, other: TableDigest) -> bool:
+        return self.leaves.digest() == other.leaves.digest() and (
+            self.seqs.digest() == other.seqs.digest())
+
+
+@dataclass
 class WrittenBatch:
-    """What the writer appended, kept as it goes: per table its new rows and a running
-    digest of their leaves (in seq order), and the tree as it was before the batch."""
+    """What the writer appended, kept as it goes: per table a running digest of its new rows'
+    leaves and seqs (in seq order), and the tree as it was before the batch."""
 
     before: CompactRange
-    rows: Counter[str] = field(default_factory=Counter)
-    digests: dict[str, hashlib._Hash] = field(default_factory=dict)
+    tables: dict[str, TableDigest] = field(default_factory=dict)
 
-    def add_many(self, table: str, leaves: list[bytes]) -> None:
-        """The table's next leaves, in seq order."""
-        if not leaves:
-            return
-        self.rows[table] += len(leaves)
-        digest = self.digests.get(table)
-        if digest is None:
-            digest = self.digests[table] = hashlib.sha256()
-        digest.update(b"".join(leaves))
+    def add_many(self, table: str, seqs: list[int], leaves: list[bytes]) -> None:
+        """The table's next rows, in seq order: their seqs and leaf hashes."""
+        if leaves:
+            self.tables.setdefault(table, TableDigest()).add_many(seqs, leaves)
+
+
+def _read_back(connection: Connection, table: str, start: int, end: int
+               ) -> Iterator[tuple[list[int], list[bytes]]]:
+    """(seqs, leaf hashes) of `table`'s rows with start < seq <= end, in seq order, a few
+    thousand at a time; each leaf as log_entry hashes the row read back."""
+    t = metadata.tables[table]
+    content = [c for c in t.columns if c.name != "seq"]
+    names = [str(c.name) for c in content]  # plain str: orjson refuses a str subclass key
+    late = sorted(LATE_COLUMNS.get(table, ()))
+    result = connection.execute(
+        select(*content, t.c.seq).where(t.c.seq > start, t.c.seq <= end).order_by(t.c.seq)
+        .execution_options(yield_per=_READ_ROWS))
+    for rows in result.partitions():
+        leaves = []
+        for row in rows:
+            values = dict(zip(names, row, strict=False))  # stops short of the last: seq
+            for name in late:  # a null column a later revision added is not in the entry
+                if values[name] is None:
+                    del values[name]
+            leaves.append(leaf_hash(canonical({"table": table, "row": values})))
+        yield [row[-1] for row in rows], leaves
 
 
 def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
@@ -50,38 +100,20 @@ def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
                 tallies: int) -> None:
     """BatchNotStored, naming the table, unless the batch reads back exactly as written."""
     start, (size, root_hex) = written.before.size, head
-    tree = written.before.copy()
-    rows: Counter[str] = Counter()
-    digests: dict[str, hashlib._Hash] = {}
-    completed: set[tuple[int, int, str]] = set()
-    gap = False  # a leaf with no row: the counts below name the table that lost it
-    for seq, table, row in leaf_rows(connection, start, size):
-        leaf = leaf_hash(log_entry(table, row))
-        rows[table] += 1
-        digest = digests.get(table)
-        if digest is None:
-            digest = digests[table] = hashlib.sha256()
-        digest.update(leaf)
-        gap = gap or seq != tree.size + 1
-        if not gap:
-            completed.update((s.level, s.start, s.digest.hex())
-                             for s in tree.extend((leaf,), SUBTREE_LEVEL))
-    for table in sorted(written.rows.keys() | rows.keys()):
-        if rows[table] != written.rows[table]:
-            _refuse(table, f"{written.rows[table]} rows were inserted, {rows[table]} read back")
-    for table in sorted(written.digests):
-        if digests[table].digest() != written.digests[table].digest():
+    for table in sorted(LEDGERED_KEYS.keys() | written.tables.keys()):
+        found = TableDigest()
+        for seqs, leaves in _read_back(connection, table, start, size):
+            found.add_many(seqs, leaves)
+        expected = written.tables.get(table, TableDigest())
+        if found.rows != expected.rows:
+            _refuse(table, f"{expected.rows} rows were inserted, {found.rows} read back")
+        if found.rows and not found.same(expected):
             _refuse(table, "rows read back differ from the rows inserted")
-    if tree.size != size or tree.root().hex() != root_hex:
-        _refuse("log", f"the rows read back make a tree of {tree.size} leaves, root "
-                       f"{tree.root().hex()}, not the head written ({size}, {root_hex})")
     stored_head = connection.execute(
         select(tree_heads.c.tree_size, tree_heads.c.root_hash)
         .where(tree_heads.c.batch_id == batch_id)).all()
     if [tuple(r) for r in stored_head] != [(size, root_hex)]:
         _refuse("tree_heads", f"batch {batch_id}'s head reads back as {stored_head}")
-    if completed != subtrees:
-        _refuse("log_subtrees", "the subtrees written are not those of the rows read back")
     # Those ending past the old size: per level an index range on (level, start).
     levels = range(SUBTREE_LEVEL, size.bit_length() + 1)
     ending_after = or_(false(), *(and_(log_subtrees.c.level == level,
@@ -92,10 +124,11 @@ def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
     if stored != subtrees:
         _refuse("log_subtrees", f"{len(subtrees)} subtrees were inserted, {len(stored)} "
                                 "read back as inserted")
-    found = connection.execute(select(func.count()).select_from(residual_tallies)
-                               .where(residual_tallies.c.batch_id == batch_id)).scalar_one()
-    if found != tallies:
-        _refuse("residual_tallies", f"{tallies} rows were inserted, {found} read back")
+    found_tallies = connection.execute(
+        select(func.count()).select_from(residual_tallies)
+        .where(residual_tallies.c.batch_id == batch_id)).scalar_one()
+    if found_tallies != tallies:
+        _refuse("residual_tallies", f"{tallies} rows were inserted, {found_tallies} read back")
 
 
 def _refuse(table: str, reason: str) -> None:

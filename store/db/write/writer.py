@@ -203,7 +203,7 @@ class _BatchWriter:
                 key_filter.add_all(row[position] for row in rows)
         self.appender.append_hashes(leaves)
         for table, appended in table_leaves.items():
-            self.written.add_many(table, appended)
+            self.written.add_many(table, [row[0] for row in inserts[table]], appended)
         self.flushes += 1
         if self.flushes > 1:  # a batch of one chunk keeps them: no schema change for it
             self.guards.lift()
@@ -231,7 +231,8 @@ class _BatchWriter:
             "store_version": __version__,
         }
         self.appender.append("ingest_batches", row)  # the batch's own row is its last leaf
-        self.written.add_many("ingest_batches", [leaf_hash(log_entry("ingest_batches", row))])
+        self.written.add_many("ingest_batches", [self.appender.size],  # its seq
+                              [leaf_hash(log_entry("ingest_batches", row))])
         insert_rows(self.connection, "ingest_batches", [row])
         self._insert_subtrees()
         head = self.appender.head_row(self.batch_id)
