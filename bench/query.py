@@ -13,7 +13,9 @@ subprocess and sends four Workbench operations over HTTP, first one client at a 
 from `--concurrency` clients at once; each phase stops after `--requests` requests or
 `--max-seconds`, whichever comes first:
 
-  page       ResidualsByTaxonomy: 100 rows filtered by kind (the most common), totalCount
+  page       ResidualsByTaxonomy: 100 rows filtered by kind (the most common), totalCount,
+             occurrenceCount on every node (the Workbench's list of residuals)
+  page500    the same, 500 rows (the largest page)
   page5      ResidualsByTaxonomy: organ + axis (the most common pair), 100 rows, page 5
   facets     FacetOverview, no filter
   detail     ResidualWithOccurrences: the most-seen residual, its first 20 sightings
@@ -23,7 +25,11 @@ The floor, measured in the same run: the SQL statements the query layer issues f
 operation (captured by running it once in-process), executed on one plain read-only
 connection (sqlite3 `mode=ro`, or psycopg for PostgreSQL) plus `json.dumps` of the rows,
 the same number of times as the server answered sequentially. Prints p50/p95 per operation
-and mode and the ratio server/floor; it asserts nothing about time.
+and mode, the ratio server/floor, and CPU per request: the server process's (and its
+workers') user + system time over the phase / its requests, beside the floor's own CPU per
+call. Then, in-process, each operation's CPU (all threads: SQL included) with strawberry's own
+execution and with the server's (store/api/page_executor.py), the same schema otherwise.
+It asserts nothing about time.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import http.client
 import json
 import os
@@ -63,7 +70,19 @@ WORKBENCH = ROOT / "graphql" / "workbench"
 PAGE_SIZE = 100
 PAGE_NUMBER = 5
 DETAIL_SIGHTINGS = 20
-GOALS = {"page": 2.0, "page5": 2.0, "facets": 1.5}  # server p50 / floor p50, from the issue
+BIG_PAGE = 500
+
+
+@dataclass(frozen=True)
+class Goal:
+    """An operation's goal (issue #24; page5 and facets: the issue before it), 1 client."""
+    p50_ms: float | None = None  # server p50
+    ratio: float | None = None  # server p50 / floor p50
+    cpu_ms: float | None = None  # server CPU per request
+
+
+GOALS = {"page": Goal(p50_ms=6.0, ratio=5.0, cpu_ms=8.0), "page500": Goal(p50_ms=25.0),
+         "page5": Goal(ratio=2.0), "facets": Goal(ratio=1.5)}
 _NOT_SQL = ("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA", "SET ", "SAVEPOINT", "RELEASE")
 
 
@@ -112,7 +131,7 @@ def _enum_name(enum: type, value: str) -> str:
 
 
 def operations(database: AuditStore) -> list[Operation]:
-    """The four operations, their arguments picked from the store's own data."""
+    """The operations, their arguments picked from the store's own data."""
     residuals_doc = (WORKBENCH / "ResidualsByTaxonomy.graphql").read_text()
 
     def most_common(sql: str) -> Any:
@@ -135,6 +154,8 @@ def operations(database: AuditStore) -> list[Operation]:
     return [
         Operation("page", f"{PAGE_SIZE} residuals, kind {kind}, totalCount", residuals_doc,
                   {"kind": [_enum_name(ResidualKind, kind)], "first": PAGE_SIZE}),
+        Operation("page500", f"{BIG_PAGE} residuals, kind {kind}, totalCount", residuals_doc,
+                  {"kind": [_enum_name(ResidualKind, kind)], "first": BIG_PAGE}),
         Operation("page5", f"{PAGE_SIZE} residuals, organ {organ} + axis {axis}, page"
                   f" {PAGE_NUMBER}, totalCount", residuals_doc,
                   {"organ": [organ], "axis": [_enum_name(ResidualSourceAxis, axis)],
@@ -179,6 +200,12 @@ class Timing:
     seconds: list[float]  # successful calls only
     wall: float
     errors: list[str] = field(default_factory=list)
+    cpu: float | None = None  # CPU seconds the measured process(es) spent over the phase
+
+    @property
+    def cpu_per_call(self) -> float | None:
+        calls = self.count + len(self.errors)
+        return None if self.cpu is None or not calls else self.cpu / calls
 
     @property
     def count(self) -> int:
@@ -251,6 +278,82 @@ def concurrent_loop(make_call: Callable[[], Callable[[], object]], requests: int
     if errors:
         raise errors[0]
     return Timing(seconds, time.perf_counter() - started, failures)
+
+
+def process_tree_cpu(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid` and its live descendants (uvicorn's
+    workers), from /proc; None where there is no /proc."""
+    stats: dict[int, tuple[int, int]] = {}  # pid -> (parent pid, CPU ticks)
+    try:
+        entries = [entry for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+    except OSError:
+        return None
+    for entry in entries:
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # ended meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # from field 3 (state) on
+        stats[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    if pid not in stats:
+        return None
+    tree = {pid}
+    while True:
+        children = {p for p, (parent, _) in stats.items() if parent in tree} - tree
+        if not children:
+            break
+        tree |= children
+    return sum(stats[p][1] for p in tree) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu_over(pid: int, phase: Callable[[], Timing]) -> Timing:
+    """`phase`'s timing, with the server's CPU over it."""
+    before = process_tree_cpu(pid)
+    timing = phase()
+    after = process_tree_cpu(pid)
+    if before is not None and after is not None:
+        timing.cpu = after - before
+    return timing
+
+
+def own_cpu_over(phase: Callable[[], Timing]) -> Timing:
+    """`phase`'s timing, with this process's CPU over it (the floor runs here, alone)."""
+    before = time.process_time()
+    timing = phase()
+    timing.cpu = time.process_time() - before
+    return timing
+
+
+def in_process_cpu(database: AuditStore, operation: Operation, count: int) -> dict[bool, float]:
+    """CPU seconds per run of `operation` in-process (every thread: the SQL too), with
+    strawberry's own execution (False) and the server's PageExecutor (True); exits if the two
+    answer differently."""
+    from store.api.context import RequestContext
+    from store.api.schema import build_schema
+
+    cpu: dict[bool, float] = {}
+    answers: dict[bool, bytes] = {}
+    for plain_leaves in (False, True):
+        schema = build_schema(plain_leaves=plain_leaves)
+
+        async def run(schema: Any = schema) -> Any:
+            return await schema.execute(operation.document, variable_values=operation.variables,
+                                        context_value=RequestContext(database))
+
+        async def runs(plain_leaves: bool = plain_leaves) -> None:
+            for _ in range(3):  # warm up: caches
+                result = await run()
+            answers[plain_leaves] = orjson.dumps([result.data, [
+                error.formatted for error in result.errors or ()]])
+            started = time.process_time()
+            for _ in range(count):
+                await run()
+            cpu[plain_leaves] = (time.process_time() - started) / count
+
+        asyncio.run(runs())
+    if answers[False] != answers[True]:
+        sys.exit(f"{operation.name}: PageExecutor's answer differs from strawberry's own")
+    return cpu
 
 
 # --- the server ---------------------------------------------------------------------------
@@ -399,10 +502,11 @@ def main() -> None:
                 for _ in range(3):  # warm up: connection, caches
                     with contextlib.suppress(CallFailed):
                         client()
-                results[op.name, "seq"] = timed_loop(client, args.requests, args.max_seconds)
-                results[op.name, "conc"] = concurrent_loop(
-                    lambda op=op: Client(port, op), args.requests, args.concurrency,
-                    args.max_seconds)
+                results[op.name, "seq"] = server_cpu_over(server.pid, functools.partial(
+                    timed_loop, client, args.requests, args.max_seconds))
+                results[op.name, "conc"] = server_cpu_over(server.pid, functools.partial(
+                    concurrent_loop, functools.partial(Client, port, op), args.requests,
+                    args.concurrency, args.max_seconds))
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -410,15 +514,23 @@ def main() -> None:
         for op in ops:
             call = floor_call(url, op)
             call()  # warm up
-            server = results[op.name, "seq"]
-            count = max(1, server.count + len(server.errors))
-            results[op.name, "floor"] = timed_loop(call, count, args.max_seconds)
+            served = results[op.name, "seq"]
+            count = max(1, served.count + len(served.errors))
+            results[op.name, "floor"] = own_cpu_over(
+                functools.partial(timed_loop, call, count, args.max_seconds))
+
+        database = AuditStore.open(db, read_only=True, time_limit=3600)
+        try:
+            in_process = {op.name: in_process_cpu(database, op, min(args.requests, 100))
+                          for op in ops}
+        finally:
+            database.close()
 
     load = os.getloadavg()
     print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print()
     print(f"{'operation':9} {'mode':18} {'n':>5} {'p50 ms':>9} {'p95 ms':>9} {'req/s':>8}"
-          f"  {'p50/floor':>9} {'p95/floor':>9}  goal")
+          f" {'CPU/req':>8}  {'p50/floor':>9} {'p95/floor':>9}  goal")
     for op in ops:
         floor = results[op.name, "floor"]
         for mode, label in (("seq", "server, 1 client"),
@@ -426,24 +538,49 @@ def main() -> None:
                             ("floor", "floor (SQL+json)")):
             t = results[op.name, mode]
             rate = t.count / t.wall if t.wall else 0.0
+            cpu = t.cpu_per_call
             ratio = ""
             if mode == "seq" and t.count and floor.count:
                 ratio = (f"  {t.quantile(0.5) / floor.quantile(0.5):8.2f}x"
                          f" {t.quantile(0.95) / floor.quantile(0.95):8.2f}x")
-                goal = GOALS.get(op.name)
-                if goal:
-                    met = t.quantile(0.5) / floor.quantile(0.5) <= goal
-                    ratio += f"  <= {goal}x: {'met' if met else 'NOT met'}"
+                ratio += goal_text(GOALS.get(op.name), t, floor)
             elif mode == "seq":
                 ratio = f"  {'n/a':>9} {'n/a':>9}  (no successful request)"
             print(f"{op.name:9} {label:18} {t.count:5} {ms(t.quantile(0.5))} "
-                  f"{ms(t.quantile(0.95))} {rate:8.1f}{ratio}")
+                  f"{ms(t.quantile(0.95))} {rate:8.1f}"
+                  f" {'n/a' if cpu is None else ms(cpu)[1:]:>8}{ratio}")
             if t.errors:
                 print(f"{'':9} {'':18} {len(t.errors)} requests failed: {t.errors[0][:160]}")
+    print("\nin-process CPU per operation (all threads, SQL included), the same answers:")
+    print(f"{'operation':9} {'strawberry ms':>14} {'PageExecutor ms':>16} {'faster':>7}")
+    for op in ops:
+        plain, fast = in_process[op.name][False], in_process[op.name][True]
+        print(f"{op.name:9} {ms(plain):>14} {ms(fast):>16} {plain / fast:6.2f}x")
     print(f"\nserver: {args.workers} worker process(es)")
     print(f"(p50/p95 over the requests each phase completed: at most --requests"
           f" {args.requests}, stopped after --max-seconds {args.max_seconds:g};"
-          f" the floor ran as many times as the sequential server phase)")
+          f" the floor ran as many times as the sequential server phase; CPU/req: the"
+          f" server's user + system time over the phase / its requests, the floor's own)")
+
+
+def goal_text(goal: Goal | None, server: Timing, floor: Timing) -> str:
+    """Each part of `goal`, met or not, for the 1-client phase."""
+    if goal is None:
+        return ""
+    parts = []
+    p50 = server.quantile(0.5)
+    if goal.p50_ms is not None:
+        parts.append(f"p50 <= {goal.p50_ms:g} ms: {_met(p50 * 1000 <= goal.p50_ms)}")
+    if goal.ratio is not None:
+        parts.append(f"<= {goal.ratio:g}x: {_met(p50 / floor.quantile(0.5) <= goal.ratio)}")
+    cpu = server.cpu_per_call
+    if goal.cpu_ms is not None and cpu is not None:
+        parts.append(f"CPU <= {goal.cpu_ms:g} ms: {_met(cpu * 1000 <= goal.cpu_ms)}")
+    return "  " + "; ".join(parts)
+
+
+def _met(met: bool) -> str:
+    return "met" if met else "NOT met"
 
 
 def make_backend(url: str) -> str:

@@ -33,6 +33,7 @@ from store.api.log_types import Changes, Ledger
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.object_limit import ObjectLimit
 from store.api.operation_choice import OperationChoice
+from store.api.page_executor import PageExecutor
 from store.api.registry_types import TeachingRegistryView
 from store.api.types import (
     AsOf,
@@ -120,9 +121,11 @@ _LIMIT_RULES = [
 
 
 def build_schema(*, introspection: bool = True, max_objects: int = DEFAULT_MAX_OBJECTS,
-                 listings: tuple[queries.RecordListing[Any, Any], ...] | None = None
-                 ) -> strawberry.Schema:
-    """The schema serving `listings` (default: every one in `queries.LISTINGS`)."""
+                 listings: tuple[queries.RecordListing[Any, Any], ...] | None = None,
+                 plain_leaves: bool = True) -> strawberry.Schema:
+    """The schema serving `listings` (default: every one in `queries.LISTINGS`).
+    `plain_leaves`: complete plain leaf fields in one pass (PageExecutor); False: strawberry's
+    own execution, field by field (the same bytes, slower)."""
     # Factories, not instances: strawberry builds fresh extensions for every request.
     # ParserCache and ValidationCache (bounded LRUs, 128 documents) skip re-parsing and
     # re-validating a document already seen, e.g. the Workbench's operations.
@@ -139,7 +142,8 @@ def build_schema(*, introspection: bool = True, max_objects: int = DEFAULT_MAX_O
     if not introspection:
         extensions.append(DisableIntrospection)
     query = query_type(tuple(queries.LISTINGS.values()) if listings is None else listings)
-    return AuditSchema(query=query, extensions=extensions)
+    return AuditSchema(query=query, extensions=extensions,
+                       execution_context_class=PageExecutor if plain_leaves else None)
 
 
 def schema_sdl() -> str:
