@@ -213,3 +213,20 @@ def test_record_options_out_of_place_are_refused(examples_store: Path, keys: Pat
     result = cli("verify", "--db", examples_store, *args)
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def test_a_forged_sighting_count_of_a_new_batch_is_found(
+        examples_store: Path, recorded: Path, keys: Path, tmp_path: Path) -> None:
+    _ingest(examples_store, tmp_path, 3, "new")
+    with triggers_bypassed(examples_store) as connection:
+        batch, record_id, seq = connection.execute(
+            "SELECT batch_id, record_id, record_seq FROM sighting_counts "
+            "ORDER BY batch_id DESC, record_id LIMIT 1").fetchone()
+        connection.execute("UPDATE sighting_counts SET sightings = 7 WHERE batch_id = ? "
+                           "AND record_id = ?", (batch, record_id))
+        connection.commit()
+    result = _incremental(examples_store, recorded, keys)
+    assert result.exit_code == 1
+    assert (f"sighting_counts batch {batch} {record_id}: row says contract_residuals seq "
+            f"{seq}, 7 sightings; the sightings say contract_residuals seq {seq}, 1"
+            ) in result.stderr
