@@ -20,6 +20,14 @@ EXAMPLES = REPO / "examples" / "adr_0225_frames.jsonl"
 JOURNAL = REPO / "examples" / "workbench_turn_journal.jsonl"
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name the folders tests wrote screenshots to (never committed), once each."""
+    folders = {str(value) for reports in terminalreporter.stats.values() for report in reports
+               for name, value in getattr(report, "user_properties", ()) if name == "screenshots"}
+    for folder in sorted(folders):
+        terminalreporter.write_line(f"screenshots written to {folder}")
+
+
 @pytest.fixture(autouse=True)
 def _no_shell_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store and data dirs a developer's shell names never reach the code under test:

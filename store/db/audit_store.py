@@ -23,7 +23,13 @@ from store.db.log.kept_checkpoints import (
 from store.db.log.stored_log import StoredLog, TreeHead, latest_head, stored_origin
 from store.db.queries import LedgerStatus, ledger_status
 from store.db.queries.ledger import DEFAULT_ORIGIN_PREFIX
-from store.db.schema.engine import create_store_engine, resolve_url, settle_sqlite, sqlite_path
+from store.db.schema.engine import (
+    create_store_engine,
+    opened_immutable,
+    resolve_url,
+    settle_sqlite,
+    sqlite_path,
+)
 from store.db.schema.schema_version import ensure_at_head
 from store.db.schema.tables import tree_heads
 from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
@@ -160,7 +166,9 @@ class AuditStore:
         lost = wal_problem(path) if path is not None else None
         try:
             with self.engine.connect() as connection, \
-                    CheckProcesses(self.url, jobs) as processes:
+                    CheckProcesses(self.url, jobs,
+                                   immutable=opened_immutable(self.engine) is not None
+                                   ) as processes:
                 report = verify_store(connection, checkpoint, quick=quick,
                                       heavy=processes if jobs > 1 else None, since=since)
         except (DatabaseError, UnicodeDecodeError) as exc:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import tempfile
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,11 +37,15 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def shots() -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="core-audit-console-shots-"))
-    # A built-in category: xdist's controller cannot import a class defined in a test module.
-    warnings.warn(f"console screenshots written to {folder}", UserWarning, stacklevel=1)
-    return folder
+def shots_folder() -> Path:
+    return Path(tempfile.mkdtemp(prefix="core-audit-console-shots-"))
+
+
+@pytest.fixture
+def shots(shots_folder: Path, record_property: Any) -> Path:
+    """Where screenshots go; the run's summary names it (tests/conftest.py)."""
+    record_property("screenshots", str(shots_folder))
+    return shots_folder
 
 
 class AlterProofs:

@@ -127,6 +127,17 @@ def test_commands_read_an_immutable_store_and_leave_no_file_beside_it(
     assert digest(store) == before
 
 
+def test_verify_workers_open_an_immutable_store_immutable(store: Path, tmp_path: Path) -> None:
+    # A verify run earlier in this process started the fork server without the variable.
+    other = copied(store, tmp_path / "other")
+    assert cli("verify", "--jobs", "2", "--db", other).exit_code == 0
+    before = digest(store)
+    result = cli("verify", "--jobs", "2", "--db", store, env=IMMUTABLE)
+    assert result.stdout.startswith(f"intact: {TREE_SIZE} leaves, root ")
+    assert sorted(p.name for p in store.parent.iterdir()) == ["audit.db"]  # no -wal, no -shm
+    assert digest(store) == before
+
+
 def test_verify_on_an_immutable_store_checks_everything(store: Path) -> None:
     result = cli("verify", "--db", store, env=IMMUTABLE)
     assert result.stdout.startswith(f"intact: {TREE_SIZE} leaves, root ")

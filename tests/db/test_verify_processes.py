@@ -18,11 +18,11 @@ from store.db.verify.store_checks import Scope, verify_store
 from store.errors import StoreError
 
 
-def _killed_on_the_leaves(url: str, name: str, scope: Scope) -> CheckOutcome:
+def _killed_on_the_leaves(url: str, name: str, scope: Scope, immutable: bool) -> CheckOutcome:
     """run_check, except that the worker checking the leaves is killed (as by the OOM killer)."""
     if name == "leaves":
         os.kill(os.getpid(), signal.SIGKILL)
-    return run_check(url, name, scope)
+    return run_check(url, name, scope, immutable)
 
 
 def test_a_killed_worker_fails_the_verify_and_says_it_was_not_verified(

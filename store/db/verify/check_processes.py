@@ -46,9 +46,10 @@ class CheckOutcome:
     tip: TreeHead | None = None  # the recomputed tree head, once the leaves check finished
 
 
-def run_check(url: str, name: str, scope: Scope) -> CheckOutcome:
-    """One heavy check on a read-only connection of its own (in a worker process)."""
-    engine = create_store_engine(url, read_only=True, pooled=False)
+def run_check(url: str, name: str, scope: Scope, immutable: bool = False) -> CheckOutcome:
+    """One heavy check on a read-only connection of its own (in a worker process), opened
+    immutable when verify's own open was: the fork server's environment may be older."""
+    engine = create_store_engine(url, read_only=True, pooled=False, immutable=immutable)
     report = VerifyReport()
     problems: list[Problem] = []
     cap = HEAVY_CAPS.get(name)
@@ -77,8 +78,10 @@ class CheckProcesses:
     with it, also when verify stops early)."""
 
     def __init__(self, url: str, jobs: int,
-                 check: Callable[[str, str, Scope], Any] = run_check) -> None:
+                 check: Callable[[str, str, Scope, bool], Any] = run_check, *,
+                 immutable: bool = False) -> None:
         self.url = url
+        self.immutable = immutable
         self.jobs = jobs
         self.check = check
         self._futures: dict[str, Future[CheckOutcome]] = {}
@@ -108,7 +111,8 @@ class CheckProcesses:
         context.set_forkserver_preload([__name__])
         self._executor = ProcessPoolExecutor(self.jobs, mp_context=context)
         for name in names:
-            self._futures[name] = self._executor.submit(self.check, self.url, name, scope)
+            self._futures[name] = self._executor.submit(self.check, self.url, name, scope,
+                                                         self.immutable)
 
     def problems(self, name: str, report: VerifyReport) -> Iterator[Problem]:
         """The check's problems as if it ran here: then its error, or the tree head."""
