@@ -11,15 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from backends import EXAMPLE_FILES
 from sqlalchemy import text
 
 from store.db import queries
 from store.db.audit_store import AuditStore
 from store.db.queries import Order, ResidualFilter, SurfaceFilter, sightings
+from store.db.write import sighting_counts
 from store.model.surface_records import GroundingSource
 from store.model.taxonomy import ResidualKind
 
 MOST_SEEN = Order.MOST_SEEN
+JOURNAL = EXAMPLE_FILES[0].parent / "workbench_turn_journal.jsonl"  # batch 4 of journal_db
 
 # (batch, the record's code or subject, its sightings by the end of that batch), in batch
 # then append order: only the records a batch sighted have a row for it.
@@ -52,6 +55,20 @@ ORDER BY c.batch_id, c.record_seq
 def test_each_batch_keeps_the_running_count_of_every_record_it_sighted(
         journal_db: AuditStore) -> None:
     rows = journal_db.execute(lambda c: c.execute(text(_READ_ROWS)).all())
+    assert [tuple(row[:3]) for row in rows] == ROWS
+    assert all(row[3] and row[4] for row in rows)
+
+
+# The writer counts a large batch by walking each sightings index whole, a small one from its
+# own sightings: forced each way, every batch, the same rows.
+@pytest.mark.parametrize("share", [0, 10**9], ids=["own-sightings", "whole-index"])
+def test_both_ways_of_counting_give_the_same_rows(
+        backend_url: str, share: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sighting_counts, "WHOLE_INDEX_SHARE", share)
+    with AuditStore.open(backend_url) as store:
+        for path in (*EXAMPLE_FILES, JOURNAL):
+            store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
+        rows = store.execute(lambda c: c.execute(text(_READ_ROWS)).all())
     assert [tuple(row[:3]) for row in rows] == ROWS
     assert all(row[3] and row[4] for row in rows)
 

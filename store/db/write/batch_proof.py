@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlalchemy import Connection, and_, false, func, or_, select
 
@@ -32,6 +31,7 @@ from store.db.schema.tables import (
     sighting_counts,
     tree_heads,
 )
+from store.db.write.sighting_counts import WrittenCounts
 from store.errors import StoreError
 from store.model.canonical import canonical
 from store.model.merkle import CompactRange, leaf_hash
@@ -99,7 +99,7 @@ def _read_back(connection: Connection, table: str, start: int, end: int
 
 def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
                 head: tuple[int, str], subtrees: set[tuple[int, int, str]],
-                tallies: int, counts: Sequence[tuple[Any, ...]] = ()) -> None:
+                tallies: int, counts: WrittenCounts | None = None) -> None:
     """BatchNotStored, naming the table, unless the batch reads back exactly as written."""
     start, (size, root_hex) = written.before.size, head
     for table in sorted(LEDGERED_KEYS.keys() | written.tables.keys()):
@@ -131,18 +131,17 @@ def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
         .where(residual_tallies.c.batch_id == batch_id)).scalar_one()
     if found_tallies != tallies:
         _refuse("residual_tallies", f"{tallies} rows were inserted, {found_tallies} read back")
-    _prove_counts(connection, batch_id, counts)
+    _prove_counts(connection, batch_id, counts or WrittenCounts())
 
 
-def _prove_counts(connection: Connection, batch_id: int,
-                  counts: Sequence[tuple[Any, ...]]) -> None:
+def _prove_counts(connection: Connection, batch_id: int, counts: WrittenCounts) -> None:
     """The batch's sighting_counts rows: as many, with the same sums of their numbers."""
     c = sighting_counts.c
     read = connection.execute(
         select(func.count(), func.coalesce(func.sum(c.sightings), 0),
                func.coalesce(func.sum(c.record_seq), 0))
         .where(c.batch_id == batch_id)).one()
-    written = (len(counts), sum(row[-1] for row in counts), sum(row[-2] for row in counts))
+    written = (counts.rows, counts.sightings, counts.record_seqs)
     if tuple(read) != written:
         _refuse("sighting_counts", f"{written[0]} rows were inserted (sightings {written[1]}, "
                                    f"seqs {written[2]}), {read[0]} read back (sightings "

@@ -5,86 +5,92 @@ A row says: by the end of batch B, record R (stored at `record_seq` in `record_t
 `sightings` sightings. Only records a batch sighted get a row for it; a record's count as of
 batch B is its row of the newest batch up to B. `verify` recomputes every row from the
 sightings tables.
+
+The writer counts in SQL once the batch's sightings are written, streaming the rows out in
+record order a chunk at a time: a batch of a million sightings holds no per-record state here.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, ColumnElement, Connection, cast, func, literal, select, union_all
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Connection,
+    Select,
+    cast,
+    func,
+    literal,
+    select,
+    union_all,
+)
 
 from store.db.schema.record_kinds import SIGHTED
 from store.db.schema.tables import metadata, sighting_counts
-from store.db.write.input_kinds import APPENDED_COLUMNS
+from store.db.write.inserts import insert_values
 
-LOOKUP_CHUNK = 500  # record ids per lookup of their earlier counts
-# Where a sighted record's id sits in an appended row (seq, batch_id, *content), per table.
-_SIGHTING_KEY = {table: APPENDED_COLUMNS[table].index(column)
-                 for table, (_, column) in SIGHTED.items()}
-_RECORD_KEY = {records: APPENDED_COLUMNS[records].index(column)
-               for records, column in SIGHTED.values()}
+CHUNK = 10_000  # rows per insert, read from the counting statement as it goes
+# A batch that adds at least 1/WHOLE_INDEX_SHARE of the log's leaves as sightings of a table
+# counts by walking that table's (record, seq) index whole: no sort, no memory per record.
+# A smaller one sorts only its own sightings (found by seq) and counts each record's by index.
+WHOLE_INDEX_SHARE = 16
 
 CountRow = tuple[int, str, str, int, int]  # a row's values, in COUNT_COLUMNS order
 COUNT_COLUMNS: tuple[str, ...] = tuple(column.name for column in sighting_counts.columns)
 
 
-class BatchSightings:
-    """Counts one batch's new sightings per record, and the seq of each record it stores."""
+@dataclass
+class WrittenCounts:
+    """What the writer inserted into sighting_counts: what its batch proof reads back."""
 
-    def __init__(self) -> None:
-        self.sighted: dict[str, Counter[str]] = {table: Counter() for table in SIGHTED}
-        self.stored: dict[str, dict[str, int]] = {records: {} for records, _ in
-                                                  SIGHTED.values()}
-
-    def add(self, table: str, rows: list[tuple[Any, ...]]) -> None:
-        """The batch's appended rows of `table` (seq, batch_id, *content)."""
-        if not rows:
-            return
-        position = _SIGHTING_KEY.get(table)
-        if position is not None:
-            self.sighted[table].update(row[position] for row in rows)
-            return
-        position = _RECORD_KEY.get(table)
-        if position is not None:
-            self.stored[table].update((row[position], row[0]) for row in rows)
-
-    def rows(self, connection: Connection, batch_id: int) -> list[CountRow]:
-        """The batch's rows, in key order: a record's count is its earlier count (its newest
-        row before this batch) plus its sightings in this batch."""
-        found: list[CountRow] = []
-        for table, (records, _) in SIGHTED.items():
-            sighted, stored = self.sighted[table], self.stored[records]
-            earlier = _earlier_counts(connection, table, [r for r in sighted if r not in stored])
-            for record_id, new in sighted.items():
-                seq = stored.get(record_id)
-                before = 0
-                if seq is None:
-                    seq, before = earlier[record_id]
-                found.append((batch_id, record_id, records, seq, before + new))
-        found.sort()
-        return found
+    rows: int = 0
+    sightings: int = 0
+    record_seqs: int = 0
 
 
-def _earlier_counts(connection: Connection, table: str, ids: list[str]
-                    ) -> dict[str, tuple[int, int]]:
-    """Per record stored before this batch: its seq and its count, from its newest count row
-    (or, were that missing, its sightings counted: verify names the missing row)."""
+def write_sighting_counts(connection: Connection, batch_id: int, first_seq: int,
+                          new_sightings: dict[str, int], tree_size: int) -> WrittenCounts:
+    """Insert the batch's rows (its sightings have seq >= `first_seq`), table by table in record
+    id order; `new_sightings`: the batch's new rows per sightings table."""
+    written = WrittenCounts()
+    for table in SIGHTED:
+        new = new_sightings.get(table, 0)
+        if new == 0:
+            continue
+        whole = new * WHOLE_INDEX_SHARE >= tree_size
+        statement = _batch_counts(table, batch_id, first_seq, whole=whole)
+        result = connection.execute(statement.execution_options(yield_per=CHUNK))
+        for part in result.partitions():
+            rows: list[tuple[Any, ...]] = [tuple(row) for row in part]
+            insert_values(connection, "sighting_counts", COUNT_COLUMNS, rows)
+            written.rows += len(rows)
+            written.sightings += sum(row[4] for row in rows)
+            written.record_seqs += sum(row[3] for row in rows)
+    return written
+
+
+def _batch_counts(table: str, batch_id: int, first_seq: int, *, whole: bool) -> Select[CountRow]:
+    """(batch, record, record table, record seq, sightings) for every record the batch's rows of
+    `table` sighted, in record id order: a count is all the record's sightings stored so far.
+    One flat aggregate: a subquery would be materialized and sorted again."""
     records_name, column = SIGHTED[table]
     records, sightings = metadata.tables[records_name], metadata.tables[table]
-    key, counts = records.c[column], sighting_counts.c
-    newest = (select(counts.sightings).where(counts.record_id == key)
-              .order_by(counts.batch_id.desc()).limit(1).correlate(records).scalar_subquery())
-    counted = (select(func.count()).where(sightings.c[column] == key)
-               .correlate(records).scalar_subquery())
-    found: dict[str, tuple[int, int]] = {}
-    for start in range(0, len(ids), LOOKUP_CHUNK):
-        chunk = ids[start:start + LOOKUP_CHUNK]
-        statement = select(key, records.c.seq, func.coalesce(newest, counted)).where(
-            key.in_(chunk))
-        found.update((record_id, (seq, n)) for record_id, seq, n in connection.execute(statement))
-    return found
+    key = sightings.c[column]
+    if whole:  # every group, in the index's order; the batch's are those with a new seq
+        total: ColumnElement[Any] = func.count()
+        statement = select().having(func.max(sightings.c.seq) >= first_seq)
+    else:  # the batch's own sightings, grouped; each record's counted by its index range
+        other = sightings.alias("every_sighting")
+        total = (select(func.count()).where(other.c[column] == key)
+                 .correlate(sightings).scalar_subquery())
+        statement = select().where(sightings.c.seq >= first_seq)
+    return (statement.add_columns(literal(batch_id), key, literal(records_name),
+                                  func.max(records.c.seq), cast(total, BigInteger))
+            .join_from(sightings, records, records.c[column] == key)
+            .group_by(key).order_by(key))
 
 
 def _bytewise(connection: Connection, column: ColumnElement[str]) -> ColumnElement[str]:

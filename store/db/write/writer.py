@@ -44,7 +44,7 @@ from store.db.write.reading_process import (
     worth_a_process,
 )
 from store.db.write.row_builders import RegistryProvider, ledger_key
-from store.db.write.sighting_counts import COUNT_COLUMNS, BatchSightings, CountRow
+from store.db.write.sighting_counts import WrittenCounts, write_sighting_counts
 from store.db.write.tallies import BatchTally
 from store.errors import BatchRejected as BatchRejected  # raised here, still importable
 from store.model.jsonl import MAX_LINE_BYTES
@@ -73,8 +73,7 @@ class _BatchWriter:
         # Residual ids repeat across frames: remember their stored content, boundedly.
         self.repeated: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
         self.tally = BatchTally()
-        self.sightings = BatchSightings()
-        self.counts: list[CountRow] = []
+        self.counts = WrittenCounts()
         self.stored_rows = self.appender.size  # at most this many rows in any one table
         self.looked_up = 0
         self.filtering = False  # once True, each kind's key filter is built when first needed
@@ -212,7 +211,6 @@ class _BatchWriter:
             self.guards.lift()
         for table, rows in inserts.items():
             insert_values(self.connection, table, APPENDED_COLUMNS[table], rows)
-            self.sightings.add(table, rows)
         self._insert_subtrees()
 
     def count_sightings(self) -> None:
@@ -220,8 +218,10 @@ class _BatchWriter:
         guards may still be lifted)."""
         if self.summary.rejected or self.summary.new_rows == 0:
             return
-        self.counts = self.sightings.rows(self.connection, self.batch_id)
-        insert_values(self.connection, "sighting_counts", COUNT_COLUMNS, self.counts)
+        new = {table: counts.new for table, counts in self.summary.tables.items()}
+        self.counts = write_sighting_counts(self.connection, self.batch_id,
+                                            self.written.before.size + 1, new,
+                                            self.appender.size)
 
     def _insert_subtrees(self) -> None:
         rows = self.appender.subtree_rows()
