@@ -55,6 +55,9 @@ REPEAT_CACHE = 20_000  # stored rows remembered per kind whose records repeat
 # Build key filters once a batch has looked up this fraction of the stored rows' count: the
 # scan that fills them then costs no more than the lookups it saves.
 FILTER_AFTER_FRACTION = 8
+# With the cycle collector paused, the few reference cycles each flush leaves piled up to the
+# end (peak RSS 241 MiB at 2M occurrences, 197 MiB when the young generation is collected).
+COLLECT_EVERY_FLUSHES = 50
 
 
 _LOOKUP_ORDER = sorted(INPUT_KINDS, key=lambda k: k.part_of is not None)  # parents first
@@ -207,6 +210,8 @@ class _BatchWriter:
         for table, appended in table_leaves.items():
             self.written.add_many(table, [row[0] for row in inserts[table]], appended)
         self.flushes += 1
+        if self.flushes % COLLECT_EVERY_FLUSHES == 0:
+            gc.collect(0)
         if self.flushes > 1:  # a batch of one chunk keeps them: no schema change for it
             self.guards.lift()
         for table, rows in inserts.items():
