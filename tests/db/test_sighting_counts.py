@@ -147,3 +147,32 @@ def test_as_of_a_head_a_record_counts_its_sightings_up_to_that_batch(
     assert light(None) == [3, 1]  # the journal (batch 4) sighted the first once more
     assert light(66) == [2, 1]
     assert light(37) == []  # before the surfaces file
+
+
+# Every list reads a record's count from its newest sighting_counts row: in each order, as of
+# each head, that is the number of its sightings stored by then, counted here row by row.
+_SIGHTINGS_BY = {
+    "residuals": "SELECT count(*) FROM residual_occurrences"
+                 " WHERE residual_id = :id AND seq <= :size",
+    "surfaces": "SELECT count(*) FROM surface_occurrences WHERE surface_id = :id AND seq <= :size",
+}
+
+
+@pytest.mark.parametrize("order", list(Order), ids=lambda o: o.name)
+def test_every_listed_count_is_the_sightings_stored_by_its_head(
+        journal_db: AuditStore, order: Order) -> None:
+    sizes = journal_db.execute(
+        lambda c: [s for (s,) in c.execute(text("SELECT tree_size FROM tree_heads"))])
+    seen: set[int] = set()
+    for size in [*sizes, None]:
+        for kind, listed in (("residuals", queries.list_residuals),
+                             ("surfaces", queries.list_surfaces)):
+            page = journal_db.execute(listed, None, 100, order=order, as_of=size)
+            for record in page.items:
+                key = (record.residual.residual_id if kind == "residuals"
+                       else record.surface_id)
+                counted = journal_db.execute(lambda c, key=key, kind=kind, size=size: c.execute(
+                    text(_SIGHTINGS_BY[kind]), {"id": key, "size": size or 2**62}).scalar_one())
+                assert record.occurrence_count == counted, (kind, key, size)
+                seen.add(counted)
+    assert seen == {1, 2, 3}  # ROWS: light is sighted three times by batch 4

@@ -151,8 +151,7 @@ class RecordListing(Generic[F, R]):
     def sightings_counted(self, snapshot: Snapshot | None) -> Label[int]:
         """Per row, its sightings stored by `snapshot`, as `occurrence_count`."""
         assert self.sightings is not None, f"{self.name} have no sightings"
-        return sightings_count(self.table, self.key, self.sightings,
-                               *held(snapshot, self.sightings))
+        return sightings_count(self.table, self.key, snapshot)
 
     def _joined_columns(self, snapshot: Snapshot | None) -> list[Label[Any]]:
         columns: list[Label[Any]] = []
@@ -197,8 +196,8 @@ class RecordListing(Generic[F, R]):
         else:
             few = (order is Order.MOST_SEEN and where is not None and bool(where.conditions())
                    and few_rows(connection, read, self.table.c.seq))
-            listing = sighted_listing(order, read, self.table, self.key, self.sightings,
-                                      snapshot, listing=self.name, few=few)
+            listing = sighted_listing(order, read, self.table, self.key, snapshot,
+                                      listing=self.name, few=few)
         return page_of(connection, listing, order, self.record, first, after, last, before)
 
     def count(self, connection: Connection, where: F | None = None,

@@ -47,7 +47,7 @@ class StoredResidual:
     seq: int
     batch_id: int
     residual: ContractResidual
-    occurrence_count: int  # its sightings, counted in the same statement
+    occurrence_count: int  # its sightings by the list's head, read in the same statement
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +112,7 @@ class StoredSurface:
     object_domains: tuple[str, ...] | None
     verification: SurfaceVerification
     expected_surface: str | None
-    occurrence_count: int  # the turns that emitted it, counted in the same statement
+    occurrence_count: int  # the turns that emitted it by the list's head (same statement)
     # Revision 0005 (None for records stored before it):
     surface_form: SurfaceForm | None = None
     hops: int | None = None
