@@ -11,11 +11,12 @@ from __future__ import annotations
 import heapq
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, select
+import orjson
+from sqlalchemy import Boolean, Connection, and_, select
 
 from store.db.schema.record_kinds import LATE_COLUMNS, LEDGERED_KEYS
 from store.db.schema.tables import (
@@ -49,6 +50,35 @@ def log_entry(table: str, row: Row) -> bytes:
     # slow reference encoder would take over, with the same bytes).
     values = {str(k): v for k, v in row.items() if k != "seq" and not (v is None and k in late)}
     return canonical({"table": table, "row": values})
+
+
+class EntryEncoder:
+    """log_entry for one table's rows as the driver reads them (SQLite: a Boolean as 0 or 1),
+    their values in `columns` order (the table's columns but seq, sorted by name as canonical
+    JSON sorts them): the order is worked out once, not per row."""
+
+    def __init__(self, table: str) -> None:
+        t = metadata.tables[table]
+        self.table = table
+        self.columns = sorted(str(c.name) for c in t.columns if c.name != "seq")
+        self._booleans = [(i, name) for i, name in enumerate(self.columns)
+                          if isinstance(t.c[name].type, Boolean)]
+        self._late = [name for name in self.columns if name in LATE_COLUMNS.get(table, ())]
+        self._tail = b',"table":' + orjson.dumps(table) + b"}"  # "row" sorts before "table"
+
+    def __call__(self, values: Sequence[Any]) -> bytes:
+        """The entry of a row whose first values are `columns`' (more, such as seq, ignored)."""
+        row = dict(zip(self.columns, values, strict=False))
+        for i, name in self._booleans:
+            if values[i] is not None:
+                row[name] = bool(values[i])  # as SQLAlchemy reads a Boolean
+        for name in self._late:
+            if row[name] is None:
+                del row[name]
+        try:  # the keys are in canonical order already: no sort per row
+            return b'{"row":' + orjson.dumps(row) + self._tail
+        except (TypeError, orjson.JSONEncodeError):
+            return canonical({"table": self.table, "row": row})
 
 
 def new_row_entry(table: str, row: dict[str, Any], batch_id: int) -> bytes:
