@@ -15,7 +15,7 @@ from sqlalchemy.exc import OperationalError
 from store.db.queries import QueryTimeout
 
 DEFAULT_TIME_LIMIT = 5.0  # seconds per request: far above any indexed page or facet query
-_PROGRESS_OPCODES = 100_000  # how often SQLite asks "keep going?" (VM instructions)
+_PROGRESS_OPCODES = 1_000  # how often SQLite asks "keep going?" (VM instructions)
 
 
 def _timeout() -> QueryTimeout:
