@@ -21,7 +21,6 @@ from sqlalchemy import (
     Boolean,
     ColumnElement,
     Connection,
-    CursorResult,
     LargeBinary,
     Select,
     String,
@@ -35,6 +34,7 @@ from store.db.queries.as_of import Snapshot, snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.filters import filter_order
 from store.db.queries.listings import LISTINGS, Filter, RecordListing
+from store.db.schema.engine import row_chunks_read
 from store.db.schema.tables import tree_heads
 
 # Rows fetched per round trip (SQLite: fetchmany; PostgreSQL: a server-side cursor).
@@ -121,10 +121,10 @@ def export_rows(connection: Connection, kind: str, where: ExportFilter | None = 
     memory stays flat."""
     export_kind = EXPORT_KINDS[kind]
     statement = _statement(connection, export_kind, where, as_of, since)
-    if connection.dialect.name == "sqlite":  # its cursor steps through the rows as read
-        return _driver_rows(connection.execute(statement), export_kind.boolean_columns)
-    # Options on the statement: Connection.execution_options would stick to the connection.
-    return iter(connection.execute(statement.execution_options(yield_per=EXPORT_CHUNK_ROWS)))
+    chunks = row_chunks_read(connection, statement, EXPORT_CHUNK_ROWS)
+    # SQLite's driver reads a Boolean as 0 or 1: as bool, as SQLAlchemy reads it.
+    booleans = export_kind.boolean_columns if connection.dialect.name == "sqlite" else []
+    return _with_booleans(chunks, booleans)
 
 
 def export_lines(connection: Connection, kind: str, output_format: str,
@@ -141,18 +141,14 @@ def export_lines(connection: Connection, kind: str, output_format: str,
     line = (_csv_line if output_format == "csv" else _json_line)(export_kind)
     statement = _statement(connection, export_kind, where, as_of, since)
     # As a BLOB: the line's UTF-8 bytes, neither decoded nor encoded again in Python.
-    result = connection.execute(statement.with_only_columns(
-        cast(line, LargeBinary), maintain_column_froms=True))
-    return _line_chunks(result)
+    return _line_chunks(row_chunks_read(connection, statement.with_only_columns(
+        cast(line, LargeBinary), maintain_column_froms=True), EXPORT_CHUNK_ROWS))
 
 
-def _line_chunks(result: CursorResult[Any]) -> Iterator[list[bytes]]:
-    cursor, first = result.cursor, operator.itemgetter(0)
-    try:
-        while rows := cursor.fetchmany(EXPORT_CHUNK_ROWS):
-            yield list(map(first, rows))
-    finally:
-        result.close()
+def _line_chunks(chunks: Iterator[Sequence[Sequence[Any]]]) -> Iterator[list[bytes]]:
+    first = operator.itemgetter(0)
+    for rows in chunks:
+        yield list(map(first, rows))
 
 
 # The characters csv.writer (QUOTE_MINIMAL) quotes a field for, one GLOB each: a GLOB of one
@@ -195,25 +191,18 @@ def _json_line(kind: ExportKind) -> ColumnElement[Any]:
     return literal_column(f"json_object({', '.join(pairs)})")
 
 
-def _driver_rows(result: CursorResult[Any], booleans: list[int]) -> Iterator[Sequence[Any]]:
-    """The driver's own row tuples (SQLAlchemy's Row per row was most of an export's time),
-    SQLite's 0/1 read as bool where the column is Boolean, as SQLAlchemy reads them."""
-    cursor = result.cursor
-    try:
-        while rows := cursor.fetchmany(EXPORT_CHUNK_ROWS):
-            if booleans:
-                rows = [_with_booleans(row, booleans) for row in rows]
+def _with_booleans(chunks: Iterator[Sequence[Sequence[Any]]], positions: list[int]
+                   ) -> Iterator[Sequence[Any]]:
+    for rows in chunks:
+        if not positions:
             yield from rows
-    finally:
-        result.close()
-
-
-def _with_booleans(row: tuple[Any, ...], positions: list[int]) -> list[Any]:
-    cells = list(row)
-    for i in positions:
-        if cells[i] is not None:
-            cells[i] = bool(cells[i])
-    return cells
+            continue
+        for row in rows:
+            cells = list(row)
+            for i in positions:
+                if cells[i] is not None:
+                    cells[i] = bool(cells[i])
+            yield cells
 
 
 def export_chunk(connection: Connection, kind: str, where: ExportFilter | None,

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, CursorResult, Engine, Executable, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
@@ -173,3 +173,22 @@ def lock_log_tip(connection: Connection) -> None:
     """One writer at a time extends the log; SQLite's BEGIN IMMEDIATE already ensures it."""
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})
+
+
+def row_chunks_read(connection: Connection, statement: Executable, size: int
+                    ) -> Iterator[Sequence[Sequence[Any]]]:
+    """`statement`, run now, its rows `size` at a time. SQLite: the driver's own row tuples
+    (a Boolean as 0 or 1), its cursor stepping through the rows as read: SQLAlchemy's Row per
+    row was most of an export's time and a fifth of the batch proof's. Elsewhere: SQLAlchemy's
+    rows from a server-side cursor."""
+    if connection.dialect.name != "sqlite":
+        return connection.execute(statement.execution_options(yield_per=size)).partitions()
+    return _fetched(connection.execute(statement), size)
+
+
+def _fetched(result: CursorResult[Any], size: int) -> Iterator[Sequence[Sequence[Any]]]:
+    try:
+        while rows := result.cursor.fetchmany(size):
+            yield rows
+    finally:
+        result.close()

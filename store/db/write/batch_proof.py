@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, and_, false, func, or_, select
 
 from store.db.log.stored_log import EntryEncoder
+from store.db.schema.engine import row_chunks_read
 from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.db.schema.tables import (
     SUBTREE_LEVEL,
@@ -82,19 +83,8 @@ def _read_back(connection: Connection, table: str, start: int, end: int
     t, entry = metadata.tables[table], EntryEncoder(table)
     statement = (select(*(t.c[name] for name in entry.columns), t.c.seq)
                  .where(t.c.seq > start, t.c.seq <= end).order_by(t.c.seq))
-    if connection.dialect.name != "sqlite":  # a server-side cursor, a chunk at a time
-        result = connection.execute(statement.execution_options(yield_per=_READ_ROWS))
-        for rows in result.partitions():
-            yield [row[-1] for row in rows], [leaf_hash(entry(row)) for row in rows]
-        return
-    # SQLite's own cursor steps through the rows as read: its row tuples, with the columns
-    # sorted once, took a fifth off the proof's CPU (SQLAlchemy's Row and a sort per entry).
-    result = connection.execute(statement)
-    try:
-        while rows := result.cursor.fetchmany(_READ_ROWS):
-            yield [row[-1] for row in rows], [leaf_hash(entry(row)) for row in rows]
-    finally:
-        result.close()
+    for rows in row_chunks_read(connection, statement, _READ_ROWS):
+        yield [row[-1] for row in rows], [leaf_hash(entry(row)) for row in rows]
 
 
 def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
