@@ -150,7 +150,15 @@ class Console:
         self.templates = Jinja2Templates(env=environment)
 
     def routes(self) -> list[BaseRoute]:
-        from store.console import exports, lists, log_page, overview, records
+        from store.console import (
+            exports,
+            lists,
+            log_page,
+            overview,
+            proofs,
+            record_keys,
+            records,
+        )
 
         pages: list[tuple[str, Page]] = [
             ("/", Page("overview.html", overview.read_overview)),
@@ -158,14 +166,14 @@ class Console:
             *((f"/{name}", Page("list.html", lists.list_reader(name)))
               for name in lists.LIST_KINDS),
             *((f"/{name}/{{key}}", Page("record.html", records.record_reader(name)))
-              for name in records.RECORD_KINDS),
+              for name in record_keys.RECORD_KINDS),
         ]
         return [
             *(Route(path, self._endpoint(page), methods=["GET", "HEAD"]) for path, page in pages),
-            Route("/proofs/{kind}/{key}.json", self._endpoint_raw(records.proof_download),
+            Route("/proofs/{kind}/{key}.json", self._endpoint_raw(proofs.proof_download),
                   methods=["GET", "HEAD"]),
             Route("/proofs/{kind}/{key}.tlog-proof",
-                  self._endpoint_raw(records.bundle_download), methods=["GET", "HEAD"]),
+                  self._endpoint_raw(proofs.bundle_download), methods=["GET", "HEAD"]),
             Route("/export/{kind}.{format}", exports.export_endpoint(self),
                   methods=["GET", "HEAD"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="console-static"),

@@ -1,67 +1,32 @@
 """Record pages: every stored field, links both ways between records, and the record's
-inclusion proof (checked in the browser by static/proof-check.js); the proof download."""
+inclusion proof (console/proofs.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
 import json
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
 from sqlalchemy import Connection
 from starlette.requests import Request
-from starlette.responses import Response
 
 from store.console.glossary import explain
 from store.console.parameters import ParameterError
+from store.console.proofs import proof_context
+from store.console.record_keys import RECORD_KINDS, not_found, record_key, then
 from store.db import queries
-from store.db.log.kept_checkpoints import kept_checkpoints
-from store.db.queries import MAX_KEY, InclusionProof
 from store.db.queries.browsing import batch_by_id, journal_neighbours
-from store.db.queries.bundles import bundle_checkpoint, proof_bundle
 from store.model.journal_digest import journal_digest
-from store.model.proof_bundle import SUFFIX
-from store.model.proof_file import checkpoint_note, proof_file
 
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
 
 K = TypeVar("K", str, int)
 R = TypeVar("R")
-_HEX_ID = re.compile(r"[0-9a-f]{64}", re.ASCII)
 OCCURRENCES_SHOWN = 20
-
-# page path -> (ledgered table, what its key is called, a heading, its `prove` option)
-RECORD_KINDS: dict[str, tuple[str, str, str, str]] = {
-    "residuals": ("contract_residuals", "residual_id", "Residual", "residual"),
-    "assessments": ("contract_assessments", "assessment_id", "Assessment", "assessment"),
-    "surfaces": ("surface_records", "surface_id", "Surface", "surface"),
-    "turns": ("turns", "turn_key", "Turn", "turn"),
-    "batches": ("ingest_batches", "batch_id", "Batch", ""),  # prove --index
-}
-
-
-def _not_found(message: str) -> Exception:
-    from store.console.pages import NotFound
-
-    return NotFound(message)
-
-
-def record_key(kind: str, text: str) -> str | int:
-    """The path's key, checked: 64 lowercase hex digits, or a batch's number."""
-    _, key_name, heading, _ = RECORD_KINDS[kind]
-    if kind == "batches":
-        if not text.isascii() or not text.isdigit() or len(text) > 19 or int(text) > MAX_KEY:
-            raise _not_found(f"no batch {text[:80]!r}: a batch id is a whole number")
-        return int(text)
-    if not _HEX_ID.fullmatch(text):
-        raise _not_found(f"no {heading.lower()} {text[:80]!r}: a {key_name} is 64 lowercase "
-                         "hex digits")
-    return text
-
 
 def _field(name: str, value: Any, href: str | None = None, *, pre: bool = False,
            keep_as_of: bool = True, explain_as: str | None = None) -> dict[str, Any]:
@@ -92,88 +57,6 @@ def _list_href(path: str, **params: str | None) -> str | None:
     if any(value is None for value in params.values()):
         return None
     return f"/{path}?{urlencode(params)}"
-
-
-def _proof_context(connection: Connection, request: Request, head: Head, console: Console,
-                   kind: str, key: str | int) -> dict[str, Any]:
-    table = RECORD_KINDS[kind][0]
-    proof = queries.inclusion_proof(connection, table, (key,), head.size, blocks=console.blocks)
-    if proof is None:
-        raise _not_found(f"no {RECORD_KINDS[kind][2].lower()} {key}")
-    status = queries.ledger_status(connection)
-    base = request.scope.get("root_path", "")
-    suffix = "" if head.as_of is None else f"?asOf={head.as_of}"
-    return {"proof": proof, "proof_script": True,
-            "checkpoint_note": checkpoint_note(status.origin, proof.tree_size, proof.root_hash),
-            "proof_href": f"{base}/proofs/{kind}/{key}.json{suffix}",
-            "bundle": _bundle_offer(connection, head, kind, key, proof.leaf_index, base)}
-
-
-def _bundle_offer(connection: Connection, head: Head, kind: str, key: str | int, leaf: int,
-                  base: str) -> dict[str, Any]:
-    """What "download proof" gives on this page: the C2SP tlog-proof bundle against the
-    newest kept signed checkpoint (at asOf=N: the newest kept one of size N), what
-    `prove --bundle FILE --<kind> ID [--tree-size N]` writes; or why there is none."""
-    kept = bundle_checkpoint(connection, head.as_of)
-    option = RECORD_KINDS[kind][3]
-    command = (f"core-audit prove --{option} {key}" if option else
-               f"core-audit prove --index {leaf}")
-    command += (
-("" if head.as_of is None else f" --tree-size {head.as_of}")
-                + f" --bundle {_bundle_name(kind, key, kept.tree_size if kept else head.size)}")
-    offer: dict[str, Any] = {"kept": kept, "command": command, "href": None, "reason": None,
-                             "elsewhere": None}
-    if kept is not None and leaf < kept.tree_size:
-        suffix = "" if head.as_of is None else f"?asOf={head.as_of}"
-        offer["href"] = f"{base}/proofs/{kind}/{key}.tlog-proof{suffix}"
-        if kept.tree_size != head.size:
-            offer["elsewhere"] = f"{base}/{kind}/{key}?asOf={kept.tree_size}"
-        return offer
-    if kept is not None:
-        offer["reason"] = (f"leaf {leaf} was appended after the newest signed checkpoint "
-                           f"(#{kept.checkpoint_id}, tree size {kept.tree_size}): "
-                           "`core-audit checkpoint --key K` signs the newest tree head")
-    elif head.as_of is not None:
-        offer["reason"] = (f"this store keeps no signed checkpoint of tree size {head.as_of} "
-                           "(a checkpoint signs the tree head newest when it is made)")
-        # At or below N only: what an immutable page links to must not change later.
-        covering = [c for c in kept_checkpoints(connection, limit=1, max_size=head.as_of)
-                    if leaf < c.tree_size]
-        if covering:
-            offer["elsewhere"] = f"{base}/{kind}/{key}?asOf={covering[0].tree_size}"
-    else:
-        offer["reason"] = ("this store keeps no signed checkpoint yet: `core-audit checkpoint "
-                           "--key K` signs the newest tree head and keeps it")
-    return offer
-
-
-def _bundle_name(kind: str, key: str | int, tree_size: int) -> str:
-    return f"{RECORD_KINDS[kind][2].lower()}-{str(key)[:16]}-{tree_size}{SUFFIX}"
-
-
-def bundle_download(connection: Connection, request: Request, head: Head,
-                    console: Console) -> Response:
-    """The record's C2SP tlog-proof bundle: byte for byte what `prove --bundle` writes."""
-    kind, key = _download_key(request)
-    try:
-        text = proof_bundle(connection, table=RECORD_KINDS[kind][0], key=(key,),
-                            tree_size=head.as_of)
-    except queries.QueryError as exc:
-        raise _not_found(f"no signed proof of {RECORD_KINDS[kind][2].lower()} {key}: {exc}"
-                         ) from None
-    size = int(text.split("\n\n", 1)[1].split("\n")[1])  # the checkpoint's tree size
-    return Response(text.encode("utf-8"), media_type="text/plain; charset=utf-8", headers={
-        "Content-Disposition": f'attachment; filename="{_bundle_name(kind, key, size)}"'})
-
-
-def _download_key(request: Request) -> tuple[str, str | int]:
-    kind = request.path_params["kind"]
-    if kind not in RECORD_KINDS:
-        raise _not_found(f"no record kind {kind[:80]!r}: one of {', '.join(RECORD_KINDS)}")
-    for name in request.query_params:
-        if name != "asOf":
-            raise ParameterError(name[:80], "not a parameter of a proof; it takes asOf")
-    return kind, record_key(kind, request.path_params["key"])
 
 
 def _residual(connection: Connection, key: str, head: Head, request: Request
@@ -222,16 +105,12 @@ def _kept(head: Head, **params: str) -> dict[str, str]:
     return params | ({} if head.as_of is None else {"asOf": str(head.as_of)})
 
 
-def _then(head: Head) -> str:
-    return "" if head.as_of is None else f" at tree size {head.as_of}"
-
-
 def _stored(get: Callable[[Connection, K, int | None], R | None], connection: Connection,
             key: K, head: Head, noun: str) -> R:
     """The record keyed `key` as of the page's head; not found: the page says so."""
     found = get(connection, key, head.as_of)
     if found is None:
-        raise _not_found(f"no {noun} {key}" + _then(head))
+        raise not_found(f"no {noun} {key}" + then(head))
     return found
 
 
@@ -425,23 +304,6 @@ def record_reader(kind: str) -> Callable[[Connection, Request, Head, Console], d
         return {"title": f"{heading} {str(key)[:12]}", "heading": heading, "key": key,
                 "list_name": kind, "list_title": kind.capitalize(),
                 "neighbours": None, "related": [],
-                **context, **_proof_context(connection, request, head, console, kind, key)}
+                **context, **proof_context(connection, request, head, console, kind, key)}
 
     return read
-
-
-def proof_download(connection: Connection, request: Request, head: Head,
-                   console: Console) -> Response:
-    kind, key = _download_key(request)
-    table = RECORD_KINDS[kind][0]
-    proof: InclusionProof | None = queries.inclusion_proof(connection, table, (key,),
-                                                           head.size, blocks=console.blocks)
-    if proof is None:
-        raise _not_found(f"no {RECORD_KINDS[kind][2].lower()} {key}" + _then(head))
-    status = queries.ledger_status(connection)
-    note = checkpoint_note(status.origin, proof.tree_size, proof.root_hash)
-    body = proof_file(dataclasses.asdict(proof), note)
-    name = f"{RECORD_KINDS[kind][2].lower()}-{str(key)[:16]}-proof-{proof.tree_size}.json"
-    return Response(body, media_type="application/json",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
-

@@ -10,7 +10,6 @@ from typing import Protocol
 
 from sqlalchemy import Connection, exists, func, inspect, literal, select, text, true
 
-from store.db.log.kept_checkpoints import kept_checkpoints
 from store.db.log.stored_log import (
     LogError,
     StoredLog,
@@ -18,7 +17,6 @@ from store.db.log.stored_log import (
     latest_head,
     leaf_rows,
     log_entry,
-    stored_origin,
 )
 from store.db.schema.guards import SINGLE_ROW_TABLES, hidden_rowid
 from store.db.schema.record_kinds import LEDGERED_KEYS, SIGHTED, RecordKind
@@ -29,16 +27,15 @@ from store.db.schema.tables import (
     metadata,
     tree_heads,
 )
+from store.db.verify.checkpoint_checks import checkpoint_problems, kept_checkpoint_problems
 from store.db.verify.content_checks import content_kinds, table_problems
+from store.db.verify.derived_checks import sighting_count_problems, tally_problems
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
 from store.db.verify.schema_snapshot import whole_schema_problems
 from store.db.write.row_builders import ledger_key
-from store.db.write.sighting_counts import recomputed_sighting_counts, stored_sighting_counts
-from store.db.write.tallies import recomputed_tallies, stored_tallies
-from store.errors import CheckpointError, StoreError
-from store.model.checkpoint import Checkpoint, parse_checkpoint
-from store.model.merkle import CompactRange, consistency_holds, leaf_hash
+from store.model.checkpoint import Checkpoint
+from store.model.merkle import CompactRange, leaf_hash
 
 MAX_PROBLEMS = 20
 
@@ -181,46 +178,6 @@ def _heads(connection: Connection) -> dict[int, tuple[int, str]]:
             for row in connection.execute(select(tree_heads))}
 
 
-def _tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
-    """The derived tallies must be exactly what the ledgered rows add up to, batch by batch
-    (the batches after `after_batch`)."""
-    stored = stored_tallies(connection, after_batch)
-    for batch_id, expected in recomputed_tallies(connection, after_batch):
-        found = stored.pop(batch_id, [])
-        if found != expected:
-            yield Problem(None, "residual_tallies", f"batch {batch_id}",
-                          f"{len(found)} tally rows do not match the {len(expected)} the "
-                          "batch's residuals and occurrences add up to")
-    for batch_id, found in stored.items():
-        yield Problem(None, "residual_tallies", f"batch {batch_id}",
-                      f"{len(found)} tally rows for a batch without residuals")
-
-
-def _sighting_count_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
-    """The derived sighting counts must be exactly the running counts the sightings make,
-    row for row (both streams in key order: batch, record), the batches after `after_batch`."""
-    expected, stored = (recomputed_sighting_counts(connection, after_batch),
-                        stored_sighting_counts(connection, after_batch))
-    want, have = next(expected, None), next(stored, None)
-    while want is not None or have is not None:
-        if have is None or (want is not None and want[:2] < have[:2]):
-            assert want is not None
-            yield Problem(None, "sighting_counts", f"batch {want[0]} {want[1]}",
-                          f"row is missing ({want[2]} {want[1]} has {want[4]} sightings by "
-                          "this batch)")
-            want = next(expected, None)
-        elif want is None or have[:2] < want[:2]:
-            yield Problem(None, "sighting_counts", f"batch {have[0]} {have[1]}",
-                          "row names no record this batch sighted (added out of band)")
-            have = next(stored, None)
-        else:
-            if have != want:
-                yield Problem(None, "sighting_counts", f"batch {have[0]} {have[1]}",
-                              f"row says {have[2]} seq {have[3]}, {have[4]} sightings; the "
-                              f"sightings say {want[2]} seq {want[3]}, {want[4]}")
-            want, have = next(expected, None), next(stored, None)
-
-
 def _reference_problems(connection: Connection, skip: Collection[str],
                         scope: Scope = Scope()) -> Iterator[Problem]:
     """Every foreign key holds: the writer checks them itself, and tools that write to a
@@ -304,11 +261,11 @@ HEAVY_CHECKS: dict[str, HeavyCheck] = {
     "leaves": _leaf_check,
     **{f"content {kind.name}": _content_check(kind) for kind in content_kinds()},
     "integrity_check": lambda connection, _scope, _report: _file_problems(connection),
-    "tallies": lambda connection, scope, _report: _tally_problems(connection,
+    "tallies": lambda connection, scope, _report: tally_problems(connection,
                                                                   scope.after_batch),
     "references": lambda connection, scope, _report: _reference_problems(
         connection, scope.skip, scope),
-    "sighting_counts": lambda connection, scope, _report: _sighting_count_problems(
+    "sighting_counts": lambda connection, scope, _report: sighting_count_problems(
         connection, scope.after_batch),
 }
 # How many of a check's problems the report can take at most (the rest need not be read).
@@ -375,7 +332,7 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     scope = Scope(frozenset(unreadable))
     if since is not None and not log_tables & unreadable.keys():
         if since.size > latest_head(connection).size:  # nothing to rebuild: say only that
-            report.problems = list(_checkpoint_problems(connection, since))
+            report.problems = list(checkpoint_problems(connection, since))
             return report
         scope = Scope(frozenset(unreadable), Since(since.size, since.root,
                                                     _newest_batch(connection, since.size)))
@@ -391,9 +348,9 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         return report
     for kept in (checkpoint, since):
         if kept is not None:
-            problems.extend(_checkpoint_problems(connection, kept))
+            problems.extend(checkpoint_problems(connection, kept))
     if not {"checkpoints", "checkpoint_cosignatures"} & unreadable.keys():
-        problems.extend(islice(_kept_checkpoint_problems(connection), MAX_PROBLEMS))
+        problems.extend(islice(kept_checkpoint_problems(connection), MAX_PROBLEMS))
     if quick:
         report.tip = latest_head(connection)
         report.rows = report.tip.size
@@ -425,51 +382,3 @@ def _newest_batch(connection: Connection, size: int) -> int:
     """The newest batch among the first `size` leaves (0: none)."""
     return connection.execute(select(func.max(ingest_batches.c.batch_id))
                               .where(ingest_batches.c.seq <= size)).scalar() or 0
-
-
-def _checkpoint_problems(connection: Connection, checkpoint: Checkpoint, table: str = "log",
-                         where: str | None = None) -> Iterator[Problem]:
-    """The store must extend the checkpoint's tree: a consistency proof from the stored log."""
-    head = latest_head(connection)
-    where = where or f"checkpoint {checkpoint.size}"
-    if checkpoint.size > head.size:
-        yield Problem(None, table, where, f"the checkpoint's tree has {checkpoint.size} "
-                                          f"leaves, the store {head.size} (rows were removed)")
-        return
-    try:
-        path = StoredLog(connection).consistency(checkpoint.size, head.size)
-    except LogError as exc:
-        yield Problem(None, table, where, f"cannot prove consistency: {exc}")
-        return
-    if not consistency_holds(checkpoint.size, head.size, checkpoint.root, head.root, path):
-        yield Problem(None, table, where, "the store does not extend the checkpoint's tree "
-                                          "(history was rewritten)")
-
-
-def _kept_checkpoint_problems(connection: Connection) -> Iterator[Problem]:
-    """Every checkpoint the store signed and kept: its note is what its row says, of this
-    log's origin, and the stored log extends its tree. A store that contradicts a checkpoint
-    it signed is not intact."""
-    try:
-        origin: str | None = stored_origin(connection)
-    except StoreError:  # two origins: reported with log_origin; check the rest regardless
-        origin = None
-    for kept in kept_checkpoints(connection, newest_first=False):
-        where = f"checkpoint {kept.checkpoint_id}"
-        try:
-            parsed = parse_checkpoint(kept.note)
-        except CheckpointError as exc:
-            yield Problem(None, "checkpoints", where, f"kept note is not a checkpoint: {exc}")
-            continue
-        found = parsed.checkpoint
-        names = tuple(s.name for s in parsed.signatures)
-        if ((found.size, found.root.hex()) != (kept.tree_size, kept.root_hash)
-                or (origin is not None and found.origin != origin)
-                or names[:len(kept.signers)] != kept.signers):
-            yield Problem(None, "checkpoints", where,
-                          f"kept note (origin {found.origin!r}, size {found.size}, signed by "
-                          f"{' '.join(names) or 'nobody'}) is not its row's (origin "
-                          f"{origin!r}, size {kept.tree_size}, signed by "
-                          f"{' '.join(kept.signers)})")
-            continue
-        yield from _checkpoint_problems(connection, found, "checkpoints", where)
