@@ -74,11 +74,12 @@ def follow(paths: tuple[str, ...], db: str | None, interval: float, as_json: boo
     holds new complete lines, they become a batch, as `ingest PATH` of the grown file would.
 
     A last line without its newline is not a line until the newline arrives. After a restart
-    or a crash nothing is duplicated or skipped: each batch re-reads the file through
-    `ingest`'s writer, so lines stored before are counted present and only the rest is
-    written. A file that no longer holds a line it held (truncated, rewritten, replaced by
-    other content) and a line `ingest` would reject stop the command, naming the line, with
-    nothing of that batch written (exit status 2). SIGTERM or Ctrl-C stops it once the
+    or a crash nothing is duplicated or skipped: the first batch of a run is the whole file,
+    as `ingest` re-reads a grown file (lines stored before are counted present, the rest
+    written); later ones are the new lines, every earlier line checked unchanged. A file that
+    no longer holds a line it held (truncated, rewritten, replaced by other content) and a
+    line `ingest` would reject stop the command, naming the line, with nothing of that batch
+    written (exit status 2). SIGTERM or Ctrl-C stops it once the
     current batch is written (exit status 0); a second one abandons that batch, rolled back.
     """
     def registry() -> TeachingRegistry:
@@ -131,7 +132,7 @@ def _poll(store: AuditStore, followed: FollowedFile, stop: _Stop,
             try:
                 # The writer reads through readline() only, as it reads any stream.
                 summary = store.ingest(cast("IO[bytes]", reader), source=followed.path,
-                                       registry=registry, parallel=False)
+                                       registry=registry, parallel=False, start=reader.start)
             finally:
                 stop.in_batch = False
     except FileChanged as exc:

@@ -1,16 +1,18 @@
 """A file `core-audit follow` tails: its complete lines, each checked against the line it
-followed before, so that the writer re-reads the grown file as `ingest` would re-read it.
+followed before, and the new ones handed to the writer `ingest` uses.
 
-The writer is the one path to the store: each batch of a followed file is the file's complete
-lines, all of them, appended exactly as `ingest FILE` appends a grown file (stored lines are
-"present", the new ones new, a rewritten journal refused). That keeps one writer, and makes a
-restart or a crash lose nothing: the store, not a state file, says what is stored.
+The writer is the one path to the store. A run's first batch of a file is the whole file, as
+`ingest FILE` appends a grown file: lines stored before (a restart, a crash) are "present",
+the rest new, a rewritten journal refused; the store, not a state file, says what is stored.
+Later batches are the lines after those followed, numbered as in the file and continuing its
+journal's turn ids (InputStart): the writer parses only new lines.
 
-Between batches the file is only stat()ed. While a batch reads it, every line already followed
-must come back byte for byte (a digest a line, kept in memory): a file truncated, rewritten or
-replaced by different content fails the batch inside the writer's transaction, naming the line,
-so nothing of it is written. A last line without its newline is not a line yet: the reader stops
-before it, and the next batch reads it whole.
+Between batches the file is only stat()ed. A batch reads the file from its start all the
+same: every line followed must come back byte for byte (a 16-byte digest a line, kept in
+memory; hashing, not parsing), else the batch fails inside the writer's transaction naming
+the line (truncated, rewritten, replaced by other content), so nothing of it is written. A
+last line without its newline is not a line yet: the reader stops before it, and a later
+batch reads it whole.
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ import os
 from dataclasses import dataclass, field
 from typing import IO, NamedTuple
 
+import orjson
+
+from store.db.write.row_builders import InputStart
 from store.errors import InputError
+from store.model.jsonl import MAX_LINE_BYTES
+from store.model.turns import TurnKind, turn_line_kind
 
 _DIGEST_BYTES = 16  # per followed line: 1.6 MB for 100,000 lines
 
@@ -49,6 +56,7 @@ class FollowedFile:
     lines: int = 0  # complete lines (blank ones too) the store holds from this file
     size: int = 0  # bytes up to the end of the last of them
     digests: bytearray = field(default_factory=bytearray)
+    next_turn: int = 1  # the turn_id a journal line after them must have
     seen: FileState | None = None  # the file as last read: unchanged, it is not read again
 
     def state(self) -> FileState | None:
@@ -69,8 +77,10 @@ class FollowedFile:
         return now != self.seen
 
     def reader(self, stream: IO[bytes]) -> PrefixReader:
-        """A reader of `stream` (the file, from its start) for one batch."""
-        return PrefixReader(self, stream)
+        """A reader of `stream` (the file, from its start) for one batch: the whole file for
+        the first batch of a run (the writer checks it against the store, as `ingest` does),
+        then only the lines after those followed."""
+        return PrefixReader(self, stream, tail=self.lines > 0)
 
     def advance(self, reader: PrefixReader) -> bool:
         """The batch `reader` fed is stored (or was already): its lines are followed now.
@@ -79,27 +89,48 @@ class FollowedFile:
             self.seen[:2] != reader.opened[:2])
         self.digests += reader.new_digests
         self.lines = reader.line
+        self.next_turn = reader.next_turn
         self.size = reader.size
         self.seen = reader.opened
         return replaced
 
 
 class PrefixReader:
-    """readline() over the file's complete lines for the writer, checking each followed one."""
+    """readline() over the file's complete lines for the writer, checking each followed one.
 
-    def __init__(self, followed: FollowedFile, stream: IO[bytes]) -> None:
+    `tail`: the writer gets only the lines after those followed (read and checked here all
+    the same), numbered from followed.lines + 1 (`start`); else every line, from line 1.
+    """
+
+    def __init__(self, followed: FollowedFile, stream: IO[bytes], *, tail: bool) -> None:
         self.followed = followed
         self.stream = stream
+        self.tail = tail
         self.opened = followed.state()  # before reading: a later change is seen next poll
         self.line = 0  # complete lines read
         self.size = 0  # bytes up to the end of the last of them
         self.new_digests = bytearray()
+        self.next_turn = followed.next_turn
         self._current = hashlib.blake2b()
+        self._text = bytearray()  # the line being read, while it may be a journal line
         self._ended = False
+
+    @property
+    def start(self) -> InputStart | None:
+        """Where what the writer reads begins in the file (None: at its start)."""
+        if not self.tail:
+            return None
+        return InputStart(self.followed.lines + 1, self.followed.next_turn)
 
     def readline(self, limit: int = -1, /) -> bytes:
         if self._ended:
             return b""
+        if self.tail:
+            while self.line < self.followed.lines and not self._ended:
+                self._read(MAX_LINE_BYTES + 1)  # each checked as it completes
+        return self._read(limit)
+
+    def _read(self, limit: int) -> bytes:
         piece = self.stream.readline(limit)
         if not piece.endswith(b"\n") and (limit < 0 or len(piece) < limit):
             # The end of the file, maybe inside a line still being written: not a line yet.
@@ -111,6 +142,8 @@ class PrefixReader:
                     f"lines 1-{followed} were followed (stored)"))
             return b""
         self._current.update(piece)
+        if len(self._text) <= MAX_LINE_BYTES:
+            self._text += piece
         if piece.endswith(b"\n"):
             self._line_read()
         return piece
@@ -120,11 +153,25 @@ class PrefixReader:
         self.size = self.stream.tell()
         digest = self._current.digest()[:_DIGEST_BYTES]
         self._current = hashlib.blake2b()
+        text, self._text = self._text, bytearray()
         at = (self.line - 1) * _DIGEST_BYTES
         if self.line <= self.followed.lines:
             if self.followed.digests[at:at + _DIGEST_BYTES] != digest:
                 raise FileChanged(self.line, (
                     f"line {self.line} is not the line {self.line} followed (stored): the "
                     "file was rewritten or replaced; a followed file is append-only"))
-        else:
-            self.new_digests += digest
+            return
+        self.new_digests += digest
+        if b'"turn_id"' in text:
+            self._saw_turn(bytes(text))
+
+    def _saw_turn(self, text: bytes) -> None:
+        """A new journal line: the next batch's journal continues after its turn_id."""
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return  # the writer names it
+        if turn_line_kind(value) is TurnKind.WORKBENCH_JOURNAL:
+            turn_id = value.get("turn_id")
+            if isinstance(turn_id, int) and not isinstance(turn_id, bool):
+                self.next_turn = turn_id + 1
