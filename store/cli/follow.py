@@ -37,7 +37,7 @@ class Abandoned(BaseException):
     """A second SIGTERM or Ctrl-C during a batch: the batch's transaction is rolled back."""
 
 
-class _Stop:
+class StopRequest:
     """SIGTERM and SIGINT ask to stop: between batches at once, during one once it is written;
     a second signal during a batch abandons it (rolled back, nothing of it written)."""
 
@@ -97,7 +97,7 @@ def follow(paths: tuple[str, ...], db: str | None, interval: float, as_json: boo
     if core is not None:
         registry()
     files = [FollowedFile(path) for path in dict.fromkeys(paths)]
-    stop = _Stop()
+    stop = StopRequest()
     refused = False
     with open_store(db) as store, stop.installed():
         try:
@@ -120,7 +120,7 @@ def follow(paths: tuple[str, ...], db: str | None, interval: float, as_json: boo
         click.echo(f"follow: stopped ({signal.Signals(stop.signal).name})", err=True)
 
 
-def _poll(store: AuditStore, followed: FollowedFile, stop: _Stop,
+def _poll(store: AuditStore, followed: FollowedFile, stop: StopRequest,
           registry: Callable[[], TeachingRegistry], as_json: bool) -> bool:
     """One look at one file, and its batch if it holds new lines; False if it was refused."""
     try:

@@ -16,6 +16,7 @@ from cli_runs import cli, subprocess_environ
 from raw_reads import dump
 from turn_data import DISCLOSURE, journal_entry, journal_line
 
+from store.cli.follow import Abandoned, StopRequest
 from store.db.audit_store import AuditStore
 
 WAIT_SECONDS = 60  # a loaded 2-core machine; the follower is told to poll every 20 ms
@@ -218,3 +219,13 @@ def test_standard_input_and_a_missing_file_are_refused_before_a_store_exists(
     assert piped.exit_code == 1
     assert "-: standard input cannot be followed; name a file" in piped.stderr
     assert not db.exists()
+
+
+def test_a_second_signal_during_a_batch_abandons_it_and_between_batches_only_stops() -> None:
+    stop = StopRequest()
+    stop(signal.SIGTERM, None)
+    assert stop.signal == signal.SIGTERM  # the loop ends after the batch under way
+    stop(signal.SIGINT, None)  # between batches: nothing under way to abandon
+    stop.in_batch = True
+    with pytest.raises(Abandoned):  # raised in the writer: its transaction rolls back
+        stop(signal.SIGINT, None)
