@@ -20,6 +20,7 @@ import orjson
 from sqlalchemy.exc import DatabaseError
 
 from store.cli.options import db_option, open_store
+from store.db.damage import damage_said
 from store.db.queries.errors import QueryError
 from store.db.queries.exports import EXPORT_KINDS, ExportFilter, export_lines, export_rows
 from store.db.queries.ledger import consistency_proof
@@ -100,8 +101,9 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
                 else:
                     assert rows is not None
                     count = write(kind, rows, stream)
-        except DatabaseError as exc:  # a malformed page, say: --out is left as it was
-            raise click.ClickException(f"{store.url}: cannot be read: {exc.orig}") from exc
+        except (DatabaseError, UnicodeDecodeError) as exc:  # a malformed page, say: --out
+            # is left as it was
+            raise click.ClickException(f"{store.url}: {damage_said(exc)}") from exc
     if out is not None:
         click.echo(f"{count} {kind} written to {out}", err=True)
 
@@ -184,11 +186,45 @@ def _write_lines(kind: str, output_format: str, chunks: Iterable[list[bytes]],
     if output_format == "csv":
         stream.write(",".join(EXPORT_KINDS[kind].columns).encode() + end)
     count = 0
-    for lines in chunks:
-        count += len(lines)
-        lines.append(b"")  # for the last line's end
-        stream.write(end.join(lines))
+    try:
+        for lines in chunks:
+            lines.append(b"")  # for the last line's end
+            data = end.join(lines)
+            try:  # SQLite hands text back as stored: damaged bytes would pass through unread
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise click.ClickException(_not_utf8(kind, output_format, lines, count, end,
+                                                     stream)) from None
+            count += len(lines) - 1
+            stream.write(data)
+    finally:  # its cursor closed now, while the connection is open
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
     return count
+
+
+def _not_utf8(kind: str, output_format: str, lines: list[bytes], before: int, end: bytes,
+              stream: IO[bytes]) -> str:
+    """The lines before the first that is not UTF-8 written; which record that is, by its
+    seq, and where."""
+    for index, line in enumerate(lines):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            stream.write(b"".join(good + end for good in lines[:index]))
+            number = before + index + 1
+            text = line.decode("utf-8", errors="replace")
+            if output_format == "jsonl":
+                seq = orjson.loads(text.encode()).get("seq")
+            else:
+                [cells] = list(csv.reader(io.StringIO(text, newline="")))
+                seq = cells[EXPORT_KINDS[kind].columns.index("seq")]
+            return (f"{kind}: record {number} of the export (seq {seq}) holds bytes that are "
+                    f"not UTF-8 ({exc.reason} at byte {exc.start} of its line): the store is "
+                    f"damaged; the export stopped after {number - 1} records; "
+                    "run `core-audit verify` on it")
+    raise AssertionError("a chunk that is not UTF-8 has a line that is not")
 
 
 def _chunks(rows: Iterable[T]) -> Iterator[list[T]]:

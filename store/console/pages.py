@@ -37,6 +37,7 @@ from store.console.request_bounds import (
     printable,
 )
 from store.db.audit_store import AuditStore
+from store.db.damage import DAMAGE, damage_said
 from store.db.log.stored_log import LeafBlocks, latest_head, stored_origin
 from store.db.queries import QueryError, QueryTimeout, snapshot_at
 from store.db.schema.tables import checkpoint_cosignatures, checkpoints
@@ -256,6 +257,10 @@ class Console:
         except QueryError as exc:
             parameter = str(exc).split(":", 1)[0] if ":" in str(exc) else None
             return self.error_page(request, 400, str(exc), parameter)
+        except DAMAGE as exc:  # the store's fault, not the page's: one line, no traceback
+            said = damage_said(exc)
+            logger.warning("console page %s: %s", request.url.path, said)
+            return self.error_page(request, 503, said[0].upper() + said[1:])
         except Exception:
             logger.exception("console page %s failed", request.url.path)
             return self.error_page(request, 500, "The page could not be built; the server's "
