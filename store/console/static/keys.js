@@ -103,7 +103,11 @@ function setQuorum() {
 }
 
 function fromFragment() {
-  const given = new URLSearchParams(location.hash.slice(1));
+  // Not URLSearchParams: it reads '+' as a space, and keys are full of '+'.
+  const given = new Map(location.hash.slice(1).split("&").filter(Boolean).map((part) => {
+    const cut = part.indexOf("=");
+    return cut < 0 ? [part, ""] : [part.slice(0, cut), decodeURIComponent(part.slice(cut + 1))];
+  }));
   const key = given.get("log") || given.get("witness");
   if (key) {
     document.querySelector("#key-text").value = key;

@@ -51,7 +51,7 @@ async function checkLinked(a, rootA, b, rootB) {
 }
 
 function offer(link, text, name) {
-  link.href = URL.createObjectURL(new Blob([text], { type: "text/plain" }));
+  link.href = URL.createObjectURL(new Blob([text], { type: "text/plain;charset=utf-8" }));
   link.download = name;
 }
 
