@@ -149,6 +149,7 @@ function shows(text, value) {
 }
 
 function mark(node, text) {
+  if (node.querySelector(":scope > .uncovered")) return;  // checked before: marked once
   const badge = document.createElement("span");
   badge.className = "uncovered";
   badge.textContent = text;
@@ -173,6 +174,7 @@ function checkFields(entry) {
       dd.classList.add("not-covered");
       return mark(dd, "not covered by the proof (the server's word)");
     }
+    dd.classList.remove("covered", "failed");
     if (shows(text, row[name])) {
       dd.classList.add("covered");
       dd.title = "checked in this browser against the entry the proof covers";
@@ -187,7 +189,8 @@ function checkFields(entry) {
   if (line && line.textContent !== row.line) failures.push("the journal line shown is not the entry's line");
   for (const section of document.querySelectorAll("main > section.card")) {
     const id = section.getAttribute("aria-labelledby");
-    if (section.dataset.proof || ["fields-h", "bundle-h", "line-h"].includes(id)) continue;
+    if (section.dataset.proof || ["fields-h", "bundle-h", "line-h"].includes(id) ||
+        section.querySelector(":scope > p.uncovered")) continue;
     const note = document.createElement("p");
     note.className = "uncovered";
     note.textContent = "Not covered by this record's proof: read from the server's other records (each has its own page and proof).";
