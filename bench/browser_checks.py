@@ -114,8 +114,10 @@ def build(folder: Path) -> tuple[str, SignerKey, SignerKey]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=200)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=200,
+                        help="how many times each of the three is run in the page (default 200)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="core-audit-bench-browser-") as folder:
         url, log, witness = build(Path(folder))

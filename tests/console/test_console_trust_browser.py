@@ -304,3 +304,12 @@ def test_log_checks_the_root_the_auditor_kept_in_the_browser(
     said, state = _visit(browser, f"{site.origin}/log?from={kept.tree_size}&root={'cd' * 32}")
     assert state == "failed", said
     assert said.startswith("failed: the path leads to old root "), said
+
+
+def test_a_quorum_the_pinned_witnesses_did_not_reach_fails(browser: Any, site: Site) -> None:
+    other = SignerKey("w2.example", b"\x09" * 32, COSIGNATURE_V1)
+    _pin(browser, site, witnesses=(WITNESS, other), quorum=2)
+    said, state = _visit(browser, f"{site.origin}{RESIDUAL}")
+    assert state == "failed", said
+    assert said == ("failed: the signed checkpoint: 1 of the pinned witnesses cosigned it "
+                    "(w.example); the quorum you set is 2"), said
