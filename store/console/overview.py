@@ -82,5 +82,5 @@ def read_overview(connection: Connection, request: Request, head: Head,
         "checkpoint": None if ledger.origin is None else checkpoint_note(
             ledger.origin, ledger.tree_size, ledger.root_hash),
         "timeline": timeline(points, base),
-        "signed": signed_checkpoint(connection, head),
+        "signed": signed_checkpoint(connection, head), "proof_script": True,
     }

@@ -291,6 +291,11 @@ def test_a_split_view_is_warned_with_both_checkpoints_to_download(
     assert names == [f"checkpoint-{seen.tree_size}-seen.txt",
                      f"checkpoint-{now.tree_size}-now.txt"]
     assert texts == [seen.note, now.note]
+    # The overview and /log show the signed checkpoint too, and warn the same.
+    for path in ("/", "/log"):
+        browser.get(f"{site.origin}{path}")
+        assert _settled(browser, ".checkpoint-result")[0].startswith("failed: split view: ")
+        assert browser.find_element(By.CSS_SELECTOR, ".split-view").is_displayed(), path
 
 
 def test_log_checks_the_root_the_auditor_kept_in_the_browser(
