@@ -7,9 +7,9 @@ the signed checkpoint or a field shown makes the page say it failed; a server th
 browser two logs signed by the same key (a split view) is warned of, with both signed
 checkpoints offered as evidence. /log's form checks the root the auditor kept.
 
-Stores: the example files (residual DELTA_QUANTITY_ID is in the second), signed by LOG after the
-second file and cosigned by the witness W (C2SP cosignature/v1), then the third file ingested;
-the fork ingests the third file before the second and is signed by the same key."""
+Stores: the example files, signed by LOG after the first file, and after the second and
+cosigned by the witness W (C2SP cosignature/v1), then the third file ingested; the fork ingests
+the third file before the second and is signed by the same key."""
 
 from __future__ import annotations
 
@@ -29,7 +29,11 @@ from spec_values import DELTA_QUANTITY_ID
 
 from store.api.app import create_app
 from store.db.audit_store import AuditStore
-from store.db.log.kept_checkpoints import KeptCheckpoint, newest_kept_checkpoint
+from store.db.log.kept_checkpoints import (
+    KeptCheckpoint,
+    kept_checkpoint,
+    newest_kept_checkpoint,
+)
 from store.model.checkpoint import COSIGNATURE_V1, SignerKey
 from store.model.cosignature import cosign
 
@@ -44,25 +48,26 @@ WITNESS = SignerKey("w.example", b"\x07" * 32, COSIGNATURE_V1)
 RESIDUAL = f"/residuals/{DELTA_QUANTITY_ID}"
 
 
-def _store(folder: Path, files: tuple[Path, ...], *, cosigned: bool,
-           after: tuple[Path, ...] = ()) -> str:
-    """A store of `files`, signed by LOG once all are in (and cosigned by WITNESS), then
-    `after` ingested."""
+def _store(folder: Path, steps: tuple[Path | str, ...]) -> str:
+    """A store made by `steps`: a file is ingested; "sign" signs the newest tree head by LOG
+    (choosing the origin the first time); "cosign" has WITNESS cosign the newest checkpoint."""
     folder.mkdir()
     url = f"sqlite:///{folder / 'audit.db'}"
     (folder / "log.key").write_text(str(LOG) + "\n", encoding="utf-8")
-    for path in files:
-        assert cli("ingest", "--db", url, path).exit_code == 0
-    made = cli("checkpoint", "--db", url, "--key", folder / "log.key", "--origin", ORIGIN)
-    assert made.exit_code == 0, made.output
-    if cosigned:
-        with AuditStore.open(url) as store:
-            kept = store.execute(newest_kept_checkpoint)
-            body = kept.signed_note[:kept.signed_note.index("\n\n") + 1]
-            store.add_cosignatures(kept.checkpoint_id, [cosign(body, WITNESS, 1700000000)],
-                                   [WITNESS.verifier])
-    for path in after:
-        assert cli("ingest", "--db", url, path).exit_code == 0
+    origin: tuple[str, ...] = ("--origin", ORIGIN)
+    for step in steps:
+        if step == "sign":
+            made = cli("checkpoint", "--db", url, "--key", folder / "log.key", *origin)
+            assert made.exit_code == 0, made.output
+            origin = ()
+        elif step == "cosign":
+            with AuditStore.open(url) as store:
+                kept = store.execute(newest_kept_checkpoint)
+                body = kept.signed_note[:kept.signed_note.index("\n\n") + 1]
+                store.add_cosignatures(kept.checkpoint_id,
+                                       [cosign(body, WITNESS, 1700000000)], [WITNESS.verifier])
+        else:
+            assert cli("ingest", "--db", url, step).exit_code == 0
     return url
 
 
@@ -70,8 +75,8 @@ def _store(folder: Path, files: tuple[Path, ...], *, cosigned: bool,
 def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     folder = tmp_path_factory.mktemp("trust")
     first, second, third = EXAMPLE_FILES
-    return {"log": _store(folder / "log", (first, second), cosigned=True, after=(third,)),
-            "fork": _store(folder / "fork", (first, third, second), cosigned=False)}
+    return {"log": _store(folder / "log", (first, "sign", second, "sign", "cosign", third)),
+            "fork": _store(folder / "fork", (first, third, second, "sign"))}
 
 
 @pytest.fixture(scope="module")
@@ -318,3 +323,15 @@ def test_a_quorum_the_pinned_witnesses_did_not_reach_fails(browser: Any, site: S
     assert state == "failed", said
     assert said == ("failed: the signed checkpoint: 1 of the pinned witnesses cosigned it "
                     "(w.example); the quorum you set is 2"), said
+
+
+def test_an_older_signed_checkpoint_is_said_to_be_older(browser: Any, site: Site) -> None:
+    seen = _pin(browser, site, witnesses=(), quorum=0)
+    assert _visit(browser, f"{site.origin}{RESIDUAL}")[1] == "verified"
+    first = site.dbs["log"].execute(kept_checkpoint, 1)
+    browser.get(f"{site.origin}/?asOf={first.tree_size}")  # shows the first checkpoint
+    said, state = _settled(browser, ".checkpoint-result")
+    assert state == "verified", said
+    assert said.endswith(f"older than the checkpoint of size {seen.tree_size} this browser "
+                         "verified before, which extends it"), said
+    assert not browser.find_element(By.CSS_SELECTOR, ".split-view").is_displayed()

@@ -83,7 +83,10 @@ async function monitor(checkpoint) {
     localStorage.setItem(key, JSON.stringify({ note: checkpoint.text }));
     return `it extends the checkpoint of size ${before.size} this browser verified before (now kept instead)`;
   }
-  return `the checkpoint of size ${before.size} this browser verified before extends it`;
+  if (checkpoint.size < before.size) {
+    return `older than the checkpoint of size ${before.size} this browser verified before, which extends it`;
+  }
+  return `the checkpoint this browser verified before is this one`;
 }
 
 // The page's signed checkpoint against the pins; {checkpoint, said} or null when the page has
