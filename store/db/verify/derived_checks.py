@@ -1,5 +1,6 @@
 """`verify`'s derived tables: the tallies and sighting counts must be exactly what the stored
-rows add up to, batch by batch (recomputed from the rows, never trusted)."""
+rows add up to, batch by batch, and the turn fields what each turn's line says (recomputed
+from the rows, never trusted)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from sqlalchemy import Connection
 from store.db.verify.problems import Problem
 from store.db.write.sighting_counts import recomputed_sighting_counts, stored_sighting_counts
 from store.db.write.tallies import recomputed_tallies, stored_tallies
+from store.db.write.turn_fields import turn_field_problems
+
+__all__ = ["sighting_count_problems", "tally_problems", "turn_field_problems"]
 
 
 def tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
