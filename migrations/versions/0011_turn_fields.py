@@ -114,6 +114,7 @@ def _rows(bind: sa.Connection) -> Iterator[dict[str, Any]]:
 
 def _create_indexes() -> None:
     op.create_index("ix_turn_fields_journal_id_turn_id", TABLE, ["journal_id", "turn_id"])
+    op.create_index("ix_turn_fields_journal_id_turn_seq", TABLE, ["journal_id", "turn_seq"])
     op.create_index("ix_turn_fields_core_time_turn_seq", TABLE, ["core_time", "turn_seq"])
     op.create_index("ix_turn_fields_batch_id_turn_seq", TABLE, ["batch_id", "turn_seq"])
 

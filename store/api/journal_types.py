@@ -47,9 +47,12 @@ class Journal(RecordView):
     async def turns(self, info: Ctx, first: int | None = None, after: str | None = None,
                     last: Last = None, before: str | None = None
                     ) -> Connection[TurnView]:  # type: ignore[valid-type]
-        where = queries.TurnFilter(journal=[RecordId(str(self.journal_id))])  # type: ignore[attr-defined]
-        page = await info.context.run(queries.list_turns, where, first, after, last=last,
-                                      before=before, as_of=self.as_of)
+        journal = str(self.journal_id)  # type: ignore[attr-defined]
+        listing = queries.LISTINGS["turns"]
+        page = await info.context.run(journals.journal_turns, listing.rows, listing.record,
+                                      journal, first, after, last=last, before=before,
+                                      as_of=self.as_of)
+        where = queries.TurnFilter(journal=[RecordId(journal)])
         return connection(page, lambda turn: TurnView.of(turn, self.as_of),
                           _count(info, where, self.as_of))
 

@@ -4,6 +4,7 @@ backfilled by the revision on a store made at 0010, derived again by `verify`.""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -241,3 +242,16 @@ def test_postgresql_a_trigger_altering_a_value_fails_the_batch(tmp_path: Path, p
                                     "written (rows read back differ from the rows inserted)"), (
         result.stderr)
     assert raw_query(pg_url, "SELECT count(*) FROM turns") == [(3,)]
+
+
+def test_export_filters_turns_by_core_time(journal_store: Path) -> None:
+    found = cli("export", "turns", "--db", journal_store, "--format", "jsonl", "--filter",
+                '{"timeFrom": "2026-07-30T20:01:02+02:00", "kind": ["WORKBENCH_JOURNAL"]}')
+    assert found.exit_code == 0, found.stderr
+    # journal-a's turns 2 (18:01:02.000001Z) and 3, journal-b's two (2026-08-01).
+    assert [json.loads(line)["turn_id"] for line in found.stdout.splitlines()] == [2, 3, 1, 2]
+    refused = cli("export", "turns", "--db", journal_store, "--format", "jsonl", "--filter",
+                  '{"timeTo": "2026-07-30T18:00:00"}')
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert ("Invalid value for '--filter': timeTo: '2026-07-30T18:00:00' has no UTC offset"
+            in refused.stderr)

@@ -23,21 +23,29 @@ from store.db.schema.tables import turn_fields as fields_t
 from store.db.schema.tables import turns as turns_t
 
 
-def in_time_order(order: Order, statement: Select[Any]) -> Listing:
+def in_time_order(connection: Connection, order: Order, statement: Select[Any]) -> Listing:
     """`statement`'s turns (joined to turn_fields) by CORE time, ties by seq; those without a
-    time (no row, or a time without an offset) last, in seq order. Their sort key is a
-    constant past every time in the order's direction, so one cursor pages both parts."""
+    time (a line without one, or one without an offset) last, in seq order. Their sort key is
+    a constant past every time in the order's direction, so one cursor pages both parts.
+    Both parts read turn_fields' (core_time, turn_seq) index in order (NULL times are one
+    range of it); a turn without its turn_fields row (verify names it) is in neither."""
     descending = order is Order.TIME_DESC
-    time, seq = fields_t.c.core_time, turns_t.c.seq
+    time, seq = fields_t.c.core_time, fields_t.c.turn_seq
     timed = Part(statement.where(time.is_not(None)),
-                 [SortKey(time, descending), SortKey(fields_t.c.turn_seq, descending)],
-                 seek=True)
+                 [SortKey(time, descending), SortKey(seq, descending)], seek=True)
     last = key_value(0 if descending else MAX_KEY)
-    untimed = Part(statement.where(time.is_(None)),
+    # seq > 0: a comparison, so SQLite reads the outer join as the inner one it is here.
+    untimed = Part(statement.where(time.is_(None), seq > key_value(0)),
                    [SortKey(last, descending, constant=True), SortKey(seq, descending)])
-    lookup = Part(statement, [SortKey(func.coalesce(time, last), descending),
-                              SortKey(seq, descending)])
-    return Listing([timed, untimed], lookup)
+    # A cursor's own row, by the index: an untimed row's constant matches no time, and
+    # whether rows lie past it is then asked of the parts.
+    lookup = Part(statement, [SortKey(time, descending), SortKey(seq, descending)])
+    # Building a statement of two parts costs more than reading a page (SQLAlchemy proxies
+    # every column per subquery): a store whose turns all have a time (CORE writes one)
+    # reads the timed part alone. One index probe says so.
+    untimed_stored = connection.execute(
+        select(fields_t.c.turn_seq).where(time.is_(None)).limit(1)).first() is not None
+    return Listing([timed, untimed] if untimed_stored else [timed], lookup)
 
 
 def turn_in_journal(connection: Connection, rows: Callable[[Any], Select[Any]],
@@ -50,6 +58,19 @@ def turn_in_journal(connection: Connection, rows: Callable[[Any], Select[Any]],
         rows(snapshot_at(connection, as_of))
         .where(equals(fields_t.c.journal_id, journal), fields_t.c.turn_id == turn_id)).first()
     return None if row is None else build(row)
+
+
+def journal_turns(connection: Connection, rows: Callable[[Any], Select[Any]],
+                  build: Callable[[Any], StoredTurn], journal: str, first: int | None = None,
+                  after: str | None = None, **page: Unpack[PageArgs]) -> Page[StoredTurn]:
+    """The journal's turns in turn order (OLDEST_FIRST, or NEWEST_FIRST), keyset paged: turn
+    order is seq order, read along the (journal_id, turn_seq) index."""
+    order = page.get("order", Order.OLDEST_FIRST)
+    statement = rows(snapshot_at(connection, page.get("as_of"))).where(
+        equals(fields_t.c.journal_id, journal))
+    listing = in_seq_order(order, statement, fields_t.c.turn_seq, listing="a journal's turns")
+    return page_of(connection, listing, order, build, first, after, page.get("last"),
+                   page.get("before"))
 
 
 def _journal_rows(as_of_seq: int | None) -> Select[Any]:

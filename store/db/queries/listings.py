@@ -121,7 +121,7 @@ class RecordListing(Generic[F, R]):
     facets_help: str = ""
     filter_help: str = ""
     # Its rows (as read) in a TIME order: the listing has CORE time (turns).
-    time_ordered: Callable[[Order, Select[Any]], Listing] | None = None
+    time_ordered: Callable[[Connection, Order, Select[Any]], Listing] | None = None
 
     @property
     def key(self) -> str:
@@ -203,7 +203,7 @@ class RecordListing(Generic[F, R]):
         snapshot = snapshot_at(connection, as_of)
         read = self._read(where, snapshot)
         if order in TIME_ORDERS and self.time_ordered is not None:
-            listing = self.time_ordered(order, read)
+            listing = self.time_ordered(connection, order, read)
         elif self.sightings is None:
             listing = in_seq_order(order, read, self.table.c.seq, listing=self.name)
         else:

@@ -242,7 +242,8 @@ turn_fields = Table(
     Column("proposal_candidates", Text, nullable=True),  # canonical JSON
     Column("turn_cost_ms", BigInteger, nullable=True),
     Column("checkpoint_emitted", Boolean(create_constraint=False), nullable=True),
-    Index(None, "journal_id", "turn_id"),
+    Index(None, "journal_id", "turn_id"),  # a turn by CORE's identity
+    Index(None, "journal_id", "turn_seq"),  # a journal's turns in order, read in index order
     Index(None, "core_time", "turn_seq"),
     Index(None, "batch_id", "turn_seq"),
 )
