@@ -1,5 +1,5 @@
-"""Turn fields (revision 0011): the writer's derived row per new turn, its proof by value
-before COMMIT, and the rows `verify` derives again from the stored lines.
+"""Turn fields (revision 0011): the writer's derived row per new turn (`verify` derives the
+same, store/db/verify/derived_checks.py) and its proof by value before COMMIT.
 
 A journal is named by its turn 1's turn_key. The writer knows which journal an input holds:
 its first journal line is turn 1 (JournalSequence), stored already or new. `verify` cannot
@@ -16,10 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, select
 
-from store.db.schema.tables import turn_fields, turns
-from store.db.verify.problems import Problem
+from store.db.schema.tables import turn_fields
 from store.db.write.batch_proof import BatchNotStored
 from store.db.write.inserts import content_columns, insert_values
 from store.model.turn_fields import TURN_FIELD_COLUMNS, core_time, journal_fields
@@ -31,7 +30,7 @@ _CONTENT = content_columns("turns")
 _KEY, _KIND, _TURN_ID, _TIME, _LINE = (_CONTENT.index(name) for name in (
     "turn_key", "kind", "turn_id", "timestamp", "line"))
 _EMPTY = dict.fromkeys(TURN_FIELD_COLUMNS)
-_READ_ROWS = 5000
+READ_ROWS = 5000
 
 
 class TurnFieldsNotStored(BatchNotStored):
@@ -98,70 +97,6 @@ class TurnFieldsWriter:
 def _batch_rows(connection: Connection, batch_id: int) -> Iterator[tuple[Any, ...]]:
     statement = (select(*(turn_fields.c[name] for name in COLUMNS))
                  .where(turn_fields.c.batch_id == batch_id).order_by(turn_fields.c.turn_seq))
-    result = connection.execute(statement.execution_options(yield_per=_READ_ROWS))
+    result = connection.execute(statement.execution_options(yield_per=READ_ROWS))
     for row in result:
         yield tuple(row)
-
-
-def _journal_ends(connection: Connection, after_batch: int) -> dict[str, int]:
-    """Each journal's last turn id stored by batch `after_batch`."""
-    c = turn_fields.c
-    return {journal: last for journal, last in connection.execute(
-        select(c.journal_id, func.max(c.turn_id))
-        .where(c.batch_id <= after_batch, c.journal_id.is_not(None))
-        .group_by(c.journal_id))}
-
-
-def turn_field_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
-    """Every turn of the batches after `after_batch` has exactly the row its line derives
-    (its journal as the module says), and no row, of any batch, names a turn that is not
-    stored."""
-    t, f = turns.c, turn_fields.c
-    ends = _journal_ends(connection, after_batch) if after_batch else {}
-    batch_journal: dict[int, str] = {}
-    statement = (select(t.turn_key, t.seq, t.batch_id, t.kind, t.turn_id, t.timestamp, t.line,
-                        *(f[name] for name in COLUMNS))
-                 .join_from(turns, turn_fields, f.turn_key == t.turn_key, isouter=True)
-                 .where(t.batch_id > after_batch).order_by(t.seq))
-    width = 7
-    for row in connection.execute(statement.execution_options(yield_per=_READ_ROWS)):
-        key, seq, batch_id, kind, turn_id, timestamp, line = row[:width]
-        stored = tuple(row[width:])
-        where = f"turn {key}"
-        if stored[0] is None:
-            yield Problem(seq, "turn_fields", where, "row is missing")
-            continue
-        journal = stored[COLUMNS.index("journal_id")]
-        if kind == JOURNAL:
-            expected_journal = _follows(journal, key, turn_id, batch_id, ends, batch_journal)
-            if expected_journal is not None:
-                yield Problem(seq, "turn_fields", where, expected_journal)
-            ends[journal] = turn_id
-        want = derived_row(key, batch_id, seq, kind, turn_id, timestamp, line, journal)
-        if stored != want:
-            differing = [name for name, a, b in zip(COLUMNS, stored, want, strict=True)
-                         if a != b]
-            yield Problem(seq, "turn_fields", where,
-                          f"{', '.join(differing)} differ from what its line says")
-    orphans = connection.execute(
-        select(f.turn_key).join_from(turn_fields, turns, t.turn_key == f.turn_key,
-                                     isouter=True)
-        .where(t.turn_key.is_(None)).order_by(f.turn_key))  # any batch: rows added late
-    for (key,) in orphans:
-        yield Problem(None, "turn_fields", f"turn {key}",
-                      "row names no stored turn (added out of band)")
-
-
-def _follows(journal: str | None, key: str, turn_id: int, batch_id: int,
-             ends: dict[str, int], batch_journal: dict[int, str]) -> str | None:
-    """What is wrong with a journal turn's journal, or None."""
-    if journal is None:
-        return "a journal turn without a journal"
-    if batch_journal.setdefault(batch_id, journal) != journal:
-        return f"its batch holds journal {batch_journal[batch_id]}, it names {journal}"
-    if turn_id == 1:
-        return None if journal == key else f"turn 1 names journal {journal}, not its own key"
-    if ends.get(journal) != turn_id - 1:
-        return (f"journal {journal} has no turn {turn_id - 1} stored before it (its last: "
-                f"{ends.get(journal)})")
-    return None
