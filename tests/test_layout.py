@@ -82,7 +82,8 @@ def test_no_test_folder_is_named_graphql():
 # The layers of store/ (docs/design.md), mirrored by the tests; cross-cutting checks at the top.
 LAYER_FOLDERS = {"model", "db", "api", "console", "cli"}
 TOP_LEVEL_TESTS = {"test_layout.py", "test_docs.py", "test_public_api.py", "test_errors.py",
-                   "test_corrupted_stores.py", "test_no_password_printed.py"}
+                   "test_corrupted_stores.py", "test_no_password_printed.py",
+                   "test_readme_walk.py", "test_bench_help.py"}  # the README and bench/ whole
 
 
 def test_tests_mirror_the_package_layers() -> None:

@@ -44,7 +44,7 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"  # a newer tree head changes the page: ask each time, 304 if not
 NAV = (("/", "Overview"), ("/residuals", "Residuals"), ("/assessments", "Assessments"),
        ("/surfaces", "Surfaces"), ("/turns", "Turns"), ("/batches", "Batches"),
-       ("/log", "Log"))
+       ("/log", "Log"), ("/keys", "Keys"))
 
 
 class NotFound(StoreError):
@@ -163,6 +163,7 @@ class Console:
         pages: list[tuple[str, Page]] = [
             ("/", Page("overview.html", overview.read_overview)),
             ("/log", Page("log.html", log_page.read_log, as_of=False)),
+            ("/keys", Page("keys.html", log_page.read_keys, as_of=False)),
             *((f"/{name}", Page("list.html", lists.list_reader(name)))
               for name in lists.LIST_KINDS),
             *((f"/{name}/{{key}}", Page("record.html", records.record_reader(name)))
@@ -170,6 +171,8 @@ class Console:
         ]
         return [
             *(Route(path, self._endpoint(page), methods=["GET", "HEAD"]) for path, page in pages),
+            Route("/proofs/consistency.json", self._endpoint_raw(proofs.consistency_download),
+                  methods=["GET", "HEAD"]),
             Route("/proofs/{kind}/{key}.json", self._endpoint_raw(proofs.proof_download),
                   methods=["GET", "HEAD"]),
             Route("/proofs/{kind}/{key}.tlog-proof",
