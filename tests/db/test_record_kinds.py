@@ -87,7 +87,7 @@ def test_flat_query_records_carry_their_tables_columns() -> None:
 
     check_flat_records()
     assert {record.__name__ for record, *_ in FLAT_RECORDS} == {
-        "Batch", "StoredSurface", "SurfaceOccurrence", "StoredTurn"}
+        "Batch", "StoredSurface", "SurfaceOccurrence", "StoredTurn", "TurnFields"}
     schema = MetaData()
     columns = metadata.tables["ingest_batches"].columns
     grown = Table("ingest_batches", schema, *(Column(c.name, c.type) for c in columns),
