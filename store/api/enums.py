@@ -9,6 +9,7 @@ from enum import Enum
 import strawberry
 
 from store.db.queries import Order
+from store.model.journal_digest import TraceIntegrity
 from store.model.surface_records import SurfaceForm, SurfaceVerification
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 from store.model.teaching_surface import GroundingSource
@@ -18,9 +19,10 @@ from store.model.turns import NormativeClearance, TurnKind
 GRAPHQL_ENUMS: tuple[tuple[type[Enum], str], ...] = (
     (ResidualKind, "ADR-0225's closed residual kinds."),
     (ResidualSourceAxis, "The structural layer a residual comes from."),
-    (Order, "The order of a list: OLDEST_FIRST (append order, the default), NEWEST_FIRST, or "
-            "MOST_SEEN (most sightings first, ties oldest first: residuals and surfaces only). "
-            "A cursor pages only the order it came from."),
+    (Order, "The order of a list: OLDEST_FIRST (append order, the default), NEWEST_FIRST, "
+            "MOST_SEEN (most sightings first, ties oldest first: residuals and surfaces only), "
+            "or TIME_ASC and TIME_DESC (turns only: by CORE's own timestamp, ties in append "
+            "order, turns without a time last). A cursor pages only the order it came from."),
     (GroundingSource, "Where a turn's surface was grounded: CORE's closed grounding_source "
                       "set."),
     (SurfaceVerification, "How a teaching surface compared with its re-derivation from corpora "
@@ -32,6 +34,8 @@ GRAPHQL_ENUMS: tuple[tuple[type[Enum], str], ...] = (
                          "cleared."),
     (TurnKind, "Where a turn record came from: a Workbench journal line, a ChatRuntime output "
                "or a TurnEvent."),
+    (TraceIntegrity, "CORE's trace_integrity: PIPELINE_TRACE when the turn has a trace_hash, "
+                     "else LEGACY_UNHASHED."),
 )
 
 for _enum, _description in GRAPHQL_ENUMS:

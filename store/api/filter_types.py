@@ -21,7 +21,7 @@ import store.api.surface_types
 import store.api.turn_types
 import store.api.types  # noqa: F401  the domain enums, registered with strawberry
 from store.db import queries
-from store.db.queries.filters import filter_order
+from store.db.queries.filters import RecordId, filter_order
 
 ANY_OF = "Any-of lists, ANDed across fields; null or [] = no constraint."
 RANGES = ("Batch and ingest-time ranges are inclusive at both ends and bound the batch that "
@@ -57,8 +57,8 @@ def _input_type(query_type: Any) -> Any:
         return functools.reduce(operator.or_, map(_input_type, typing.get_args(query_type)))
     if typing.get_origin(query_type) is Sequence:
         (item,) = typing.get_args(query_type)
-        return list[item]  # type: ignore[valid-type]
-    return query_type
+        return list[_input_type(item)]  # type: ignore[misc]
+    return strawberry.ID if query_type is RecordId else query_type
 
 
 @functools.cache

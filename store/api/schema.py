@@ -29,6 +29,7 @@ from strawberry.types import ExecutionContext, Info
 from strawberry.types.field import StrawberryField
 
 from store.api.context import RequestContext
+from store.api.journal_types import JournalFields
 from store.api.listing_fields import listing_fields
 from store.api.log_types import Changes, Ledger
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
@@ -85,9 +86,10 @@ class _LogAndDomainFields:
 
 @functools.cache
 def query_type(listings: tuple[queries.RecordListing[Any, Any], ...]) -> type[Any]:
-    """The `Query` root: the fields of each listing in turn, then the log's and the domain's."""
-    rest = {name: value for name, value in vars(_LogAndDomainFields).items()
-            if isinstance(value, StrawberryField)}
+    """The `Query` root: the fields of each listing in turn (`turn` by either identity), the
+    journals', then the log's and the domain's."""
+    rest = {name: value for fields in (JournalFields, _LogAndDomainFields)
+            for name, value in vars(fields).items() if isinstance(value, StrawberryField)}
     namespace = {**listing_fields(listings), **rest, "__module__": __name__}
     made: type[Any] = strawberry.type(type("Query", (), namespace),
                                       description="Read-only views of the audit store.")

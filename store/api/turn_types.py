@@ -6,20 +6,46 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import strawberry
+from strawberry.scalars import JSON
 
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView, fields_of_record
 from store.api.surface_types import Surface
 from store.api.types import FacetCount
 from store.db import queries
+from store.model.turn_fields import evidence_payload
 from store.model.turns import NormativeClearance, TurnKind
 
 
-@strawberry.type(description="The identity, safety and ethics verdict outcomes of a turn.")
+@strawberry.type(description="The identity, safety and ethics verdicts of a turn: each "
+                             "outcome (cleared, violated, unassessable; null when CORE "
+                             "recorded no verdict) and, for journal turns, its runtime_detail.")
 class Verdicts:
     identity: str | None
     safety: str | None
     ethics: str | None
+    identity_detail: str | None = strawberry.field(
+        description="verdicts.identity.runtime_detail: the sorted deviation axes, joined by ','.")
+    safety_detail: str | None = strawberry.field(
+        description="verdicts.safety.runtime_detail: the sorted violated boundary ids.")
+    ethics_detail: str | None = strawberry.field(
+        description="verdicts.ethics.runtime_detail: the sorted violated commitment ids.")
+
+
+@fields_of_record(queries.ProposalCandidate,
+                  description="A candidate that appeared during the turn, as CORE wrote it.",
+                  source_kind="Always discovery in CORE's live path.")
+class ProposalCandidate(RecordView):
+    """The fields of queries.ProposalCandidate."""
+
+
+def _evidence(key: str, description: str) -> Any:
+    def payload(self: Any) -> JSON | None:
+        found: JSON | None = evidence_payload(self.line, key)
+        return found
+
+    return strawberry.field(payload, description=f"{description} Exactly as CORE wrote it in "
+                            "the line (JSON; null when absent or null).")
 
 
 @fields_of_record(
@@ -28,10 +54,18 @@ class Verdicts:
     fields=("turn_key", "seq", "kind", "turn_id", "batch_id", "prompt", "timestamp",
             "grounding_source", "epistemic_state", "normative_clearance", "normative_detail",
             "verdicts", "refusal_emitted", "hedge_injected", "trace_hash", "trace_integrity",
-            "journal_digest", "line", "surface"),
+            "journal_digest", "line", "surface", "journal_id", "articulation_surface",
+            "walk_surface", "proposal_candidates", "turn_cost_ms", "checkpoint_emitted"),
     turn_key="sha256 naming the stored line (and, outside a journal, its position).",
     turn_id="The journal's turn_id (from 1) or a TurnEvent's turn (from 0).",
-    timestamp="As CORE wrote it (UTC, ISO 8601).",
+    timestamp="As CORE wrote it (UTC, ISO 8601 with its offset).",
+    journal_id="The journal this turn belongs to: its turn 1's turnKey (journal turns only).",
+    articulation_surface="As CORE wrote it; null also when CORE wrote \"\" (it stores null).",
+    walk_surface="As CORE wrote it; null also when CORE wrote \"\" (it stores null).",
+    proposal_candidates="Journal turns: the candidates that appeared during the turn.",
+    turn_cost_ms="Journal turns: the runtime turn's wall-clock ms, rounded (journaling "
+                 "excluded).",
+    checkpoint_emitted="Journal turns: whether the runtime wrote an engine-state checkpoint.",
     epistemic_state="As CORE wrote it, e.g. decoded.",
     journal_digest="sha256:<hex> as the journal line carries it; checked on ingest.",
     line="The input line, byte for byte as read (UTF-8, no line ending).")
@@ -41,10 +75,30 @@ class Turn(RecordView):
     kind: TurnKind  # the record holds the stored value
     normative_clearance: NormativeClearance | None
     verdicts: Verdicts
+    journal_id: strawberry.ID | None
+    articulation_surface: str | None
+    walk_surface: str | None
+    proposal_candidates: list[ProposalCandidate] | None
+    turn_cost_ms: int | None
+    checkpoint_emitted: bool | None
     as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
     _computed: ClassVar[Mapping[str, Callable[[Any], Any]]] = {"verdicts": lambda turn: Verdicts(
-        identity=turn.verdict_identity, safety=turn.verdict_safety, ethics=turn.verdict_ethics)}
+        identity=turn.verdict_identity, safety=turn.verdict_safety, ethics=turn.verdict_ethics,
+        identity_detail=turn.fields.verdict_identity_detail,
+        safety_detail=turn.fields.verdict_safety_detail,
+        ethics_detail=turn.fields.verdict_ethics_detail)}
 
+    leeway_evidence = _evidence("leeway_evidence", "CORE's leeway record: class_name, license, "
+                                "theta, claim_disclosure, source_digest, "
+                                "calibration_evidence_ref.")
+    pipeline_record = _evidence("pipeline_record", "The CognitivePipelineRecord "
+                                "(cognitive_pipeline_record_v1): stages and edges.")
+    field_evidence = _evidence("field_evidence", "The FieldEvidence (field_evidence_v1).")
+    construction_evidence = _evidence("construction_evidence", "The construction evidence "
+                                      "(construction_evidence_v1), as stored.")
+    meta_rh_evidence = _evidence("meta_rh_evidence", "The meta_rh evidence.")
+    practice_evidence = _evidence("practice_evidence", "The practice evidence "
+                                  "(practice_evidence_v1).")
     inclusion_proof = inclusion_field("turns", "turn_key")
 
 

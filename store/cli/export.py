@@ -90,6 +90,8 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
                 proof = None if proof_out is None else consistency_proof(
                     connection, since or 0, as_of)
             except QueryError as exc:  # checked before anything is written
+                if str(exc).startswith(_FILTER_BOUNDS):  # a filter's bound, not the tree's
+                    raise click.BadParameter(str(exc), param_hint="'--filter'") from None
                 raise click.BadParameter(str(exc).removeprefix("asOf: "),
                                          param_hint="'--as-of' or '--since'") from None
             if proof is not None and proof_out is not None:
@@ -106,6 +108,10 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
             raise click.ClickException(f"{store.url}: {damage_said(exc)}") from exc
     if out is not None:
         click.echo(f"{count} {kind} written to {out}", err=True)
+
+
+# Filter fields whose bounds the query layer checks (their messages start with the name).
+_FILTER_BOUNDS = ("timeFrom: ", "timeTo: ", "batchIdFrom: ", "batchIdTo: ")
 
 
 def _filter(kind: str, filter_json: str | None) -> ExportFilter | None:

@@ -29,6 +29,8 @@ from store.errors import QueryError
 PAGE_OPTIONS = ("order", "first", "last", "after", "before", "asOf")
 DEFAULT_ROWS = 50
 _INTEGER = re.compile(r"-?[0-9]{1,20}")
+# An offset typed into a URL unencoded: its '+' arrives as a space (2026-07-30T18:01:00 00:00).
+_SPACED_OFFSET = re.compile(r"(?<=\d) (?=\d\d(:?\d\d)?$)")
 
 
 class ParameterError(QueryError):
@@ -100,6 +102,8 @@ def _raw(field_type: Any, values: list[str], name: str) -> Any:
             if text not in ("true", "false"):
                 raise ParameterError(name, f"true or false, got {text[:80]!r}")
             return text == "true"
+        if isinstance(named, GraphQLScalarType) and named.name == "DateTime":
+            return _SPACED_OFFSET.sub("+", text, count=1)
         return text
 
     if isinstance(nullable, GraphQLList):

@@ -19,6 +19,7 @@ from store.db.schema.tables import (
     residual_tallies,
     sighting_counts,
     tree_heads,
+    turn_fields,
 )
 from store.db.verify.store_checks import VerifyReport, verify_store
 from store.db.write.inserts import insert_rows, last_batch_id, lock_log_tip
@@ -121,6 +122,10 @@ def _copy_after(src: Connection, dst: Connection, start: int) -> int:
                          .execution_options(yield_per=COPY_CHUNK))
     for chunk in counts.mappings().partitions():
         insert_rows(dst, "sighting_counts", [dict(row) for row in chunk])
+    fields = src.execute(select(turn_fields).where(turn_fields.c.batch_id > last_batch)
+                         .order_by(turn_fields.c.turn_seq).execution_options(yield_per=COPY_CHUNK))
+    for chunk in fields.mappings().partitions():
+        insert_rows(dst, "turn_fields", [dict(row) for row in chunk])
     _copy_kept_checkpoints(src, dst)
     return copied
 

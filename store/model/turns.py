@@ -155,7 +155,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _check_timestamp(timestamp: str) -> None:
-    """ISO 8601 date and time, as CORE writes it (Python's isoformat(), in UTC)."""
+    """ISO 8601 date and time with an offset, as CORE writes it (Python's isoformat(), in
+    UTC)."""
     try:
         parsed = datetime.fromisoformat(timestamp)
     except ValueError:
@@ -163,6 +164,10 @@ def _check_timestamp(timestamp: str) -> None:
     if parsed is None or len(timestamp) < 19 or timestamp[10] not in "T ":
         raise RecordError(f"timestamp: {timestamp!r} is not an ISO 8601 date and time "
                           "(e.g. 2026-07-30T18:01:02.123456+00:00)")
+    if parsed.utcoffset() is None:
+        # CORE writes UTC with its offset; without one a time names no instant to order by.
+        raise RecordError(f"timestamp: {timestamp!r} has no UTC offset (CORE writes one, "
+                          "e.g. 2026-07-30T18:01:02.123456+00:00)")
 
 
 def _grounding_source(value: Any) -> GroundingSource:

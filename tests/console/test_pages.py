@@ -78,6 +78,19 @@ def test_a_list_filters_by_the_graphql_filter_fields(console: TestClient) -> Non
     assert "4 turns" in text(teaching.text)  # lines 1, 2, 3 and 6 of the journal
 
 
+def test_the_turn_list_takes_core_s_time_and_orders_by_it(console: TestClient) -> None:
+    # The journal's turns 1-6 are 18:01 ... 18:06 on 2026-07-30 (UTC); an offset typed
+    # unencoded in a URL (its '+' read as a space) is the same time.
+    for query in ("timeFrom=2026-07-30T20:02:00%2B02:00&timeTo=2026-07-30T18:04:00Z",
+                  "timeFrom=2026-07-30T18:02:00+00:00&timeTo=2026-07-30T18:04:00Z"):
+        page = console.get(f"/turns?{query}")
+        assert page.status_code == 200, problem(page.text)
+        assert "3 turns" in text(page.text)  # turns 2, 3 and 4
+    keys = _turn_keys(console)
+    newest_first = console.get("/turns?order=TIME_DESC")
+    assert re.findall(r'href="/turns/([0-9a-f]{64})"', newest_first.text) == keys[::-1]
+
+
 @pytest.mark.parametrize(("path", "field", "graphql_filter"), [
     ("/residuals?kind=MISSING_ROLE&axis=ROLE", "residuals", '{kind: [MISSING_ROLE], axis: [ROLE]}'),
     ("/assessments?runnable=false&batchIdFrom=2", "assessments",
@@ -145,6 +158,8 @@ def test_keyset_pages_link_forwards_and_back(console: TestClient) -> None:
     ("/assessments?runnable=maybe", "runnable", "true or false"),
     ("/assessments?batchId=x", "batchId", "not an integer"),
     ("/batches?ingestedFrom=yesterday", "ingestedFrom", "not an ISO 8601 timestamp"),
+    ("/turns?timeFrom=yesterday", "timeFrom", "Value cannot represent a DateTime"),
+    ("/turns?timeTo=2026-07-30T18:00:00", "timeTo", "has no UTC offset"),
     ("/log?from=999", "from", "must be between 0 and 83"),
     ("/residuals/" + DELTA_QUANTITY_ID + "?colour=red", "colour", "not a parameter"),
 ])

@@ -29,7 +29,8 @@ def test_the_log_s_leaves_and_the_guarded_tables_follow_from_the_declarations() 
     assert dict(LEDGERED_KEYS) == LEAF_KEYS
     derived = ("residual_tallies", "log_subtrees", "tree_heads", "log_origin", "checkpoints",
                "checkpoint_cosignatures",  # these two: revision 0009
-               "sighting_counts")  # revision 0010
+               "sighting_counts",  # revision 0010
+               "turn_fields")  # revision 0011
     assert tuple(APPEND_ONLY_TABLES) == (*LEDGERED_KEYS, *derived)
 
 
@@ -86,7 +87,7 @@ def test_flat_query_records_carry_their_tables_columns() -> None:
 
     check_flat_records()
     assert {record.__name__ for record, *_ in FLAT_RECORDS} == {
-        "Batch", "StoredSurface", "SurfaceOccurrence", "StoredTurn"}
+        "Batch", "StoredSurface", "SurfaceOccurrence", "StoredTurn", "TurnFields"}
     schema = MetaData()
     columns = metadata.tables["ingest_batches"].columns
     grown = Table("ingest_batches", schema, *(Column(c.name, c.type) for c in columns),

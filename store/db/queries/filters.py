@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from datetime import datetime
+from typing import Any, ClassVar, NewType
 
 from sqlalchemy import (
     Column,
@@ -13,11 +14,15 @@ from sqlalchemy import (
     false,
 )
 
+from store.db.queries.errors import QueryError
+from store.db.queries.keys import key_value
 from store.db.queries.ranges import BatchRange
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import surface_records as surfaces_t
+from store.db.schema.tables import turn_fields as turn_fields_t
 from store.db.schema.tables import turns as turns_t
+from store.model.journal_digest import TraceIntegrity
 from store.model.surface_records import SurfaceForm, SurfaceVerification
 from store.model.taxonomy import (
     FAMILY_BY_ORGAN,
@@ -25,7 +30,11 @@ from store.model.taxonomy import (
     ResidualSourceAxis,
 )
 from store.model.teaching_surface import GroundingSource
-from store.model.turns import NormativeClearance
+from store.model.turn_fields import core_time
+from store.model.turns import NormativeClearance, TurnKind
+
+# A record's id as a filter takes it: GraphQL's ID.
+RecordId = NewType("RecordId", str)
 
 
 def on(column: Column[Any]) -> Any:
@@ -137,6 +146,31 @@ class TurnFilter(ColumnFilter):
     corpus_id: Sequence[str] | None = on(surfaces_t.c.corpus_id)
     chain_id: Sequence[str] | None = on(surfaces_t.c.chain_id)
     surface_form: Sequence[SurfaceForm] | None = on(surfaces_t.c.surface_form)
+    # CORE's own identities (issue 30): the journal (its turn 1's turn_key), the journal's
+    # turn_id, the trace_hash and journal_digest as CORE wrote them, the kind of line.
+    journal: Sequence[RecordId] | None = on(turn_fields_t.c.journal_id)
+    turn_id: Sequence[int] | None = on(turns_t.c.turn_id)
+    trace_hash: Sequence[str] | None = on(turns_t.c.trace_hash)
+    journal_digest: Sequence[str] | None = on(turns_t.c.journal_digest)
+    kind: Sequence[TurnKind] | None = on(turns_t.c.kind)
+    trace_integrity: Sequence[TraceIntegrity] | None = on(turns_t.c.trace_integrity)
+    # CORE's own time: the turn's timestamp, inclusive bounds, each with an offset.
+    time_from: datetime | None = None
+    time_to: datetime | None = None
+
+    def conditions(self, table: Table | None = None) -> list[ColumnElement[bool]]:
+        found = ColumnFilter.conditions(self, table)
+        for bound, argument in ((self.time_from, "timeFrom"), (self.time_to, "timeTo")):
+            if bound is None:
+                continue
+            at = core_time(bound)
+            if at is None:
+                raise QueryError(f"{argument}: {bound.isoformat()!r} has no UTC offset: CORE's "
+                                 "time is an instant (e.g. 2026-07-30T18:01:02+00:00)")
+            column = turn_fields_t.c.core_time
+            found.append(column >= key_value(at) if argument == "timeFrom"
+                         else column <= key_value(at))
+        return found
 
 
 def filter_order(filter_type: type[Any] | None) -> int:

@@ -27,11 +27,13 @@ from store.db.queries.filters import (
     TurnFilter,
     equals,
 )
-from store.db.queries.orders import Order, in_seq_order
+from store.db.queries.journals import in_time_order
+from store.db.queries.orders import TIME_ORDERS, Listing, Order, in_seq_order
 from store.db.queries.pages import PageArgs, count_rows, page_of
 from store.db.queries.records import (
     Batch,
     Page,
+    ProposalCandidate,
     ResidualFacets,
     StoredAssessment,
     StoredResidual,
@@ -39,6 +41,7 @@ from store.db.queries.records import (
     StoredTurn,
     SurfaceFacets,
     TurnFacets,
+    TurnFields,
 )
 from store.db.queries.residuals import residual_facets_of, residuals_from_tallies
 from store.db.queries.row_records import (
@@ -59,6 +62,7 @@ from store.db.schema.tables import ingest_batches as batches_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
 from store.db.schema.tables import surface_occurrences as surface_sightings_t
 from store.db.schema.tables import surface_records as surfaces_t
+from store.db.schema.tables import turn_fields as turn_fields_t
 from store.db.schema.tables import turns as turns_t
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
 from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
@@ -90,6 +94,7 @@ class Joined:
     on: str
     prefix: str = ""  # its columns (and sightings) are read as prefix + name; "": not read
     filtered: bool = False  # the listing's filter names its columns: joined to filter
+    outer: bool = False  # a row without one stays listed (its columns null)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,8 @@ class RecordListing(Generic[F, R]):
     one_help: str = ""
     facets_help: str = ""
     filter_help: str = ""
+    # Its rows (as read) in a TIME order: the listing has CORE time (turns).
+    time_ordered: Callable[[Connection, Order, Select[Any]], Listing] | None = None
 
     @property
     def key(self) -> str:
@@ -133,8 +140,11 @@ class RecordListing(Generic[F, R]):
 
     @property
     def orders(self) -> tuple[Order, ...]:
-        """The orders it can be read in: MOST_SEEN only with sightings."""
-        return tuple(o for o in Order if o is not Order.MOST_SEEN or self.sightings is not None)
+        """The orders it can be read in: MOST_SEEN only with sightings, the TIME orders only
+        with CORE time."""
+        return tuple(o for o in Order
+                     if (o is not Order.MOST_SEEN or self.sightings is not None)
+                     and (o not in TIME_ORDERS or self.time_ordered is not None))
 
     def filtered(self, where: F | None = None, snapshot: Snapshot | None = None, *,
                  reading: bool = False) -> Select[Any]:
@@ -144,7 +154,8 @@ class RecordListing(Generic[F, R]):
         for join in self.joined:
             if (reading and join.prefix) or (join.filtered and where is not None):
                 other = join.listing.table
-                statement = statement.join(other, other.c[join.on] == self.table.c[join.on])
+                statement = statement.join(other, other.c[join.on] == self.table.c[join.on],
+                                           isouter=join.outer)
         return statement.where(*(where.conditions() if where is not None else []),
                                *held(snapshot, self.table))
 
@@ -191,7 +202,9 @@ class RecordListing(Generic[F, R]):
         forwards, last/before backwards), as of tree size `as_of` (None: now)."""
         snapshot = snapshot_at(connection, as_of)
         read = self._read(where, snapshot)
-        if self.sightings is None:
+        if order in TIME_ORDERS and self.time_ordered is not None:
+            listing = self.time_ordered(connection, order, read)
+        elif self.sightings is None:
             listing = in_seq_order(order, read, self.table.c.seq, listing=self.name)
         else:
             few = (order is Order.MOST_SEEN and where is not None and bool(where.conditions())
@@ -245,9 +258,13 @@ SURFACE_RECORD = flat_record(
     subject_domains=json_tuple_or_null, object_domains=json_tuple_or_null,
     surface_form=optional(SurfaceForm, blank_is_null=True), hop_chain_ids=json_tuple,
     candidate_chain_ids=json_tuple, checked_against=json_records(CheckedFile))
+TURN_FIELDS_RECORD = flat_record(
+    TurnFields, checkpoint_emitted=optional(bool),
+    proposal_candidates=optional(json_records(ProposalCandidate)))
 TURN_RECORD = flat_record(
     StoredTurn, grounding_source=GroundingSource, refusal_emitted=optional(bool),
-    hedge_injected=optional(bool), surface=SURFACE_RECORD.at("surface_"))
+    hedge_injected=optional(bool), surface=SURFACE_RECORD.at("surface_"),
+    fields=TURN_FIELDS_RECORD.at("fields_"))
 ASSESSMENT_RECORD = flat_record(StoredAssessment, assessment=flat_record(
     ContractAssessment, missing_bindings=json_tuple, unresolved_hazards=json_tuple,
     runnable=bool, evidence_spans=json_records(SourceSpan)), batch=BATCH_RECORD.at("batch_"))
@@ -270,17 +287,25 @@ SURFACES: RecordListing[SurfaceFilter, StoredSurface] = RecordListing(
     filter_help="A surface's batch is the one that first stored it.",
     one_help="One surface by its surface_id (64 hex digits).",
     facets_help="Counts by grounding source, corpus, intent and verification.")
+# Derived (revision 0011), not listed on its own: read joined to each turn.
+TURN_FIELDS: RecordListing[Filter, TurnFields] = RecordListing(
+    "turn_fields", turn_fields_t, TURN_FIELDS_RECORD, exported=False)
 TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     "turns", turns_t, TURN_RECORD, TurnFilter, one="turn", api_type="Turn",
     # A turn's surface was stored by its batch or an earlier one: only turns need the
-    # snapshot; the surface's sightings are counted as of it.
-    joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),),
+    # snapshot; the surface's sightings are counted as of it. Its fields were written with
+    # it (outer: a missing row, which verify names, hides no turn).
+    joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),
+            Joined(TURN_FIELDS, "turn_key", prefix="fields_", filtered=True, outer=True)),
+    time_ordered=in_time_order,
     facets=turn_facets_of, facets_type="TurnFacets",
-    list_help="CORE turns in `order` (not MOST_SEEN), with the surface each emitted: which "
-              "turns were grounded by what.",
+    list_help="CORE turns in `order` (not MOST_SEEN; TIME_ASC and TIME_DESC by CORE's own "
+              "timestamp), with the surface each emitted: which turns were grounded by what.",
     one_help="One turn by its turn_key (64 hex digits).",
     filter_help="Verification, corpus, chain and form are the emitted surface's; the batch "
-                "range is the turn's own batch.",
+                "range is the turn's own batch. journal is a journal's id (its turn 1's "
+                "turnKey); timeFrom and timeTo bound CORE's own timestamp, inclusive, each "
+                "an ISO 8601 time with an offset.",
     facets_help="Turns counted by grounding source, verification, epistemic state, normative "
                 "clearance and corpus.")
 BATCHES: RecordListing[Filter, Batch] = RecordListing(

@@ -18,11 +18,18 @@ from store.db.queries.keys import key_value
 
 
 class Order(enum.Enum):
-    """OLDEST_FIRST is append order; MOST_SEEN is by sightings, most first, ties oldest first."""
+    """OLDEST_FIRST is append order; MOST_SEEN is by sightings, most first, ties oldest first;
+    TIME_ASC and TIME_DESC are by CORE's own time (a turn's timestamp), ties in append order
+    (oldest first, newest first), turns without a time last."""
 
     OLDEST_FIRST = "oldest_first"
     NEWEST_FIRST = "newest_first"
     MOST_SEEN = "most_seen"
+    TIME_ASC = "time_asc"
+    TIME_DESC = "time_desc"
+
+
+TIME_ORDERS = (Order.TIME_ASC, Order.TIME_DESC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +71,14 @@ class Listing:
 
 def in_seq_order(order: Order, statement: Select[Any], seq: ColumnElement[int], *,
                  listing: str) -> Listing:
-    """`statement`'s rows by seq; MOST_SEEN is refused: `listing` has no sightings."""
+    """`statement`'s rows by seq; MOST_SEEN is refused: `listing` has no sightings, and the
+    TIME orders: it has no CORE time."""
     if order is Order.MOST_SEEN:
         raise QueryError(f"order: MOST_SEEN orders records by their sightings, which {listing} "
                          "do not have; use OLDEST_FIRST or NEWEST_FIRST")
+    if order in TIME_ORDERS:
+        raise QueryError(f"order: {order.name} orders turns by CORE's own time, which "
+                         f"{listing} do not have; use OLDEST_FIRST or NEWEST_FIRST")
     part = Part(statement, [SortKey(seq, descending=order is Order.NEWEST_FIRST)])
     return Listing([part], lookup=part)
 

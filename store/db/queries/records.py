@@ -8,7 +8,13 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy import Table
 
-from store.db.schema.tables import ingest_batches, surface_occurrences, surface_records, turns
+from store.db.schema.tables import (
+    ingest_batches,
+    surface_occurrences,
+    surface_records,
+    turn_fields,
+    turns,
+)
 from store.model.records import ContractAssessment, ContractResidual
 from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.taxonomy import (
@@ -196,6 +202,35 @@ class ConsistencyProof:
 
 
 @dataclass(frozen=True, slots=True)
+class ProposalCandidate:
+    """One of a journal turn's proposal_candidates, as CORE wrote it."""
+
+    candidate_id: str
+    source_kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFields:
+    """A turn_fields row (revision 0011): what the turn's line says beyond the turns row;
+    every field None when the row is missing (verify names it)."""
+
+    turn_key: str | None
+    batch_id: int | None
+    turn_seq: int | None
+    core_time: int | None
+    journal_id: str | None
+    turn_id: int | None
+    articulation_surface: str | None
+    walk_surface: str | None
+    verdict_identity_detail: str | None
+    verdict_safety_detail: str | None
+    verdict_ethics_detail: str | None
+    proposal_candidates: tuple[ProposalCandidate, ...] | None
+    turn_cost_ms: int | None
+    checkpoint_emitted: bool | None
+
+
+@dataclass(frozen=True, slots=True)
 class StoredTurn:
     """A turns row: one CORE turn as recorded, with the surface record it emitted."""
 
@@ -220,6 +255,20 @@ class StoredTurn:
     journal_digest: str | None
     line: str
     surface: StoredSurface
+    fields: TurnFields
+
+
+@dataclass(frozen=True, slots=True)
+class Journal:
+    """A stored Workbench journal: named by its turn 1's turn_key, its turns' CORE times and
+    the batches that stored them (a grown file stored again adds a batch)."""
+
+    journal_id: str
+    seq: int  # its turn 1's
+    turn_count: int
+    started_at: str | None  # the timestamp of turn 1, as CORE wrote it
+    updated_at: str | None  # that of its last turn
+    batch_ids: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +287,9 @@ FLAT_RECORDS: tuple[tuple[type[Any], Table, frozenset[str], frozenset[str]], ...
     (Batch, ingest_batches, frozenset(), frozenset()),
     (StoredSurface, surface_records, frozenset({"occurrence_count"}), frozenset()),
     (SurfaceOccurrence, surface_occurrences, frozenset({"batch"}), frozenset({"batch_id"})),
-    (StoredTurn, turns, frozenset({"surface"}), frozenset({"surface_id", "line_number"})),
+    (StoredTurn, turns, frozenset({"surface", "fields"}),
+     frozenset({"surface_id", "line_number"})),
+    (TurnFields, turn_fields, frozenset(), frozenset()),
 )
 
 

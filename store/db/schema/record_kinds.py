@@ -32,6 +32,7 @@ from store.db.schema.tables import (
     surface_occurrences,
     surface_records,
     tree_heads,
+    turn_fields,
     turns,
 )
 
@@ -83,6 +84,7 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
     RecordKind(checkpoints, ("checkpoint_id",), ledgered=False),
     RecordKind(checkpoint_cosignatures, ("checkpoint_id", "witness"), ledgered=False),
     RecordKind(sighting_counts, ("batch_id", "record_id"), ledgered=False),
+    RecordKind(turn_fields, ("turn_key",), ledgered=False),
 )
 
 KINDS_BY_TABLE: Mapping[str, RecordKind] = {kind.name: kind for kind in RECORD_KINDS}

@@ -214,6 +214,38 @@ turns = Table(
     Index(None, "epistemic_state", "seq"),
     Index(None, "normative_clearance", "seq"),
     Index(None, "surface_id", "seq"),
+    # Revision 0011: CORE's own identities, looked up by the Workbench.
+    Index(None, "trace_hash", "seq"),
+    Index(None, "journal_digest", "seq"),
+    Index(None, "turn_id", "seq"),
+)
+
+# Derived, not ledgered (revision 0011): per turn, what its verbatim line says beyond the
+# columns of `turns` (store.model.turn_fields): CORE's own time as a number that orders
+# across offsets, the journal it belongs to (the turn_key of that journal's turn 1) and the
+# typed TurnJournalEntry fields. Written with the turn's batch; `verify` derives every row
+# again from the lines.
+turn_fields = Table(
+    "turn_fields",
+    metadata,
+    Column("turn_key", Sha256, primary_key=True),
+    Column("batch_id", Integer, _batch_reference(), nullable=False),
+    Column("turn_seq", LogPosition, nullable=False),  # the turn's seq: ties by it
+    Column("core_time", BigInteger, nullable=True),  # µs since 0000-12-31T00:00Z; no offset: null
+    Column("journal_id", Sha256, nullable=True),  # journal turns only
+    Column("turn_id", Integer, nullable=True),  # journal turns only: its place in the journal
+    Column("articulation_surface", Text, nullable=True),
+    Column("walk_surface", Text, nullable=True),
+    Column("verdict_identity_detail", Text, nullable=True),
+    Column("verdict_safety_detail", Text, nullable=True),
+    Column("verdict_ethics_detail", Text, nullable=True),
+    Column("proposal_candidates", Text, nullable=True),  # canonical JSON
+    Column("turn_cost_ms", BigInteger, nullable=True),
+    Column("checkpoint_emitted", Boolean(create_constraint=False), nullable=True),
+    Index(None, "journal_id", "turn_id"),  # a turn by CORE's identity
+    Index(None, "journal_id", "turn_seq"),  # a journal's turns in order, read in index order
+    Index(None, "core_time", "turn_seq"),
+    Index(None, "batch_id", "turn_seq"),
 )
 
 # Derived, not ledgered: per batch, the residuals and occurrences it added for each

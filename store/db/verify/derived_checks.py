@@ -1,15 +1,18 @@
 """`verify`'s derived tables: the tallies and sighting counts must be exactly what the stored
-rows add up to, batch by batch (recomputed from the rows, never trusted)."""
+rows add up to, batch by batch, and the turn fields what each turn's line says (recomputed
+from the rows, never trusted)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, func, select
 
+from store.db.schema.tables import turn_fields, turns
 from store.db.verify.problems import Problem
 from store.db.write.sighting_counts import recomputed_sighting_counts, stored_sighting_counts
 from store.db.write.tallies import recomputed_tallies, stored_tallies
+from store.db.write.turn_fields import COLUMNS, JOURNAL, READ_ROWS, derived_row
 
 
 def tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
@@ -50,3 +53,67 @@ def sighting_count_problems(connection: Connection, after_batch: int = 0) -> Ite
                               f"row says {have[2]} seq {have[3]}, {have[4]} sightings; the "
                               f"sightings say {want[2]} seq {want[3]}, {want[4]}")
             want, have = next(expected, None), next(stored, None)
+
+
+def _journal_ends(connection: Connection, after_batch: int) -> dict[str, int]:
+    """Each journal's last turn id stored by batch `after_batch`."""
+    c = turn_fields.c
+    return {journal: last for journal, last in connection.execute(
+        select(c.journal_id, func.max(c.turn_id))
+        .where(c.batch_id <= after_batch, c.journal_id.is_not(None))
+        .group_by(c.journal_id))}
+
+
+def turn_field_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
+    """Every turn of the batches after `after_batch` has exactly the row its line derives
+    (its journal as the module says), and no row, of any batch, names a turn that is not
+    stored."""
+    t, f = turns.c, turn_fields.c
+    ends = _journal_ends(connection, after_batch) if after_batch else {}
+    batch_journal: dict[int, str] = {}
+    statement = (select(t.turn_key, t.seq, t.batch_id, t.kind, t.turn_id, t.timestamp, t.line,
+                        *(f[name] for name in COLUMNS))
+                 .join_from(turns, turn_fields, f.turn_key == t.turn_key, isouter=True)
+                 .where(t.batch_id > after_batch).order_by(t.seq))
+    width = 7
+    for row in connection.execute(statement.execution_options(yield_per=READ_ROWS)):
+        key, seq, batch_id, kind, turn_id, timestamp, line = row[:width]
+        stored = tuple(row[width:])
+        where = f"turn {key}"
+        if stored[0] is None:
+            yield Problem(seq, "turn_fields", where, "row is missing")
+            continue
+        journal = stored[COLUMNS.index("journal_id")]
+        if kind == JOURNAL:
+            expected_journal = _follows(journal, key, turn_id, batch_id, ends, batch_journal)
+            if expected_journal is not None:
+                yield Problem(seq, "turn_fields", where, expected_journal)
+            ends[journal] = turn_id
+        want = derived_row(key, batch_id, seq, kind, turn_id, timestamp, line, journal)
+        if stored != want:
+            differing = [name for name, a, b in zip(COLUMNS, stored, want, strict=True)
+                         if a != b]
+            yield Problem(seq, "turn_fields", where,
+                          f"{', '.join(differing)} differ from what its line says")
+    orphans = connection.execute(
+        select(f.turn_key).join_from(turn_fields, turns, t.turn_key == f.turn_key,
+                                     isouter=True)
+        .where(t.turn_key.is_(None)).order_by(f.turn_key))  # any batch: rows added late
+    for (key,) in orphans:
+        yield Problem(None, "turn_fields", f"turn {key}",
+                      "row names no stored turn (added out of band)")
+
+
+def _follows(journal: str | None, key: str, turn_id: int, batch_id: int,
+             ends: dict[str, int], batch_journal: dict[int, str]) -> str | None:
+    """What is wrong with a journal turn's journal, or None."""
+    if journal is None:
+        return "a journal turn without a journal"
+    if batch_journal.setdefault(batch_id, journal) != journal:
+        return f"its batch holds journal {batch_journal[batch_id]}, it names {journal}"
+    if turn_id == 1:
+        return None if journal == key else f"turn 1 names journal {journal}, not its own key"
+    if ends.get(journal) != turn_id - 1:
+        return (f"journal {journal} has no turn {turn_id - 1} stored before it (its last: "
+                f"{ends.get(journal)})")
+    return None

@@ -29,7 +29,11 @@ from store.db.schema.tables import (
 )
 from store.db.verify.checkpoint_checks import checkpoint_problems, kept_checkpoint_problems
 from store.db.verify.content_checks import content_kinds, table_problems
-from store.db.verify.derived_checks import sighting_count_problems, tally_problems
+from store.db.verify.derived_checks import (
+    sighting_count_problems,
+    tally_problems,
+    turn_field_problems,
+)
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
 from store.db.verify.schema_snapshot import whole_schema_problems
@@ -267,6 +271,8 @@ HEAVY_CHECKS: dict[str, HeavyCheck] = {
         connection, scope.skip, scope),
     "sighting_counts": lambda connection, scope, _report: sighting_count_problems(
         connection, scope.after_batch),
+    "turn_fields": lambda connection, scope, _report: turn_field_problems(
+        connection, scope.after_batch),
 }
 # How many of a check's problems the report can take at most (the rest need not be read).
 HEAVY_CAPS = {"leaves": MAX_PROBLEMS * 4,
@@ -308,6 +314,8 @@ def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -
         names.append("tallies")
     if not {"sighting_counts", *SIGHTED, *(r for r, _ in SIGHTED.values())} & set(unreadable):
         names.append("sighting_counts")
+    if not {"turn_fields", "turns"} & set(unreadable):
+        names.append("turn_fields")
     return [*names, "references"]
 
 
@@ -374,6 +382,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         problems.extend(heavy.problems("tallies", report))
     if "sighting_counts" in names:
         problems.extend(islice(heavy.problems("sighting_counts", report), MAX_PROBLEMS))
+    if "turn_fields" in names:
+        problems.extend(islice(heavy.problems("turn_fields", report), MAX_PROBLEMS))
     report.problems = problems[:MAX_PROBLEMS]
     return report
 

@@ -46,6 +46,7 @@ from store.db.write.reading_process import (
 from store.db.write.row_builders import InputStart, RegistryProvider, ledger_key
 from store.db.write.sighting_counts import WrittenCounts, write_sighting_counts
 from store.db.write.tallies import BatchTally
+from store.db.write.turn_fields import TurnFieldsWriter
 from store.errors import BatchRejected as BatchRejected  # raised here, still importable
 from store.model.jsonl import MAX_LINE_BYTES
 from store.model.merkle import leaf_hash
@@ -85,6 +86,7 @@ class _BatchWriter:
         self.written = WrittenBatch(self.appender.tree.copy())  # what prove_batch checks
         self.journal = JournalTurns()
         self.turn_batches: set[int] = set()  # the batches of the turns found stored
+        self.turn_fields = TurnFieldsWriter(batch_id)
         self.subtrees: set[tuple[int, int, str]] = set()
 
     def add(self, chunk: RowChunk) -> None:
@@ -170,6 +172,7 @@ class _BatchWriter:
         table_leaves: dict[str, list[bytes]] = {table: [] for table in stored}
         tables, tally, batch_id = self.summary.tables, self.tally, self.batch_id
         seq = self.appender.size
+        fields: list[tuple[Any, ...]] = []  # the new turns' turn_fields rows
         for line, table, key, content, leaf, combo in self.pending:
             counts = tables[table]
             existing = stored[table].get(key)
@@ -183,10 +186,12 @@ class _BatchWriter:
                 counts.present += 1
                 if table == "turns":
                     self.journal.saw(line, content, stored=True)
+                    self.turn_fields.saw_stored(content)
                 continue
+            seq += 1
             if table == "turns":
                 self.journal.saw(line, content, stored=False)
-            seq += 1
+                fields.append(self.turn_fields.new_row(seq, content))
             inserts[table].append((seq, batch_id, *content))
             leaves.append(leaf)
             table_leaves[table].append(leaf)
@@ -216,6 +221,7 @@ class _BatchWriter:
             self.guards.lift()
         for table, rows in inserts.items():
             insert_values(self.connection, table, APPENDED_COLUMNS[table], rows)
+        self.turn_fields.insert(self.connection, fields)
         self._insert_subtrees()
 
     def count_sightings(self) -> None:
@@ -259,6 +265,7 @@ class _BatchWriter:
         prove_batch(self.connection, self.written, self.batch_id,
                     (head["tree_size"], head["root_hash"]), self.subtrees, len(tallies),
                     self.counts)
+        self.turn_fields.prove(self.connection)
 
 
 @contextmanager

@@ -1,0 +1,110 @@
+"""GraphQL for CORE's own identity: stored Workbench journals (what CORE's Runs view shows of
+its journal run) and a turn found by (journal, turnId) as well as by its turnKey."""
+
+# No `from __future__ import annotations`: strawberry reads the resolvers' annotations.
+
+from typing import Annotated, Any, ClassVar
+
+import strawberry
+from strawberry.types import Info
+
+from store.api.context import RequestContext
+from store.api.listing_fields import Last, record_view
+from store.api.record_views import RecordView, fields_of_record
+from store.api.types import AsOf, Connection, OrderEnum, connection
+from store.db import queries
+from store.db.queries import journals
+from store.db.queries.filters import RecordId
+
+Ctx = Info[RequestContext, None]
+TurnView = record_view(queries.LISTINGS["turns"])
+
+
+@fields_of_record(
+    queries.Journal, key="journal_id",
+    description="A stored Workbench turn journal: CORE's journal run (core-workbench.md §5), "
+    "named by its turn 1 (the same id when the grown file is stored again).",
+    fields=("journal_id", "session_id", "source", "turn_count", "started_at", "updated_at",
+            "batch_ids"),
+    journal_id="Its turn 1's turnKey.",
+    session_id="CORE's run session_id for a journal: always workbench_turn_journal.",
+    source="CORE's run source: always turn_journal.",
+    turn_count="Its turns stored (as of the tree it was read at).",
+    started_at="Its turn 1's timestamp, as CORE wrote it (CORE's started_at).",
+    updated_at="Its last turn's timestamp, as CORE wrote it (CORE's updated_at).",
+    batch_ids="The batches that stored its turns, ascending.")
+class Journal(RecordView):
+    """The fields of queries.Journal, CORE's run constants, and its turns."""
+
+    session_id: str
+    source: str
+    as_of: strawberry.Private[int | None]
+    _computed: ClassVar[Any] = {"session_id": lambda _: "workbench_turn_journal",
+                                "source": lambda _: "turn_journal"}
+
+    @strawberry.field(description="Its turns in turn order (turnId 1, 2, ...; the order they "
+                                  "were stored in), paged as every list is.")
+    async def turns(self, info: Ctx, first: int | None = None, after: str | None = None,
+                    last: Last = None, before: str | None = None
+                    ) -> Connection[TurnView]:  # type: ignore[valid-type]
+        journal = str(self.journal_id)  # type: ignore[attr-defined]
+        listing = queries.LISTINGS["turns"]
+        page = await info.context.run(journals.journal_turns, listing.rows, listing.record,
+                                      journal, first, after, last=last, before=before,
+                                      as_of=self.as_of)
+        where = queries.TurnFilter(journal=[RecordId(journal)])
+        return connection(page, lambda turn: TurnView.of(turn, self.as_of),
+                          _count(info, where, self.as_of))
+
+
+def _count(info: Ctx, where: queries.TurnFilter, as_of: int | None) -> Any:
+    async def count() -> int:
+        return int(await info.context.run(queries.count_turns, where, as_of))
+    return count
+
+
+class JournalFields:
+    """The Query fields of journals, and `turn` by either identity."""
+
+    @strawberry.field(description="Stored Workbench journals, in the order their turn 1 was "
+                                  "stored (OLDEST_FIRST or NEWEST_FIRST).")
+    async def journals(self, info: Ctx, first: int | None = None, after: str | None = None,
+                       last: Last = None, before: str | None = None,
+                       order: OrderEnum = queries.Order.OLDEST_FIRST, as_of: AsOf = None,
+                       ) -> Connection[Journal]:
+        page = await info.context.run(journals.list_journals, first, after, last=last,
+                                      before=before, order=order, as_of=as_of)
+
+        async def count() -> int:
+            return int(await info.context.run(journals.count_journals, as_of))
+
+        return connection(page, lambda found: Journal.of(found, as_of), count)
+
+    @strawberry.field(description="One journal by its id (its turn 1's turnKey).")
+    async def journal(self, info: Ctx, id: strawberry.ID, as_of: AsOf = None
+                      ) -> Journal | None:
+        found = await info.context.run(journals.journal_by_id, str(id), as_of)
+        return None if found is None else Journal.of(found, as_of)
+
+    @strawberry.field(description="One turn: by its turnKey (id), or by CORE's own identity, "
+                                  "its journal and turnId (both). Null when none matches.")
+    async def turn(
+        self, info: Ctx,
+        id: Annotated[strawberry.ID | None, strawberry.argument(
+            description="The turn's turnKey (64 hex digits).")] = None,
+        journal: Annotated[strawberry.ID | None, strawberry.argument(
+            description="A journal's id: its turn 1's turnKey.")] = None,
+        turn_id: Annotated[int | None, strawberry.argument(
+            description="The journal's turn_id (from 1).")] = None,
+        as_of: AsOf = None,
+    ) -> TurnView | None:  # type: ignore[valid-type]
+        by_key, by_journal = id is not None, journal is not None or turn_id is not None
+        if by_key == by_journal or (by_journal and (journal is None or turn_id is None)):
+            raise queries.QueryError("turn: give id, or journal and turnId")
+        turns = queries.LISTINGS["turns"]
+        if turn_id is None:
+            found = await info.context.run(turns.get, str(id), as_of=as_of)
+        else:
+            found = await info.context.run(journals.turn_in_journal, turns.rows, turns.record,
+                                           str(journal), turn_id, as_of)
+        return None if found is None else TurnView.of(found, as_of)

@@ -1,0 +1,133 @@
+"""CORE's own identity and time for turns (issue 30): stored Workbench journals, a turn by
+(journal, turn_id), and the CORE-time orders, all read through `turn_fields` (revision 0011).
+
+A journal is named by its turn 1's turn_key: the same when a grown file is stored again.
+Its turns were appended in turn order (a rewrite is refused), so its turns in seq order are
+its turns in turn order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Unpack
+
+from sqlalchemy import Connection, Select, func, select
+
+from store.db.queries.as_of import snapshot_at
+from store.db.queries.filters import equals
+from store.db.queries.keys import MAX_KEY, key_value
+from store.db.queries.orders import Listing, Order, Part, SortKey, in_seq_order
+from store.db.queries.pages import PageArgs, page_of
+from store.db.queries.records import Journal, Page, StoredTurn
+from store.db.schema.tables import turn_fields as fields_t
+from store.db.schema.tables import turns as turns_t
+
+
+def in_time_order(connection: Connection, order: Order, statement: Select[Any]) -> Listing:
+    """`statement`'s turns (joined to turn_fields) by CORE time, ties by seq; those without a
+    time (a line without one, or one without an offset) last, in seq order. Their sort key is
+    a constant past every time in the order's direction, so one cursor pages both parts.
+    Both parts read turn_fields' (core_time, turn_seq) index in order (NULL times are one
+    range of it); a turn without its turn_fields row (verify names it) is in neither."""
+    descending = order is Order.TIME_DESC
+    time, seq = fields_t.c.core_time, fields_t.c.turn_seq
+    timed = Part(statement.where(time.is_not(None)),
+                 [SortKey(time, descending), SortKey(seq, descending)], seek=True)
+    last = key_value(0 if descending else MAX_KEY)
+    # seq > 0: a comparison, so SQLite reads the outer join as the inner one it is here.
+    untimed = Part(statement.where(time.is_(None), seq > key_value(0)),
+                   [SortKey(last, descending, constant=True), SortKey(seq, descending)])
+    # A cursor's own row, by the index: an untimed row's constant matches no time, and
+    # whether rows lie past it is then asked of the parts.
+    lookup = Part(statement, [SortKey(time, descending), SortKey(seq, descending)])
+    # Building a statement of two parts costs more than reading a page (SQLAlchemy proxies
+    # every column per subquery): a store whose turns all have a time (CORE writes one)
+    # reads the timed part alone. One index probe says so.
+    untimed_stored = connection.execute(
+        select(fields_t.c.turn_seq).where(time.is_(None)).limit(1)).first() is not None
+    return Listing([timed, untimed] if untimed_stored else [timed], lookup)
+
+
+def turn_in_journal(connection: Connection, rows: Callable[[Any], Select[Any]],
+                    build: Callable[[Any], StoredTurn], journal: str, turn_id: int,
+                    as_of: int | None = None) -> StoredTurn | None:
+    """The journal's turn `turn_id` (stored by tree size `as_of`), or None."""
+    if not -2**31 <= turn_id < 2**31:
+        return None
+    row = connection.execute(
+        rows(snapshot_at(connection, as_of))
+        .where(equals(fields_t.c.journal_id, journal), fields_t.c.turn_id == turn_id)).first()
+    return None if row is None else build(row)
+
+
+def journal_turns(connection: Connection, rows: Callable[[Any], Select[Any]],
+                  build: Callable[[Any], StoredTurn], journal: str, first: int | None = None,
+                  after: str | None = None, **page: Unpack[PageArgs]) -> Page[StoredTurn]:
+    """The journal's turns in turn order (OLDEST_FIRST, or NEWEST_FIRST), keyset paged: turn
+    order is seq order, read along the (journal_id, turn_seq) index."""
+    order = page.get("order", Order.OLDEST_FIRST)
+    statement = rows(snapshot_at(connection, page.get("as_of"))).where(
+        equals(fields_t.c.journal_id, journal))
+    listing = in_seq_order(order, statement, fields_t.c.turn_seq, listing="a journal's turns")
+    return page_of(connection, listing, order, build, first, after, page.get("last"),
+                   page.get("before"))
+
+
+def _journal_rows(as_of_seq: int | None) -> Select[Any]:
+    """One row per journal: its turn 1 (turn_key, seq, timestamp)."""
+    statement = (select(turns_t.c.turn_key, turns_t.c.seq, turns_t.c.timestamp)
+                 .join_from(turns_t, fields_t, fields_t.c.turn_key == turns_t.c.turn_key)
+                 .where(fields_t.c.turn_id == 1, fields_t.c.journal_id == turns_t.c.turn_key))
+    if as_of_seq is not None:
+        statement = statement.where(turns_t.c.seq <= key_value(as_of_seq))
+    return statement
+
+
+def _journal(connection: Connection, row: Any, as_of_seq: int | None) -> Journal:
+    """A journal from its turn 1's row: its turns' count, last time and batches, read by the
+    (journal_id, turn_id) index."""
+    f = fields_t.c
+    held = [f.journal_id == row.turn_key]
+    if as_of_seq is not None:
+        held.append(f.turn_seq <= key_value(as_of_seq))
+    count, last = connection.execute(
+        select(func.count(), func.max(f.turn_id)).where(*held)).one()
+    updated = connection.execute(
+        select(turns_t.c.timestamp).join_from(fields_t, turns_t,
+                                              turns_t.c.turn_key == f.turn_key)
+        .where(*held, f.turn_id == last)).scalar()
+    batches = tuple(connection.execute(
+        select(f.batch_id).where(*held).group_by(f.batch_id).order_by(f.batch_id)).scalars())
+    return Journal(journal_id=row.turn_key, seq=row.seq, turn_count=count,
+                   started_at=row.timestamp, updated_at=updated, batch_ids=batches)
+
+
+def _as_of_seq(connection: Connection, as_of: int | None) -> int | None:
+    snapshot = snapshot_at(connection, as_of)
+    return None if snapshot is None else snapshot.tree_size
+
+
+def list_journals(connection: Connection, first: int | None = None, after: str | None = None,
+                  **page: Unpack[PageArgs]) -> Page[Journal]:
+    """Stored journals in the order their turn 1 was stored (OLDEST_FIRST, NEWEST_FIRST)."""
+    as_of = _as_of_seq(connection, page.get("as_of"))
+    order = page.get("order", Order.OLDEST_FIRST)
+    listing = in_seq_order(order, _journal_rows(as_of), turns_t.c.seq, listing="journals")
+    found = page_of(connection, listing, order, lambda row: row, first, after,
+                    page.get("last"), page.get("before"))
+    return Page([_journal(connection, row, as_of) for row in found.items], found.cursors,
+                found.has_next_page, found.has_previous_page)
+
+
+def count_journals(connection: Connection, as_of: int | None = None) -> int:
+    statement = _journal_rows(_as_of_seq(connection, as_of)).with_only_columns(turns_t.c.seq)
+    return int(connection.execute(select(func.count()).select_from(statement.subquery()))
+               .scalar_one())
+
+
+def journal_by_id(connection: Connection, journal_id: str, as_of: int | None = None
+                  ) -> Journal | None:
+    as_of_seq = _as_of_seq(connection, as_of)
+    row = connection.execute(_journal_rows(as_of_seq)
+                             .where(equals(turns_t.c.turn_key, journal_id))).first()
+    return None if row is None else _journal(connection, row, as_of_seq)
