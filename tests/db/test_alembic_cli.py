@@ -40,7 +40,7 @@ def schema_of(db: Path) -> set[tuple[str, str, str]]:
 
 def test_history_and_heads_list_the_revisions() -> None:
     heads = alembic("heads")
-    assert (heads.returncode, heads.stdout) == (0, "0010 (head)\n"), heads.stderr
+    assert (heads.returncode, heads.stdout) == (0, "0012 (head)\n"), heads.stderr
     history = alembic("history")
     assert history.returncode == 0, history.stderr
     steps = [line.split(",")[0] for line in history.stdout.splitlines() if " -> " in line]
@@ -68,7 +68,7 @@ def test_current_reads_the_store_named_by_x_db_or_core_audit_db(tmp_path: Path) 
     for args, env in ((("-x", f"db={db}"), None), (("-x", f"db={url_of(db)}"), None),
                       ((), {"CORE_AUDIT_DB": str(db)})):
         current = alembic(*args, "current", env=env)
-        assert (current.returncode, current.stdout) == (0, "0010 (head)\n"), current.stderr
+        assert (current.returncode, current.stdout) == (0, "0012 (head)\n"), current.stderr
 
 
 def test_an_old_store_upgraded_by_alembic_equals_one_upgraded_by_core_audit(tmp_path: Path
