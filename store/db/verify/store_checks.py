@@ -28,6 +28,7 @@ from store.db.schema.tables import (
     tree_heads,
 )
 from store.db.verify.checkpoint_checks import checkpoint_problems, kept_checkpoint_problems
+from store.db.verify.construction_checks import construction_problems
 from store.db.verify.content_checks import content_kinds, table_problems
 from store.db.verify.derived_checks import sighting_count_problems, tally_problems
 from store.db.verify.problems import Problem
@@ -267,6 +268,8 @@ HEAVY_CHECKS: dict[str, HeavyCheck] = {
         connection, scope.skip, scope),
     "sighting_counts": lambda connection, scope, _report: sighting_count_problems(
         connection, scope.after_batch),
+    "constructions": lambda connection, scope, _report: construction_problems(
+        connection, scope.after_seq),
 }
 # How many of a check's problems the report can take at most (the rest need not be read).
 HEAVY_CAPS = {"leaves": MAX_PROBLEMS * 4,
@@ -308,6 +311,8 @@ def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -
         names.append("tallies")
     if not {"sighting_counts", *SIGHTED, *(r for r, _ in SIGHTED.values())} & set(unreadable):
         names.append("sighting_counts")
+    if not {"turns", "turn_constructions", "turn_assessments"} & set(unreadable):
+        names.append("constructions")
     return [*names, "references"]
 
 

@@ -23,26 +23,32 @@ _READ_ROWS = 1000
 
 
 def _unprojected(connection: Connection, digest: Any) -> Iterator[tuple[int, list[PendingRow]]]:
-    """(turn seq, rows) of each stored journal turn whose line carries a payload and has no
+    """(n, rows) of the n-th stored journal turn whose line carries a payload and has no
     turn_constructions row, in seq order; `digest` hashes the turn keys met."""
     t, c = turns, turn_constructions
     statement = (
-        select(t.c.seq, t.c.turn_key, t.c.line)
+        select(t)
         .where(t.c.kind == TurnKind.WORKBENCH_JOURNAL.value,
                t.c.line.contains('"construction_evidence"'),
                ~exists().where(c.c.turn_key == t.c.turn_key))
         .order_by(t.c.seq).execution_options(yield_per=_READ_ROWS))
-    for seq, key, line in connection.execute(statement):
-        payload = orjson.loads(line).get("construction_evidence")
+    number = 0
+    for stored in connection.execute(statement).mappings():
+        payload = orjson.loads(stored["line"]).get("construction_evidence")
         if payload is not None:
+            key = stored["turn_key"]
             digest.update(key.encode("ascii"))
-            yield seq, construction_rows(key, payload)
+            # The turn itself, as stored (present): the rows below refer to it.
+            turn = {k: v for k, v in stored.items() if k not in ("seq", "batch_id")}
+            number += 1
+            yield number, [PendingRow("turns", (key,), turn),
+                                  *construction_rows(key, payload)]
 
 
 def append_stored_constructions(connection: Connection) -> BatchSummary:
     """The projections of stored turns that have none, appended as one batch (none if no
     stored line carries a payload). Its input_sha256 hashes the turn keys projected, in
-    order; its line numbers are the turns' seqs."""
+    order; its "lines" are the turns projected, numbered in seq order."""
     digest = hashlib.sha256()
     rows = list(_unprojected(connection, digest))
     return append_rows_batch(connection, rows, BACKFILL_SOURCE, RECORD_TYPE,
