@@ -9,6 +9,7 @@ from enum import Enum
 import strawberry
 
 from store.db.queries import Order
+from store.model.construction import ConstructionStatus
 from store.model.surface_records import SurfaceForm, SurfaceVerification
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 from store.model.teaching_surface import GroundingSource
@@ -32,6 +33,10 @@ GRAPHQL_ENUMS: tuple[tuple[type[Enum], str], ...] = (
                          "cleared."),
     (TurnKind, "Where a turn record came from: a Workbench journal line, a ChatRuntime output "
                "or a TurnEvent."),
+    (ConstructionStatus, "What a journal turn's construction_evidence came to, as CORE's "
+                         "seam reports it (construction_evidence_v1): recorded (its assessments "
+                         "projected) or missing_evidence (nothing projected; the reason says "
+                         "why)."),
 )
 
 for _enum, _description in GRAPHQL_ENUMS:
