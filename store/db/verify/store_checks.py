@@ -374,6 +374,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     # Structural problems (no seq) first, then rows in leaf order, then the derived
     # tallies (a changed row also upsets its batch's tallies: name the row first).
     problems.extend(heavy.problems("references", report))
+    if "constructions" in names:  # a journal turn's construction rows, from its line
+        problems.extend(islice(heavy.problems("constructions", report), MAX_PROBLEMS))
     problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
     if "tallies" in names:
         problems.extend(heavy.problems("tallies", report))
