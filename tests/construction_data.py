@@ -7,6 +7,21 @@ from __future__ import annotations
 from typing import Any
 
 PROBLEM = "Tom gained 3."
+
+# The turn key of the journal line `journal_line(journal_entry(1, "Tom gained 3.", DISCLOSURE,
+# "none", construction_evidence=recorded_payload()))` (sha256 of its kind and line).
+TURN_KEY = "c62a6382c9a8a00945ddfc0f1f7ca1ae691538b77850ebf52542e69679aa8eb3"
+# Its assessments in payload order: the refused unary delta, the runnable binding.
+REFUSED_ID = "85c05fbe7133f2e905ce85b69659c62227230f3f8fec586522b8a7e64d073e22"
+RUNNABLE_ID = "53270f582bf6eae709ef12b83be91797ae8bb8eabddc36c61dd63c0f307c6807"
+# The refused one's residuals, by code (missing bindings then hazards, de-duplicated); the
+# same ids ADR-0225 example A's frame gives (examples/adr_0225_frames.jsonl).
+RESIDUALS = {
+    "changed_object_unbound": "be3e33436b53ca065b212fb84907805390aba675d25f1d1b52adcec10743cf7d",
+    "direction_unbound": "39b60db8dbcc8445553872431a5623d9ef0bb0ef99832fbe61beacaa92b52299",
+    "action_cue_unbound": "54b43aa2d7a9ec73c55f994d92be93d9f3148b28f72ac43c1f99fdf360f5fc42",
+}
+
 GAINED = {"start": 4, "end": 10, "text": "gained"}  # problem_text[4:10]
 THREE = {"start": 11, "end": 12, "text": "3"}
 
