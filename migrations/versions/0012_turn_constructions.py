@@ -137,6 +137,8 @@ def _delete_batch(bind: sa.Connection, batch_id: int) -> None:
     # A subtree ends past the old size only if the batch completed it.
     bind.execute(sa.text("DELETE FROM log_subtrees WHERE start + (1 << level) > :s"),
                  {"s": before})
+    if not sqlite:  # the deletes' deferred foreign key checks, now: ALTER TABLE waits for none
+        op.execute("SET CONSTRAINTS ALL IMMEDIATE")
     for table in tables:
         if not sqlite:
             op.execute(f"ALTER TABLE {table} ENABLE TRIGGER {table}_append_only_delete")

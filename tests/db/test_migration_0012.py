@@ -6,15 +6,21 @@ kept; downgrade takes that batch back out, the store exactly as it was. Values w
 from __future__ import annotations
 
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
+from backends import raw_query
 from cli_runs import cli
 from raw_reads import dump, query, table_dump, tables, trigger_definitions
+from sqlalchemy import Boolean
 from store_support import HEAD_TABLES, HEAD_TRIGGERS
 from turn_data import DISCLOSURE, journal_entry, journal_line
 
+from store.db.schema.engine import create_store_engine
 from store.db.schema.guards import expected_sqlite_guards
+from store.db.schema.tables import metadata
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 STORE = DATA / "store-rev0010-construction.db"
@@ -149,3 +155,41 @@ def test_downgrade_refuses_to_drop_rows_an_ingest_wrote(store: Path, tmp_path: P
     assert ("cannot downgrade below 0012: would drop 1 turn_constructions rows, leaves of the "
             "log") in refused.output
     assert dump(store) == before
+
+
+def _copy_to_postgresql(url: str) -> None:
+    """The 0010 fixture's rows in a PostgreSQL store at revision 0010: its tables are the
+    head's but for 0012's (SQLite's 0/1 read as the Boolean they are)."""
+    run("db", "upgrade", "0010", "--db", url)
+    engine = create_store_engine(url, write=True)
+    try:
+        with closing(sqlite3.connect(STORE)) as source, engine.begin() as target:
+            source.row_factory = sqlite3.Row
+            for name in sorted(REV0010_TABLES):
+                table = metadata.tables[name]
+                rows = [{k: bool(v) if isinstance(table.c[k].type, Boolean) and v is not None
+                         else v for k, v in dict(row).items()}
+                        for row in source.execute(f"SELECT * FROM {name}")]
+                if rows:
+                    target.execute(table.insert(), rows)
+    finally:
+        engine.dispose()
+
+
+def test_upgrade_and_downgrade_on_postgresql(pg_url: str) -> None:
+    _copy_to_postgresql(pg_url)
+    before = {name: sorted(map(tuple, raw_query(pg_url, f"SELECT * FROM {name}")))
+              for name in REV0010_TABLES}
+    run("db", "upgrade", "--db", pg_url)
+    assert [tuple(r) for r in raw_query(
+        pg_url, "SELECT * FROM turn_constructions ORDER BY seq")] == CONSTRUCTIONS
+    assert [tuple(r) for r in raw_query(
+        pg_url, "SELECT * FROM turn_assessments ORDER BY seq")] == LINKS
+    assert run("verify", "--db", pg_url).startswith(f"intact: {LEAVES_AFTER} leaves, root ")
+    run("db", "downgrade", "0010", "--db", pg_url)
+    after = {name: sorted(map(tuple, raw_query(pg_url, f"SELECT * FROM {name}")))
+             for name in REV0010_TABLES}
+    assert after == before
+    # The delete guards are back, enabled: a DELETE is still refused.
+    with pytest.raises(Exception, match="append-only"):
+        raw_query(pg_url, "DELETE FROM ingest_batches")
