@@ -164,3 +164,20 @@ def test_verify_rederives_the_status_from_the_line(tmp_path: Path, status: str) 
     assert (f"seq 4: turn_constructions {key}: says {status} (None); the line's evidence reads "
             "as missing_evidence (construction_evidence_unsupported_schema_version: 2)"
             ) in problems
+
+
+def test_export_writes_the_statuses_and_links(store_db: Path | str, tmp_path: Path) -> None:
+    ingest(store_db, write(tmp_path / "turn_journal.jsonl", LINES))
+    exported = {}
+    for kind in ("turn-constructions", "turn-assessments"):
+        result = cli("export", kind, "--db", store_db, "--format", "jsonl")
+        assert result.exit_code == 0, result.output
+        exported[kind] = [json.loads(line) for line in result.stdout.splitlines()]
+    statuses = [(r["turn_key"], r["status"]) for r in exported["turn-constructions"]]
+    assert len(statuses) == 4 and statuses[0] == (TURN_KEY, "recorded")
+    assert [(r["turn_key"], r["ordinal"], r["assessment_id"])
+            for r in exported["turn-assessments"]] == [
+        (TURN_KEY, 0, REFUSED_ID), (TURN_KEY, 1, RUNNABLE_ID)]
+    refused = cli("export", "turn-assessments", "--db", store_db, "--format", "jsonl",
+                  "--filter", "{}")
+    assert refused.exit_code == 2 and "turn-assessments take no filter" in refused.stderr
