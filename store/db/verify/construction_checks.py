@@ -39,31 +39,50 @@ def _expected(turn_key: str, payload: Any) -> tuple[str, str | None, list[tuple[
     return reading.status.value, reading.missing_reason, links
 
 
+def _stored_rows(connection: Connection, after_seq: int
+                 ) -> Iterator[tuple[list[Any], dict[str, list[tuple[int, str]]]]]:
+    """The construction rows after leaf `after_seq` with their turns' kind and line, a
+    thousand at a time (memory stays flat), each chunk with its turns' links."""
+    t, c, a = turns, turn_constructions, turn_assessments
+    last = after_seq
+    while True:
+        rows = connection.execute(
+            select(c.c.seq, c.c.turn_key, c.c.status, c.c.missing_reason, t.c.kind, t.c.line)
+            .join(t, t.c.turn_key == c.c.turn_key, isouter=True)
+            .where(c.c.seq > last).order_by(c.c.seq).limit(_READ_ROWS)).all()
+        if not rows:
+            return
+        links: dict[str, list[tuple[int, str]]] = {}
+        for key, ordinal, assessment in connection.execute(
+                select(a.c.turn_key, a.c.ordinal, a.c.assessment_id)
+                .where(a.c.turn_key.in_([row.turn_key for row in rows]))
+                .order_by(a.c.turn_key, a.c.ordinal)):
+            links.setdefault(key, []).append((ordinal, assessment))
+        yield list(rows), links
+        last = rows[-1].seq
+
+
 def construction_problems(connection: Connection, after_seq: int = 0) -> Iterator[Problem]:
     """The construction rows stored after leaf `after_seq`, and the journal turns stored
     after it whose payload has no row."""
-    t, c, a = turns, turn_constructions, turn_assessments
-    stored = (select(c.c.seq, c.c.turn_key, c.c.status, c.c.missing_reason, t.c.kind, t.c.line)
-              .join(t, t.c.turn_key == c.c.turn_key, isouter=True)
-              .where(c.c.seq > after_seq).order_by(c.c.seq))
-    for seq, key, status, reason, kind, line in connection.execute(stored).all():
-        payload = None if line is None else _payload(kind, line)
-        if payload is None:
-            yield Problem(seq, "turn_constructions", key,
-                          "its turn's line carries no construction_evidence")
-            continue
-        want_status, want_reason, want_links = _expected(key, payload)
-        if (status, reason) != (want_status, want_reason):
-            yield Problem(seq, "turn_constructions", key,
-                          f"says {status} ({reason}); the line's evidence reads as "
-                          f"{want_status} ({want_reason})")
-        links = [tuple(row) for row in connection.execute(
-            select(a.c.ordinal, a.c.assessment_id).where(a.c.turn_key == key)
-            .order_by(a.c.ordinal))]
-        if links != want_links:
-            yield Problem(seq, "turn_assessments", key,
-                          f"links {len(links)} assessments; the line's evidence projects to "
-                          f"{len(want_links)} (ordinals and ids must match)")
+    t, c = turns, turn_constructions
+    for rows, links in _stored_rows(connection, after_seq):
+        for seq, key, status, reason, kind, line in rows:
+            payload = None if line is None else _payload(kind, line)
+            if payload is None:
+                yield Problem(seq, "turn_constructions", key,
+                              "its turn's line carries no construction_evidence")
+                continue
+            want_status, want_reason, want_links = _expected(key, payload)
+            if (status, reason) != (want_status, want_reason):
+                yield Problem(seq, "turn_constructions", key,
+                              f"says {status} ({reason}); the line's evidence reads as "
+                              f"{want_status} ({want_reason})")
+            if links.get(key, []) != want_links:
+                yield Problem(seq, "turn_assessments", key,
+                              f"links {len(links.get(key, []))} assessments; the line's "
+                              f"evidence projects to {len(want_links)} (ordinals and ids must "
+                              "match)")
     unprojected = (select(t.c.seq, t.c.turn_key, t.c.kind, t.c.line)
                    .where(t.c.seq > after_seq, t.c.kind == _JOURNAL,
                           t.c.line.contains('"construction_evidence"'),
