@@ -51,5 +51,7 @@ def append_stored_constructions(connection: Connection) -> BatchSummary:
     order; its "lines" are the turns projected, numbered in seq order."""
     digest = hashlib.sha256()
     rows = list(_unprojected(connection, digest))
+    if not rows:  # no batch, and no hold on the log's lock for the rest of the migration
+        return BatchSummary(source=BACKFILL_SOURCE)
     return append_rows_batch(connection, rows, BACKFILL_SOURCE, RECORD_TYPE,
                              digest.hexdigest())
