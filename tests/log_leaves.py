@@ -20,6 +20,8 @@ LEAF_KEYS = {
     "surface_records": ("surface_id",),
     "surface_occurrences": ("occurrence_id",),
     "turns": ("turn_key",),
+    "turn_constructions": ("turn_key",),  # revision 0012
+    "turn_assessments": ("turn_key", "ordinal"),  # revision 0012
 }
 _BOOLEANS = {"runnable", "refusal_emitted", "hedge_injected"}
 _LATE = {"surface_form", "hops", "hop_chain_ids", "candidate_chain_ids", "surface_prefix",

@@ -19,6 +19,7 @@ R = TypeVar("R")
 
 RegistryProvider = Callable[[], TeachingRegistry]
 AsOfKey = tuple[str, int | None]  # a record's id and the tree size it is read as of
+TurnAsOf = tuple[queries.TurnLine, int | None]
 
 
 class RequestContext:
@@ -30,6 +31,13 @@ class RequestContext:
         # keyed by (assessment_id, asOf): the residuals' counts are as of the assessment's read.
         self.assessment_residuals: DataLoader[AsOfKey, list[queries.StoredResidual]] = (
             DataLoader(load_fn=self._load_assessment_residuals))
+        # A page of turns asks for their construction evidence, a page of assessments for
+        # the turns they came from: one round of statements each, not one per row.
+        self.turn_constructions: DataLoader[TurnAsOf, queries.TurnConstruction] = DataLoader(
+            load_fn=self._load_turn_constructions,
+            cache_key_fn=lambda key: (key[0].turn_key, key[1]))
+        self.assessment_turns: DataLoader[AsOfKey, queries.StoredTurn | None] = DataLoader(
+            load_fn=self._load_assessment_turns)
 
     async def run(
         self,
@@ -46,5 +54,23 @@ class RequestContext:
         for as_of in dict.fromkeys(as_of for _, as_of in keys):  # one statement per asOf
             ids = [assessment_id for assessment_id, key_as_of in keys if key_as_of == as_of]
             found = await self.run(queries.assessment_residuals, ids, as_of=as_of)
+            produced.update(((assessment_id, as_of), found[assessment_id]) for assessment_id in ids)
+        return [produced[key] for key in keys]
+
+    async def _load_turn_constructions(self, keys: list[TurnAsOf]
+                                       ) -> list[queries.TurnConstruction]:
+        produced: dict[tuple[str, int | None], queries.TurnConstruction] = {}
+        for as_of in dict.fromkeys(as_of for _, as_of in keys):  # one round per asOf
+            turns = [turn for turn, key_as_of in keys if key_as_of == as_of]
+            found = await self.run(queries.turn_constructions, turns, as_of=as_of)
+            produced.update(((key, as_of), value) for key, value in found.items())
+        return [produced[(turn.turn_key, as_of)] for turn, as_of in keys]
+
+    async def _load_assessment_turns(self, keys: list[AsOfKey]
+                                     ) -> list[queries.StoredTurn | None]:
+        produced: dict[AsOfKey, queries.StoredTurn | None] = {}
+        for as_of in dict.fromkeys(as_of for _, as_of in keys):
+            ids = [assessment_id for assessment_id, key_as_of in keys if key_as_of == as_of]
+            found = await self.run(queries.assessment_turns, ids, as_of=as_of)
             produced.update(((assessment_id, as_of), found[assessment_id]) for assessment_id in ids)
         return [produced[key] for key in keys]

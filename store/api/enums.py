@@ -9,6 +9,7 @@ from enum import Enum
 import strawberry
 
 from store.db.queries import Order
+from store.model.construction import ConstructionStatus
 from store.model.journal_digest import TraceIntegrity
 from store.model.surface_records import SurfaceForm, SurfaceVerification
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
@@ -36,6 +37,10 @@ GRAPHQL_ENUMS: tuple[tuple[type[Enum], str], ...] = (
                "or a TurnEvent."),
     (TraceIntegrity, "CORE's trace_integrity: PIPELINE_TRACE when the turn has a trace_hash, "
                      "else LEGACY_UNHASHED."),
+    (ConstructionStatus, "What a journal turn's construction_evidence came to, as CORE's "
+                         "seam reports it (construction_evidence_v1): recorded (its assessments "
+                         "projected) or missing_evidence (nothing projected; the reason says "
+                         "why)."),
 )
 
 for _enum, _description in GRAPHQL_ENUMS:

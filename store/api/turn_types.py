@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import strawberry
 from strawberry.scalars import JSON
+from strawberry.types import Info
 
+from store.api.context import RequestContext
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView, fields_of_record
 from store.api.surface_types import Surface
-from store.api.types import FacetCount
+from store.api.types import Assessment, FacetCount, Residual
 from store.db import queries
+from store.model.construction import ConstructionStatus
 from store.model.turn_fields import evidence_payload
 from store.model.turns import NormativeClearance, TurnKind
 
@@ -99,6 +103,45 @@ class Turn(RecordView):
     meta_rh_evidence = _evidence("meta_rh_evidence", "The meta_rh evidence.")
     practice_evidence = _evidence("practice_evidence", "The practice evidence "
                                   "(practice_evidence_v1).")
+    async def _construction(self, info: Info[RequestContext, None]
+                            ) -> queries.TurnConstruction:
+        # turn_key and line are fields fields_of_record adds from the record.
+        turn = queries.TurnLine(str(self.turn_key), self.kind.value,  # type: ignore[attr-defined]
+                                self.line)  # type: ignore[attr-defined]
+        return await info.context.turn_constructions.load((turn, self.as_of))
+
+    @strawberry.field(description="What the line's construction_evidence came to, as CORE's "
+                                  "seam reports it: RECORDED or MISSING_EVIDENCE (a null "
+                                  "payload: construction_evidence_not_persisted). Null for a "
+                                  "turn of another kind, or a payload not projected by asOf.")
+    async def construction_status(self, info: Info[RequestContext, None]
+                                  ) -> ConstructionStatus | None:
+        return (await self._construction(info)).status
+
+    @strawberry.field(description="Why nothing was projected (status MISSING_EVIDENCE); null "
+                                  "when recorded. Reasons: docs/graphql.md.")
+    async def construction_missing_reason(self, info: Info[RequestContext, None]
+                                          ) -> str | None:
+        return (await self._construction(info)).missing_reason
+
+    @strawberry.field(description="The contract assessments of its recorded "
+                                  "construction_evidence, in the payload's order, stored as the "
+                                  "equivalent frame stores them (its problem text; source_ref: "
+                                  "this turn's turnKey).")
+    async def assessments(self, info: Info[RequestContext, None]) -> list[Assessment]:
+        return [Assessment.of(a, self.as_of)
+                for a in (await self._construction(info)).assessments]
+
+    @strawberry.field(description="The residuals its assessments project to (ADR-0225), each "
+                                  "once, sorted by residualId as CORE orders a record's.")
+    async def residuals(self, info: Info[RequestContext, None]) -> list[Residual]:
+        construction = await self._construction(info)
+        loads = [info.context.assessment_residuals.load((a.assessment_id, self.as_of))
+                 for a in construction.assessments]
+        produced = {r.residual.residual_id: r
+                    for found in await asyncio.gather(*loads) for r in found}
+        return [Residual.of(produced[rid], self.as_of) for rid in sorted(produced)]
+
     inclusion_proof = inclusion_field("turns", "turn_key")
 
 

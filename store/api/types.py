@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Generic, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeAlias, TypeVar
 
 import strawberry
 from strawberry.types import Info
@@ -16,7 +17,12 @@ from store.db import queries
 from store.model import taxonomy as taxonomy_model
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 
+if TYPE_CHECKING:
+    from store.api.turn_types import Turn
+
 OrderEnum: TypeAlias = queries.Order  # the name the list resolvers know it by
+# A turn (turn_types.py imports this module): the type is looked up when the schema is built.
+LazyTurn: TypeAlias = Annotated["Turn", strawberry.lazy("store.api.turn_types")]
 
 AS_OF_HELP = ("The store as it was at this tree size: 0 or a recorded head's treeSize (one per "
               "batch); counts and nested lists as of then.")
@@ -139,6 +145,15 @@ class Assessment(RecordView):
             (str(self.assessment_id), self.as_of))
         return [Residual.of(r, self.as_of) for r in stored]
 
+    @strawberry.field(description="The Workbench journal turn whose construction_evidence "
+                                  "this assessment was projected from; null for one a frame "
+                                  "stored.")
+    async def turn(self, info: Info[RequestContext, None]) -> LazyTurn | None:
+        from store.api.turn_types import Turn
+
+        stored = await info.context.assessment_turns.load((str(self.assessment_id), self.as_of))
+        return None if stored is None else Turn.of(stored, self.as_of)
+
     inclusion_proof = inclusion_field("contract_assessments", "assessment_id")
 
 
@@ -179,6 +194,24 @@ class Residual(RecordView):
     occurrences = sightings_field(
         queries.list_occurrences, "residual_id", Occurrence, "Its sightings, in append order "
         "unless `order` says NEWEST_FIRST (by asOf, if read as of it).")
+
+    @strawberry.field(description="The Workbench journal turns whose construction_evidence "
+                                  "projected to this residual, each once, in append order "
+                                  "unless `order` says NEWEST_FIRST (by asOf, if read as of it).")
+    async def turns(
+        self, info: Info[RequestContext, None], first: int | None = None,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
+        before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
+    ) -> Connection[LazyTurn]:
+        from store.api.turn_types import Turn
+
+        residual_id, as_of = str(self.residual_id), self.as_of
+        page = await info.context.run(queries.list_residual_turns, residual_id, first, after,
+                                      last=last, before=before, order=order, as_of=as_of)
+        count = functools.partial(info.context.run, queries.count_residual_turns, residual_id,
+                                  as_of=as_of)
+        return connection(page, lambda turn: Turn.of(turn, as_of), count)
 
     inclusion_proof = inclusion_field("contract_residuals", "residual_id")
 

@@ -55,11 +55,14 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
            as_of: int | None, since: int | None, proof_out: Path | None,
            out: Path | None, csv_raw: bool) -> None:
     """Write every stored record of KIND (residuals, occurrences, assessments, surfaces,
-    sightings, turns, batches, tree-heads) matching --filter, in append order, one row per
-    record and one column per stored column. Streamed: memory stays flat however many rows.
+    sightings, turns, batches, turn-constructions, turn-assessments, tree-heads) matching
+    --filter, in append order, one row per record and one column per stored column.
+    Streamed: memory stays flat however many rows.
 
     Sightings are the surfaces' (filtered by their surface), occurrences the residuals';
-    batches and tree heads take no filter (tree heads in tree-size order).
+    turn-constructions (what each journal turn's construction evidence came to) and
+    turn-assessments (its links to its assessments), batches and tree heads take no filter
+    (tree heads in tree-size order).
 
     Values as stored (lists and objects as their JSON text; enum values lower case), so a
     record less its seq is its `log` entry's row. --filter is read exactly as the API reads

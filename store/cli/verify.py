@@ -188,7 +188,8 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
     foreign keys, views; PostgreSQL: UNLOGGED, row-level security and policies, rules, the
     functions' SECURITY DEFINER and SET options, same-named functions on the search path),
     anything extra or missing named; SQLite's integrity_check and the frames of its -wal
-    that SQLite would not replay after a checksum break; each batch's residual tallies. The
+    that SQLite would not replay after a checksum break; each batch's residual tallies; each
+    journal turn's construction status and assessment links, re-derived from its line. The
     first problem is named by seq, table and key (or the batch whose tree head its rows no
     longer make). A store that cannot be opened or read prints NOT intact: REASON, exit 1.
     Every checkpoint the store kept must be one its log extends.

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 from sqlalchemy import Connection
 from starlette.requests import Request
 
+from store.console.construction_links import assessment_turn, residual_turns, turn_construction
 from store.console.glossary import explain
 from store.console.parameters import ParameterError
 from store.console.proofs import proof_context
@@ -97,7 +98,7 @@ def _residual(connection: Connection, key: str, head: Head, request: Request
                 {"text": o.assessment.batch.ingested_at}] for o in page.items],
             "more": None if not page.has_next_page else
             f"{base}/residuals/{key}?{urlencode(_kept(head, after=page.end_cursor or ''))}",
-        }],
+        }, residual_turns(connection, key, head.as_of)],
     }
 
 
@@ -119,11 +120,14 @@ def _assessment(connection: Connection, key: str, head: Head, request: Request
     stored = _stored(queries.assessment_by_id, connection, key, head, "assessment")
     a = stored.assessment
     produced = queries.assessment_residuals(connection, [key], as_of=head.as_of)[key]
+    turn = assessment_turn(connection, key, head.as_of)
     return {
         "fields": [
             _field("assessment_id", stored.assessment_id),
             _field("problem_text", stored.problem_text, pre=True),
             _field("source_ref", stored.source_ref),
+            _field("turn", None if turn is None else turn.turn_key,
+                   None if turn is None else f"/turns/{turn.turn_key}"),
             _field("candidate_organ", a.candidate_organ,
                    _list_href("assessments", organ=a.candidate_organ)),
             _field("family_id", stored.family_id),
@@ -230,6 +234,7 @@ def _journal_check(line: str, stated: str | None) -> dict[str, Any]:
 def _turn(connection: Connection, key: str, head: Head, request: Request) -> dict[str, Any]:
     t = _stored(queries.turn_by_key, connection, key, head, "turn")
     s = t.surface
+    construction, constructed = turn_construction(connection, t, head.as_of)
     context: dict[str, Any] = {
         "fields": [
             _field("turn_key", t.turn_key),
@@ -250,10 +255,12 @@ def _turn(connection: Connection, key: str, head: Head, request: Request) -> dic
             _field("corpus_id", s.corpus_id, _list_href("surfaces", corpusId=s.corpus_id)),
             _field("pack_id", s.pack_id),
             _field("checked_against", s.checked_against),
+            _field("construction_status", construction.status),
+            _field("construction_missing_reason", construction.missing_reason),
             _field("batch_id", t.batch_id, f"/batches/{t.batch_id}"),
             _field("seq", t.seq),
         ],
-        "related": [],
+        "related": constructed if t.kind == "workbench_journal" else [],
         "neighbours": journal_neighbours(connection, key, head.as_of),
     }
     if t.journal_digest is not None or t.kind == "workbench_journal":

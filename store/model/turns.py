@@ -270,7 +270,9 @@ def _parse_journal_line(value: Any, text: str) -> TurnRecord:
     _proposal_candidates(obj["proposal_candidates"])
     integer(obj["turn_cost_ms"], "turn_cost_ms")
     for key in EVIDENCE_KEYS:
-        if obj.get(key) is not None:
+        # construction_evidence of any shape is CORE's seam's to read: a malformed payload is
+        # kept verbatim and its turn says why nothing was projected (model/construction.py).
+        if obj.get(key) is not None and key != "construction_evidence":
             json_object(obj[key], key)
     trace_integrity = (string(obj["trace_integrity"], "trace_integrity")
                        if "trace_integrity" in obj else derived_trace_integrity(trace_hash))

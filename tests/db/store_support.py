@@ -42,8 +42,9 @@ LOG_TABLES = ("log_subtrees", "tree_heads", "log_origin")  # revision 0006, inst
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_cosignatures")  # revision 0009
 COUNT_TABLES = ("sighting_counts",)  # revision 0010
 TURN_FIELD_TABLES = ("turn_fields",)  # revision 0011
+CONSTRUCTION_TABLES = ("turn_constructions", "turn_assessments")  # revision 0012
 HEAD_TABLES = (*TABLES, *SURFACE_TABLES, *TALLY_TABLES, *TURN_TABLES, *LOG_TABLES,
-               *CHECKPOINT_TABLES, *COUNT_TABLES, *TURN_FIELD_TABLES)
+               *CHECKPOINT_TABLES, *COUNT_TABLES, *TURN_FIELD_TABLES, *CONSTRUCTION_TABLES)
 
 
 def append_only_triggers(*tables: str) -> frozenset[str]:

@@ -47,6 +47,8 @@ def test_ingesting_the_same_file_twice_adds_nothing_the_second_time(
         "surface_records": {"new": 0, "present": 0},
         "surface_occurrences": {"new": 0, "present": 0},
         "turns": {"new": 0, "present": 0},
+        "turn_constructions": {"new": 0, "present": 0},
+        "turn_assessments": {"new": 0, "present": 0},
     }
     assert second["batches"][0]["tables"] == {
         "contract_assessments": {"new": 0, "present": 5},
@@ -55,6 +57,8 @@ def test_ingesting_the_same_file_twice_adds_nothing_the_second_time(
         "surface_records": {"new": 0, "present": 0},
         "surface_occurrences": {"new": 0, "present": 0},
         "turns": {"new": 0, "present": 0},
+        "turn_constructions": {"new": 0, "present": 0},
+        "turn_assessments": {"new": 0, "present": 0},
     }
     assert residual_ids(store_db) == ids
     # Nothing new, so no batch: no batch row, no tree head; the summary names the first.
@@ -101,6 +105,8 @@ def test_two_problems_with_the_same_spans_share_one_residual(
         "surface_records": {"new": 0, "present": 0},
         "surface_occurrences": {"new": 0, "present": 0},
         "turns": {"new": 0, "present": 0},
+        "turn_constructions": {"new": 0, "present": 0},
+        "turn_assessments": {"new": 0, "present": 0},
     }
     assert list(residual_ids(store_db)) == [expected]
     occurrences = query(

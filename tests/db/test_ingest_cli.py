@@ -42,6 +42,8 @@ def test_json_summary_shape(db_path: Path, examples_path: Path) -> None:
                 "surface_records": {"new": 0, "present": 0},
                 "surface_occurrences": {"new": 0, "present": 0},
                 "turns": {"new": 0, "present": 0},
+                "turn_constructions": {"new": 0, "present": 0},
+                "turn_assessments": {"new": 0, "present": 0},
             },
             "errors": [],
         }],

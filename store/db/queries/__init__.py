@@ -11,6 +11,14 @@ get-by-key; one module per record kind holds its row builder and facets.
 """
 
 from store.db.queries.as_of import Snapshot, snapshot_at
+from store.db.queries.constructions import (
+    TurnConstruction,
+    TurnLine,
+    assessment_turns,
+    count_residual_turns,
+    list_residual_turns,
+    turn_constructions,
+)
 from store.db.queries.errors import CursorError, PageSizeError, QueryError, QueryTimeout
 from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
 from store.db.queries.keys import MAX_KEY
@@ -112,14 +120,18 @@ __all__ = [
     "SurfaceFacets",
     "SurfaceFilter",
     "SurfaceOccurrence",
+    "TurnConstruction",
     "TurnFacets",
     "TurnFields",
     "TurnFilter",
+    "TurnLine",
     "assessment_by_id",
     "assessment_residuals",
+    "assessment_turns",
     "consistency_proof",
     "count_assessments",
     "count_batches",
+    "count_residual_turns",
     "count_residuals",
     "count_surfaces",
     "count_turns",
@@ -132,6 +144,7 @@ __all__ = [
     "list_assessments",
     "list_batches",
     "list_occurrences",
+    "list_residual_turns",
     "list_residuals",
     "list_surface_occurrences",
     "list_surfaces",
@@ -145,5 +158,6 @@ __all__ = [
     "surface_by_id",
     "surface_facets",
     "turn_by_key",
+    "turn_constructions",
     "turn_facets",
 ]

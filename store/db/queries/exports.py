@@ -30,12 +30,12 @@ from sqlalchemy import (
     select,
 )
 
-from store.db.queries.as_of import Snapshot, snapshot_at
+from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.filters import filter_order
 from store.db.queries.listings import LISTINGS, Filter, RecordListing
 from store.db.schema.engine import row_chunks_read
-from store.db.schema.tables import tree_heads
+from store.db.schema.tables import tree_heads, turn_assessments, turn_constructions
 from store.model.spreadsheet_cells import FORMULA_STARTS, neutralized_rows
 
 # Rows fetched per round trip (SQLite: fetchmany; PostgreSQL: a server-side cursor).
@@ -101,9 +101,21 @@ def _tree_heads(_: None, snapshot: Snapshot | None) -> Select[Any]:
     return statement
 
 
-# Every kind the store keeps: the listings', and the log's own tree heads (one per batch).
+def _leaves_of(table: Table) -> Callable[[None, Snapshot | None], Select[Any]]:
+    """A leaf table that takes no filter, stored by `snapshot`."""
+    def rows(_: None, snapshot: Snapshot | None) -> Select[Any]:
+        return select(table).where(*held(snapshot, table))
+    return rows
+
+
+# Every kind the store keeps: the listings', the journal turns' construction statuses and
+# links to their assessments, and the log's own tree heads (one per batch).
 EXPORT_KINDS: dict[str, ExportKind] = {
     **export_kinds(LISTINGS.values()),
+    "turn-constructions": ExportKind("turn-constructions", turn_constructions, None,
+                                     _leaves_of(turn_constructions)),
+    "turn-assessments": ExportKind("turn-assessments", turn_assessments, None,
+                                   _leaves_of(turn_assessments)),
     "tree-heads": ExportKind("tree-heads", tree_heads, None, _tree_heads, order="tree_size"),
 }
 

@@ -32,6 +32,8 @@ from store.db.schema.tables import (
     surface_occurrences,
     surface_records,
     tree_heads,
+    turn_assessments,
+    turn_constructions,
     turn_fields,
     turns,
 )
@@ -77,6 +79,8 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
     RecordKind(surface_occurrences, ("occurrence_id",), content_ids=content_ids.sighting_ids,
                late_columns=frozenset({"turn_key"}), sights="surface_records"),
     RecordKind(turns, ("turn_key",), content_ids=content_ids.turn_keys),
+    RecordKind(turn_constructions, ("turn_key",), part_of="turns"),
+    RecordKind(turn_assessments, ("turn_key", "ordinal"), part_of="turn_constructions"),
     RecordKind(residual_tallies, ("batch_id", "ordinal"), ledgered=False),
     RecordKind(log_subtrees, ("level", "start"), ledgered=False),
     RecordKind(tree_heads, ("batch_id",), ledgered=False),

@@ -248,6 +248,46 @@ turn_fields = Table(
     Index(None, "batch_id", "turn_seq"),
 )
 
+# Revision 0012: what a Workbench journal line's construction_evidence came to (one row per
+# journal turn whose line carries a payload; none: CORE's "not persisted"), as CORE's seam
+# reads it (store/model/construction.py). Recorded evidence's assessments are stored as the
+# equivalent frame stores them (source_ref: the turn's key) and linked in order below.
+turn_constructions = Table(
+    "turn_constructions",
+    metadata,
+    Column(
+        "turn_key",
+        Sha256,
+        ForeignKey("turns.turn_key", deferrable=True, initially="DEFERRED"),
+        primary_key=True,
+    ),
+    _seq(),
+    _batch(),
+    Column("status", Text, nullable=False),  # recorded or missing_evidence
+    Column("missing_reason", Text, nullable=True),
+)
+
+turn_assessments = Table(
+    "turn_assessments",
+    metadata,
+    Column(
+        "turn_key",
+        Sha256,
+        ForeignKey("turn_constructions.turn_key", deferrable=True, initially="DEFERRED"),
+        primary_key=True,
+    ),
+    Column("ordinal", Integer, primary_key=True, autoincrement=False),
+    Column(
+        "assessment_id",
+        Sha256,
+        ForeignKey("contract_assessments.assessment_id", deferrable=True, initially="DEFERRED"),
+        nullable=False,
+    ),
+    _seq(),
+    _batch(),
+    Index(None, "assessment_id", "seq"),
+)
+
 # Derived, not ledgered: per batch, the residuals and occurrences it added for each
 # (kind, axis, organ, family, code). Facets and filtered counts sum these few rows instead of
 # scanning every residual; `verify` recomputes them from the ledgered rows.

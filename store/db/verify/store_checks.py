@@ -28,6 +28,7 @@ from store.db.schema.tables import (
     tree_heads,
 )
 from store.db.verify.checkpoint_checks import checkpoint_problems, kept_checkpoint_problems
+from store.db.verify.construction_checks import construction_problems
 from store.db.verify.content_checks import content_kinds, table_problems
 from store.db.verify.derived_checks import (
     sighting_count_problems,
@@ -273,6 +274,8 @@ HEAVY_CHECKS: dict[str, HeavyCheck] = {
         connection, scope.after_batch),
     "turn_fields": lambda connection, scope, _report: turn_field_problems(
         connection, scope.after_batch),
+    "constructions": lambda connection, scope, _report: construction_problems(
+        connection, scope.after_seq),
 }
 # How many of a check's problems the report can take at most (the rest need not be read).
 HEAVY_CAPS = {"leaves": MAX_PROBLEMS * 4,
@@ -316,6 +319,8 @@ def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -
         names.append("sighting_counts")
     if not {"turn_fields", "turns"} & set(unreadable):
         names.append("turn_fields")
+    if not {"turns", "turn_constructions", "turn_assessments"} & set(unreadable):
+        names.append("constructions")
     return [*names, "references"]
 
 
@@ -377,6 +382,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     # Structural problems (no seq) first, then rows in leaf order, then the derived
     # tallies (a changed row also upsets its batch's tallies: name the row first).
     problems.extend(heavy.problems("references", report))
+    if "constructions" in names:  # a journal turn's construction rows, from its line
+        problems.extend(islice(heavy.problems("constructions", report), MAX_PROBLEMS))
     problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
     if "tallies" in names:
         problems.extend(heavy.problems("tallies", report))

@@ -118,7 +118,7 @@ class EntryTooLarge(InputError):
     """A row whose log entry an entry bundle cannot carry (2-byte length prefix)."""
 
 
-def _rows_to_append(line: int, rows: list[PendingRow], batch_id: int) -> list[RowValues]:
+def rows_to_append(line: int, rows: list[PendingRow], batch_id: int) -> list[RowValues]:
     combos: dict[str, Combo] = {}  # a frame's residuals come before their occurrences
     found: list[RowValues] = []
     for pending in rows:
@@ -169,7 +169,7 @@ def row_chunks(source: IO[bytes] | Iterable[bytes | str], batch_id: int,
             chunk.failures.append((line.number, NUL_REFUSED))
             continue
         try:
-            appended = _rows_to_append(line.number, rows, batch_id)
+            appended = rows_to_append(line.number, rows, batch_id)
         except EntryTooLarge as exc:
             chunk.failures.append((line.number, str(exc)))
             continue

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 from store.model.assessment_ids import assessment_id as assessment_content_id
 from store.model.canonical import canonical
+from store.model.construction import ConstructionStatus, read_construction
 from store.model.corpora import TeachingRegistry
 from store.model.fields import RecordError
 from store.model.jsonl import JsonLine
@@ -175,7 +176,31 @@ def turn_rows(turn: TurnRecord, line: JsonLine, checked: CheckedSurface) -> list
         "line": line.text,
         "line_number": None if turn.kind is TurnKind.WORKBENCH_JOURNAL else line.number,
     }
-    return [*rows, PendingRow("turns", (key,), row)]
+    rows.append(PendingRow("turns", (key,), row))
+    if turn.kind is TurnKind.WORKBENCH_JOURNAL:
+        rows += construction_rows(key, line.value.get("construction_evidence"))
+    return rows
+
+
+def construction_rows(turn_key: str, payload: Any) -> list[PendingRow]:
+    """What a journal line's construction_evidence comes to (none for a null one): its
+    status and, when recorded, the rows the equivalent frame (its problem text, the turn's
+    key as source_ref) stores, then the turn's links to its assessments, in order."""
+    if payload is None:
+        return []
+    reading = read_construction(payload)
+    rows = [PendingRow("turn_constructions", (turn_key,), {
+        "turn_key": turn_key, "status": reading.status.value,
+        "missing_reason": reading.missing_reason})]
+    if reading.status is not ConstructionStatus.RECORDED:
+        return rows
+    frame = AssessmentFrame(reading.problem_text, turn_key, reading.assessments)
+    rows += frame_rows(frame)
+    rows += [PendingRow("turn_assessments", (turn_key, ordinal), {
+                 "turn_key": turn_key, "ordinal": ordinal,
+                 "assessment_id": assessment_id(frame, assessment)})
+             for ordinal, assessment in enumerate(reading.assessments)]
+    return rows
 
 
 RegistryProvider = Callable[[], TeachingRegistry]

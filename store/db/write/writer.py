@@ -41,6 +41,7 @@ from store.db.write.reading_process import (
     chunks_in_process,
     named_rows,
     row_chunks,
+    rows_to_append,
     worth_a_process,
 )
 from store.db.write.row_builders import InputStart, RegistryProvider, ledger_key
@@ -357,5 +358,31 @@ def append_batch(
             connection.rollback()
             return summary
         writer.close(summary.input_sha256)
+        summary.batch_id = batch_id
+    return summary
+
+
+def append_rows_batch(connection: Connection, rows: Iterable[tuple[int, list[Any]]],
+                      source: str, record_type: str, input_sha256: str) -> BatchSummary:
+    """Rows derived from stored records (`(number, pending rows)` per record) appended as one
+    batch on a connection already in its write transaction, as `append_batch` appends an
+    input's: looked up, leaves, head, tallies, sighting counts, proved before COMMIT. No new
+    row: no batch. A row stored with other content raises BatchRejected."""
+    summary = BatchSummary(source=source)
+    lock_log_tip(connection)
+    batch_id = last_batch_id(connection) + 1
+    with insert_guards_liftable(connection) as guards:
+        writer = _BatchWriter(connection, summary, batch_id, guards)
+        for number, pending in rows:
+            chunk = RowChunk(rows=rows_to_append(number, pending, batch_id), records=1,
+                             record_types={record_type}, lines=number)
+            writer.add(chunk)
+        writer.flush()
+        writer.count_sightings()
+    if summary.rejected:
+        raise BatchRejected(summary)
+    summary.input_sha256 = input_sha256
+    if summary.new_rows:
+        writer.close(input_sha256)
         summary.batch_id = batch_id
     return summary
