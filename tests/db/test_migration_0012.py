@@ -31,7 +31,7 @@ REV0010_HEADS = [
     (1, 18, "afa256f026435920483fc8cf53bb61046e3194cbc31f97e017af308c70ab90f3"),
     (2, 33, "a4c82e88b3f8dfa9032e4887ed9a3ca82488e8335e26d873a743ac9010c4a489"),
 ]
-REV0010_TABLES = set(HEAD_TABLES) - {"turn_constructions", "turn_assessments"}
+REV0010_TABLES = set(HEAD_TABLES) - {"turn_fields", "turn_constructions", "turn_assessments"}
 # The journal's turns 1, 2, 3, 5 and 6 carry a payload (turn 4's is null).
 TURN_1 = "c62a6382c9a8a00945ddfc0f1f7ca1ae691538b77850ebf52542e69679aa8eb3"
 TURN_2 = "f49e33a2125eab22dda6298af88e5b9150fd20d41f624c2fcf6255f2076c0f00"
