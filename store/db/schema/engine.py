@@ -167,12 +167,16 @@ def _server_engine(url: str, *, read_only: bool, pool: dict[str, Any]) -> Engine
 
 
 LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes log appends
+# The lock's second key: the store's schema. Advisory locks are per database, and a database
+# may hold several stores (one a schema): each store's writers queue only behind their own.
+_LOCK_LOG_TIP = text(
+    "SELECT pg_advisory_xact_lock(:key, hashtext(coalesce(current_schema(), '')))")
 
 
 def lock_log_tip(connection: Connection) -> None:
     """One writer at a time extends the log; SQLite's BEGIN IMMEDIATE already ensures it."""
     if connection.dialect.name == "postgresql":
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})
+        connection.execute(_LOCK_LOG_TIP, {"key": LEDGER_LOCK_KEY})
 
 
 def row_chunks_read(connection: Connection, statement: Executable, size: int
