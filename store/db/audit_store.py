@@ -144,7 +144,7 @@ class AuditStore:
         summary = append_batch(self.write_engine(), lines, source, on_bytes=on_bytes,
                                registry=registry, parallel=parallel)
         if summary.batch_id is not None:
-            settle_sqlite(self.write_engine())
+            settle_sqlite(self.write_engine(), f"batch {summary.batch_id} ({source})")
         return summary
 
     def write_engine(self) -> Engine:
