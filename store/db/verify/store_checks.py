@@ -30,6 +30,7 @@ from store.db.schema.tables import (
 from store.db.verify.checkpoint_checks import checkpoint_problems, kept_checkpoint_problems
 from store.db.verify.content_checks import content_kinds, table_problems
 from store.db.verify.derived_checks import sighting_count_problems, tally_problems
+from store.db.verify.derived_record import DerivedSums, derived_record_problems, derived_sums
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
 from store.db.verify.schema_snapshot import whole_schema_problems
@@ -46,6 +47,8 @@ class VerifyReport:
     tip: TreeHead | None = None
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was not checked, and why
+    # Asked for a record: the derived tables' sums under `tip` (derived_record.derived_sums).
+    derived_sums: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def intact(self) -> bool:
@@ -318,13 +321,16 @@ def _chained(iterators: Iterator[Iterator[Problem]]) -> Generator[Problem, None,
 
 def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *,
                  quick: bool = False, heavy: HeavyChecks | None = None,
-                 since: Checkpoint | None = None) -> VerifyReport:
+                 since: Checkpoint | None = None, since_sums: DerivedSums | None = None,
+                 record: bool = False) -> VerifyReport:
     """Everything recomputable is recomputed: rows <-> leaves, the tree, every tree head,
     the tallies; a checkpoint must be a prefix of the store's tree (consistency proof).
     `quick` checks only the checkpoint against the stored tree head (O(log n)). `heavy`
     runs the O(n) checks (default: here, on `connection`). `since`: a tree an earlier full
     verify recomputed (its record, checked by the caller): only what came after it is read,
-    and the store must extend it; no integrity_check."""
+    and the store must extend it; no integrity_check; `since_sums`: the derived tables' sums
+    its record keeps, which the rows under it must still make. `record`: an intact report
+    carries the derived tables' sums under its tip, for a record."""
     report = VerifyReport()
     unreadable = _unreadable_tables(connection)
     log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
@@ -374,7 +380,13 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         problems.extend(heavy.problems("tallies", report))
     if "sighting_counts" in names:
         problems.extend(islice(heavy.problems("sighting_counts", report), MAX_PROBLEMS))
+    if scope.since is not None and since_sums is not None:
+        problems.extend(derived_record_problems(connection, since_sums, scope.since.batch_id,
+                                                scope.since.size))
     report.problems = problems[:MAX_PROBLEMS]
+    if record and not report.problems and report.tip is not None:
+        size = report.tip.size
+        report.derived_sums = derived_sums(connection, _newest_batch(connection, size), size)
     return report
 
 

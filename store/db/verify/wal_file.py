@@ -150,24 +150,25 @@ def scan_wal(path: Path) -> WalScan | None:
 
 
 def wal_problem(path: Path) -> str | None:
-    """One line naming what of the -wal SQLite will ignore or drop, or None."""
+    """One line naming the committed transactions of the -wal SQLite will ignore or drop, or
+    None. Frames of a transaction that never committed (a writer killed mid-batch) are no
+    loss: their batch was never written."""
     scan = scan_wal(path)
     if scan is None:
         return None
     lost = "committed batches may be lost; SQLite will not replay them"
-    if scan.header_problem is not None and (scan.after_break or scan.cut_short):
+    if scan.header_problem is not None and "refuses" in scan.header_problem:
+        return f"SQLite ignores the whole WAL: {scan.header_problem}"
+    if not scan.commits_after_break:
+        return None
+    if scan.header_problem is not None:
         return (f"SQLite ignores the whole WAL: {scan.header_problem}; its "
                 f"{scan.after_break} frames ({scan.commits_after_break} of them commit a "
                 f"transaction) are not read: {lost}")
-    if scan.header_problem is not None and "refuses" in scan.header_problem:
-        return f"SQLite ignores the whole WAL: {scan.header_problem}"
     if scan.cut_short and scan.after_break == 1:
-        commits = scan.commits_after_break
         return (f"the WAL's last frame is cut short ({scan.cut_short} of {scan.frame_bytes} "
-                "bytes: a copy or a write interrupted), and with it the frames of its "
-                f"transaction ({commits} commit frame{'' if commits == 1 else 's'}): {lost}")
-    if not scan.after_break:
-        return None
+                "bytes: a copy or a write interrupted), and with it the transaction it "
+                f"commits: {lost}")
     cut = (f", the last one cut short ({scan.cut_short} of {scan.frame_bytes} bytes)"
            if scan.cut_short else "")
     return (f"the WAL holds {scan.after_break} frames after a checksum break{cut} "
@@ -185,7 +186,7 @@ def refuse_lossy_wal(path: Path) -> None:
     A last frame cut short may be a live writer's, half written: refused only if the file
     stays as it is for SETTLE_SECONDS."""
     scan = scan_wal(path)
-    if scan is None or not (scan.after_break or scan.header_problem):
+    if scan is None or not (scan.commits_after_break or scan.header_problem):
         return
     if _tail_only(scan):
         wal = Path(f"{path}-wal")
