@@ -304,5 +304,6 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
                    f"by {record_verifier.name}), which it extends")
     if record_file is not None:
         extends += f"; record written to {record_file}"
-    what = "tree head" if quick else "leaves"
-    click.echo(f"intact: {tip.size} {what}, root {tip.root_hex}{extends}")
+    # --quick recomputed nothing: it checked the tree head (of that many leaves), not leaves.
+    what = f"tree head of {tip.size} leaves" if quick else f"{tip.size} leaves"
+    click.echo(f"intact: {what}, root {tip.root_hex}{extends}")

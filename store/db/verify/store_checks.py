@@ -138,7 +138,8 @@ def _leaf_problems(connection: Connection, report: VerifyReport,
             continue
         if seq != tree.size + 1 and not broken:
             yield Problem(tree.size + 1, "log", f"leaf {tree.size}",
-                          f"leaves {tree.size}..{seq - 2} have no row (deleted out of band)")
+                          f"leaves {tree.size}..{seq - 2} have no row "
+                          f"({_missing_rows(connection)})")
             broken = True  # every later root is off: the first gap is what to name
         if broken:
             continue
@@ -160,7 +161,8 @@ def _leaf_problems(connection: Connection, report: VerifyReport,
         return
     if tree.size < newest:
         yield Problem(tree.size + 1, "log", f"leaf {tree.size}",
-                      f"leaves {tree.size}..{newest - 1} have no row (deleted out of band)")
+                      f"leaves {tree.size}..{newest - 1} have no row "
+                      f"({_missing_rows(connection)})")
     for batch_id, (size, _) in sorted(heads.items()):
         yield Problem(None, "tree_heads", f"batch {batch_id}",
                       f"tree head of size {size} names a batch that is not stored")
@@ -174,6 +176,21 @@ def _leaf_problems(connection: Connection, report: VerifyReport,
                           "subtree hash is not the tree of its leaves")
     for level, start in sorted(computed):
         yield Problem(None, "log_subtrees", f"{level}/{start}", "subtree hash is missing")
+
+
+def _missing_rows(connection: Connection) -> str:
+    """Why leaves have no row: deleted, unless (PostgreSQL) row-level security hides rows of
+    a leaf table from this role, which then cannot tell hidden from deleted."""
+    if connection.dialect.name != "postgresql":
+        return "deleted out of band"
+    hiding = [table for table in LEDGERED_KEYS if connection.execute(
+        text("SELECT row_security_active(:table)"), {"table": table}).scalar()]
+    if not hiding:
+        return "deleted out of band"
+    role = connection.execute(text("SELECT current_user")).scalar()
+    return (f"unreadable here: row-level security on {', '.join(hiding)} hides rows from "
+            f"role {role}; verify as a role that reads every row to tell hidden from "
+            "deleted out of band")
 
 
 def _heads(connection: Connection) -> dict[int, tuple[int, str]]:
@@ -372,10 +389,11 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
                        if name.startswith("content "))
     problems.extend(islice(content, MAX_PROBLEMS * 4))
     content.close()  # ends the streamed read when the cap is met
-    # Structural problems (no seq) first, then rows in leaf order, then the derived
-    # tallies (a changed row also upsets its batch's tallies: name the row first).
+    # Structural problems (no seq) first, then rows in leaf order, then the subtrees and
+    # the derived tallies (a changed row also upsets the subtrees over it and its batch's
+    # tallies: name the row first).
     problems.extend(heavy.problems("references", report))
-    problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
+    problems.sort(key=lambda p: (p.table == "log_subtrees", p.seq is not None, p.seq or 0))
     if "tallies" in names:
         problems.extend(heavy.problems("tallies", report))
     if "sighting_counts" in names:
