@@ -193,8 +193,9 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
     (tables, columns with type, nullability and default, keys, unique constraints, indexes,
     foreign keys, views; PostgreSQL: UNLOGGED, row-level security and policies, rules, the
     functions' SECURITY DEFINER and SET options, same-named functions on the search path),
-    anything extra or missing named; SQLite's integrity_check and the frames of its -wal
-    that SQLite would not replay after a checksum break; each batch's residual tallies. The
+    anything extra or missing named; SQLite's integrity_check and the committed frames of
+    its -wal SQLite would ignore or drop (a header it rejects, frames after a checksum break,
+    a last frame cut short); each batch's residual tallies and sighting counts. The
     first problem is named by seq, table and key (or the batch whose tree head its rows no
     longer make). A store that cannot be opened or read prints NOT intact: REASON, exit 1.
     Every checkpoint the store kept must be one its log extends.
@@ -204,7 +205,8 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
 
     Incremental: `--record FILE --record-key auditor.key` after a full verify keeps the tree
     it recomputed; a later `--checkpoint FILE --record-key auditor.pub` checks only what came
-    after it (docs/transparency-log.md says what that trusts).
+    after it, and that the derived rows under it still make the sums the record keeps
+    (docs/transparency-log.md says what that trusts).
     """
     policy = build_policy(keys, witness_keys, quorum, policy_file)
     if policy is not None and checkpoint_file is None:
