@@ -6,13 +6,14 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import uvicorn
+from starlette.types import Message, Receive, Scope, Send
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -82,3 +83,39 @@ def chromium() -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+class RewritingProxy:
+    """Between the browser and an app, as a hostile network or server would be: `rewrite`
+    changes each HTML page's body (its ETag dropped); `app` can be swapped, so that one web
+    origin serves two stores."""
+
+    def __init__(self, app: Any, rewrite: Callable[[bytes], bytes] | None = None) -> None:
+        self.app = app
+        self.rewrite: Callable[[bytes], bytes] = rewrite or (lambda body: body)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start: Message = {}
+        chunks: list[bytes] = []
+
+        async def keep(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            body = b"".join(chunks)
+            if dict(start["headers"]).get(b"content-type", b"").startswith(b"text/html"):
+                body = self.rewrite(body)
+            headers = [(k, v) for k, v in start["headers"]
+                       if k.lower() not in (b"content-length", b"etag")]
+            headers.append((b"content-length", str(len(body)).encode()))
+            await send({**start, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, keep)

@@ -33,3 +33,10 @@ def subprocess_environ(**env: str) -> dict[str, str]:
     variable, plus `env`."""
     kept = {k: v for k, v in os.environ.items() if not k.startswith("CORE_AUDIT_")}
     return {**kept, **env}
+
+
+def cli_ok(*args: str | Path) -> str:
+    """`cli(*args)`'s standard output; the test fails with the output if it did not exit 0."""
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    return result.stdout

@@ -38,10 +38,10 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def _serving(command: list[str], folder: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """A serving command started as typed (but on a port the system chooses: a developer's
-    own server may hold 8000), once it printed its URL and answers."""
+    """A serving command started as typed (its callers add `--port 0`: a developer's own
+    server may hold 8000), once it printed its URL and answers."""
     log = folder / "serve.log"
-    process = subprocess.Popen([*command, "--port", "0"], cwd=folder, stdout=log.open("wb"),
+    process = subprocess.Popen(command, cwd=folder, stdout=log.open("wb"),
                                stderr=subprocess.STDOUT, env=subprocess_environ())
     deadline = time.monotonic() + 120
     while True:
@@ -65,7 +65,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 def test_the_readme_runs_top_to_bottom_in_a_fresh_checkout(checkout: Path) -> None:
     first = BLOCKS[0].splitlines()[0]
     assert first.endswith("&& .venv/bin/core-audit demo"), first
-    demo, base = _serving([".venv/bin/core-audit", "demo"], checkout)
+    demo, base = _serving([".venv/bin/core-audit", "demo", "--port", "0"], checkout)
     try:
         ledger = httpx.post(f"{base}/graphql", json={"query": "{ ledger { treeSize } }"}).json()
         assert ledger == {"data": {"ledger": {"treeSize": 83}}}
@@ -100,8 +100,8 @@ def test_the_readme_runs_top_to_bottom_in_a_fresh_checkout(checkout: Path) -> No
     assert shown.returncode == 1, "the public half should stay committable"
 
     serve_words = lines[-1].split("#")[0].split()
-    server, base = _serving([str(checkout / ".venv/bin/core-audit"), *serve_words[1:]],
-                            checkout)
+    server, base = _serving([str(checkout / ".venv/bin/core-audit"), *serve_words[1:],
+                             "--port", "0"], checkout)
     try:
         answer = httpx.post(f"{base}/graphql", json={"query": "{ ledger { origin } }"}).json()
         assert answer == {"data": {"ledger": {"origin": "audit.example.org/core"}}}

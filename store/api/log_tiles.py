@@ -11,7 +11,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from store.db.audit_store import AuditStore
-from store.db.log.stored_log import LogError
+from store.db.damage import DAMAGE, damage_said
 from store.db.log.tiles import served_checkpoint, tile_bytes
 from store.errors import QueryError
 from store.model.tiles.layout import (
@@ -35,7 +35,12 @@ def _not_found(reason: str) -> Response:
 
 def log_routes(db: AuditStore) -> Mount:
     async def checkpoint(_: Request) -> Response:
-        note = await db.run(db.deadline(), served_checkpoint)
+        try:
+            note = await db.run(db.deadline(), served_checkpoint)
+        except DAMAGE as exc:
+            said = damage_said(exc)
+            logger.warning("log checkpoint: %s", said)
+            return PlainTextResponse(f"{said}\n", status_code=503)
         if note is None:
             return _not_found("no signed checkpoint yet (core-audit checkpoint --key K)")
         return Response(note, media_type=CHECKPOINT_CONTENT_TYPE,
@@ -50,9 +55,10 @@ def log_routes(db: AuditStore) -> Mount:
             data = await db.run(db.deadline(), tile_bytes, wanted)
         except QueryError as exc:  # the time limit
             return PlainTextResponse(f"{exc}\n", status_code=503)
-        except LogError as exc:
-            logger.error("log tile %s: %s", wanted.path(), exc)
-            return PlainTextResponse(f"the stored log cannot answer: {exc}\n", status_code=500)
+        except DAMAGE as exc:  # the store's fault: one line in the log, no traceback
+            said = damage_said(exc)
+            logger.warning("log tile %s: %s", wanted.path(), said)
+            return PlainTextResponse(f"{said}\n", status_code=503)
         if data is None:
             return _not_found(f"{wanted.path()}: not in the log's tree yet")
         return Response(data, media_type=CONTENT_TYPE, headers={

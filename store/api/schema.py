@@ -7,6 +7,7 @@ and the domain's are written here.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,7 @@ from store.api.types import (
 )
 from store.api.variable_text import TextVariables
 from store.db import queries
+from store.db.damage import DAMAGE, damage_said
 from store.db.queries import ledger as ledger_queries
 from store.model.taxonomy import taxonomy
 
@@ -92,6 +94,7 @@ def query_type(listings: tuple[queries.RecordListing[Any, Any], ...]) -> type[An
     return made
 
 
+logger = logging.getLogger(__name__)
 _TAXONOMY = Taxonomy.of(taxonomy())  # domain constants: built once
 
 
@@ -105,8 +108,13 @@ class AuditSchema(strawberry.Schema):
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
-        # Log only what is masked: a bad cursor or page size is the caller's, not a bug.
+        # Log only what is masked: a bad cursor or page size is the caller's, not a bug; a
+        # damaged store is the store's, one line each (no traceback).
         unexpected = [error for error in errors if is_masked(error)]
+        for error in [e for e in unexpected if isinstance(e.original_error, DAMAGE)]:
+            logger.warning("GraphQL %s: %s", ".".join(map(str, error.path or ())),
+                           damage_said(error.original_error))  # type: ignore[arg-type]
+        unexpected = [e for e in unexpected if not isinstance(e.original_error, DAMAGE)]
         if unexpected:
             super().process_errors(unexpected, execution_context)
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import click
 
 from store.bundled import bundled_dir
@@ -35,8 +38,14 @@ DEMO_QUERY = """query Overview {
 @click.option("--no-console", is_flag=True,
               help="Do not serve the auditor's console (the HTML pages at /).")
 def demo(path: str | None, host: str, port: int, no_console: bool) -> None:
-    """Ingest the bundled examples into PATH (again is a counted no-op) and serve them."""
+    """Ingest the bundled examples into PATH (again is a counted no-op) and serve them.
+
+    PATH (or $CORE_AUDIT_DB) must be a new store or the demo's own: a store holding any batch
+    but the bundled examples' (a real store, say) is refused, naming that batch, and left
+    as it was.
+    """
     examples = sorted(bundled_dir("examples").glob("*.jsonl"))
+    refuse_a_store_not_the_demos(path, examples)
     with open_store(path) as store:
         for example in examples:
             try:
@@ -50,3 +59,31 @@ def demo(path: str | None, host: str, port: int, no_console: bool) -> None:
     banner = f"Paste into GraphiQL:\n\n{DEMO_QUERY}\n"
     run_server(AppSettings(db=path, host=host, console=not no_console), port=port,
                banner=banner)
+
+
+# Batches that record no input (the log's origin chosen as a batch of its own) may sit beside
+# the examples in the demo's store: `checkpoint --origin` on it is part of trying it out.
+NOT_INPUTS = ("log_origin",)
+
+
+def refuse_a_store_not_the_demos(path: str | None, examples: list[Path]) -> None:
+    """ClickException (nothing written) when the store at `path` exists and holds a batch
+    whose input is not one of `examples` (its bytes, whatever its name)."""
+    from store.db.queries.batches import first_batch_not_of
+    from store.db.schema.engine import resolve_url, sqlite_path
+
+    url = resolve_url(path)
+    file = sqlite_path(url)
+    if file is not None and not file.exists():
+        return  # a new store: the demo creates it
+    inputs = {hashlib.sha256(example.read_bytes()).hexdigest() for example in examples}
+    with open_store(path, read_only=True) as store:
+        foreign = store.execute(first_batch_not_of, inputs, NOT_INPUTS)
+    if foreign is not None:
+        where = file or store.url
+        raise click.ClickException(
+            f"{where} is not the demo's store: it holds batch {foreign.batch_id} "
+            f"({foreign.record_type} from {foreign.source!r}, {foreign.lines} lines, "
+            f"ingested {foreign.ingested_at}), not a bundled example; the demo writes nothing "
+            "to it. Run the demo on a store of its own (--db demo.db), or serve this one "
+            "with `core-audit serve`")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import itertools
 import json
@@ -19,9 +20,11 @@ import orjson
 from sqlalchemy.exc import DatabaseError
 
 from store.cli.options import db_option, open_store
+from store.db.damage import damage_said
 from store.db.queries.errors import QueryError
 from store.db.queries.exports import EXPORT_KINDS, ExportFilter, export_lines, export_rows
 from store.db.queries.ledger import consistency_proof
+from store.model.spreadsheet_cells import neutralized_rows
 
 
 @click.command()
@@ -44,9 +47,13 @@ from store.db.queries.ledger import consistency_proof
                    "(or the newest) to FILE, as `prove --consistency` prints it.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to FILE (replaced only once complete); default: standard output.")
+@click.option("--csv-raw", "csv_raw", is_flag=True,
+              help="CSV: write every cell as stored, also one a spreadsheet would run as a "
+                   "formula (starting with = + - @, tab or CR), which is otherwise written "
+                   "with a ' in front.")
 def export(kind: str, db: str | None, filter_json: str | None, output_format: str,
            as_of: int | None, since: int | None, proof_out: Path | None,
-           out: Path | None) -> None:
+           out: Path | None, csv_raw: bool) -> None:
     """Write every stored record of KIND (residuals, occurrences, assessments, surfaces,
     sightings, turns, batches, tree-heads) matching --filter, in append order, one row per
     record and one column per stored column. Streamed: memory stays flat however many rows.
@@ -60,17 +67,24 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
     recorded head's size; another size exits 2 naming the nearest heads. CSV: a header row,
     RFC 4180 quoting (CRLF, "" inside quoted cells), true/false, an empty cell for null and
     for an empty string (JSONL keeps them apart). JSONL: one object per line, the CSV
-    header's keys. --since N --as-of M: the records appended between those two tree heads;
-    with --proof, the proof that the tree of M extends the tree of N (`verify-proof`).
+    header's keys. CSV cells that a spreadsheet would run as a formula (text starting with
+    =, +, -, @, a tab or a carriage return) get a ' in front, as OWASP recommends against CSV
+    injection; --csv-raw writes them as stored. --since N --as-of M: the records appended
+    between those two tree heads; with --proof, the proof that the tree of M extends the tree
+    of N (`verify-proof`).
     """
     if proof_out is not None and since is None:
         raise click.UsageError("--proof needs --since")
+    if csv_raw and output_format != "csv":
+        raise click.UsageError("--csv-raw is for --format csv")
     where = _filter(kind, filter_json)
-    write = _write_csv if output_format == "csv" else _write_jsonl
+    write = (functools.partial(_write_csv, raw=csv_raw) if output_format == "csv"
+             else _write_jsonl)
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
         try:
             try:
-                lines = export_lines(connection, kind, output_format, where, as_of, since)
+                lines = export_lines(connection, kind, output_format, where, as_of, since,
+                                     csv_raw=csv_raw)
                 rows = (export_rows(connection, kind, where, as_of, since) if lines is None
                         else None)
                 proof = None if proof_out is None else consistency_proof(
@@ -87,8 +101,9 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
                 else:
                     assert rows is not None
                     count = write(kind, rows, stream)
-        except DatabaseError as exc:  # a malformed page, say: --out is left as it was
-            raise click.ClickException(f"{store.url}: cannot be read: {exc.orig}") from exc
+        except (DatabaseError, UnicodeDecodeError) as exc:  # a malformed page, say: --out
+            # is left as it was
+            raise click.ClickException(f"{store.url}: {damage_said(exc)}") from exc
     if out is not None:
         click.echo(f"{count} {kind} written to {out}", err=True)
 
@@ -145,10 +160,13 @@ def _json_booleans(rows: Iterable[Sequence[Any]], positions: list[int]
         yield cells
 
 
-def _write_csv(kind: str, rows: Iterable[Sequence[Any]], stream: IO[bytes]) -> int:
+def _write_csv(kind: str, rows: Iterable[Sequence[Any]], stream: IO[bytes], *,
+               raw: bool = False) -> int:
     booleans = EXPORT_KINDS[kind].boolean_columns
     if booleans:
         rows = _json_booleans(rows, booleans)
+    if not raw:
+        rows = neutralized_rows(rows, EXPORT_KINDS[kind].text_columns)
     text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
     writer = csv.writer(text)  # RFC 4180: CRLF line ends, quotes doubled inside quoted cells
     writer.writerow(EXPORT_KINDS[kind].columns)
@@ -168,11 +186,45 @@ def _write_lines(kind: str, output_format: str, chunks: Iterable[list[bytes]],
     if output_format == "csv":
         stream.write(",".join(EXPORT_KINDS[kind].columns).encode() + end)
     count = 0
-    for lines in chunks:
-        count += len(lines)
-        lines.append(b"")  # for the last line's end
-        stream.write(end.join(lines))
+    try:
+        for lines in chunks:
+            lines.append(b"")  # for the last line's end
+            data = end.join(lines)
+            try:  # SQLite hands text back as stored: damaged bytes would pass through unread
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise click.ClickException(_not_utf8(kind, output_format, lines, count, end,
+                                                     stream)) from None
+            count += len(lines) - 1
+            stream.write(data)
+    finally:  # its cursor closed now, while the connection is open
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
     return count
+
+
+def _not_utf8(kind: str, output_format: str, lines: list[bytes], before: int, end: bytes,
+              stream: IO[bytes]) -> str:
+    """The lines before the first that is not UTF-8 written; which record that is, by its
+    seq, and where."""
+    for index, line in enumerate(lines):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            stream.write(b"".join(good + end for good in lines[:index]))
+            number = before + index + 1
+            text = line.decode("utf-8", errors="replace")
+            if output_format == "jsonl":
+                seq = orjson.loads(text.encode()).get("seq")
+            else:
+                [cells] = list(csv.reader(io.StringIO(text, newline="")))
+                seq = cells[EXPORT_KINDS[kind].columns.index("seq")]
+            return (f"{kind}: record {number} of the export (seq {seq}) holds bytes that are "
+                    f"not UTF-8 ({exc.reason} at byte {exc.start} of its line): the store is "
+                    f"damaged; the export stopped after {number - 1} records; "
+                    "run `core-audit verify` on it")
+    raise AssertionError("a chunk that is not UTF-8 has a line that is not")
 
 
 def _chunks(rows: Iterable[T]) -> Iterator[list[T]]:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -47,15 +50,42 @@ def query(document: str | None, db: str | None, file: Path | None, variables: st
     from store.api.schema import MASKED_MESSAGE
 
     database = open_database(db)
+    logged = _Logged()
     try:
-        result = asyncio.run(execute_operation(database, source, values, operation))
+        with logged.kept("store", "strawberry"):
+            result = asyncio.run(execute_operation(database, source, values, operation))
     finally:
         database.close()
     click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
     errors = result.get("errors")
     if errors:
         if any(isinstance(e, dict) and e.get("message") == MASKED_MESSAGE for e in errors):
-            # The server's mask hides why: a store that cannot be read as expected.
-            click.echo("Error: the store could not answer it (run `core-audit verify` on it)",
-                       err=True)
+            # The server's mask hides why: the server's log says it, here the one line.
+            said = logged.messages[0] if logged.messages else (
+                "the store could not answer it; run `core-audit verify` on it")
+            click.echo(f"Error: {said}", err=True)
         sys.exit(1)
+
+
+class _Logged(logging.Handler):
+    """What the schema logs while `query` runs, kept instead of printed: the server's error
+    log (a traceback, for an unexpected error) is not for a terminal."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info is None:  # a damaged store's one line; a bug's traceback: masked
+            self.messages.append(record.getMessage().split(": ", 1)[-1])
+
+    @contextmanager
+    def kept(self, *names: str) -> Iterator[None]:
+        loggers = [logging.getLogger(name) for name in names]
+        for found in loggers:
+            found.addHandler(self)
+        try:
+            yield
+        finally:
+            for found in loggers:
+                found.removeHandler(self)

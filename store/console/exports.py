@@ -14,6 +14,7 @@ from starlette.responses import Response, StreamingResponse
 from store.console.kinds import LIST_KINDS
 from store.console.lists import parsed_filter
 from store.console.parameters import PAGE_OPTIONS, ParameterError, as_of_of
+from store.db.damage import DAMAGE, damage_said
 from store.db.queries import snapshot_at
 from store.db.queries.as_of import Snapshot
 from store.db.queries.exports import (
@@ -68,10 +69,21 @@ def export_endpoint(console: Console) -> Callable[[Request], Coroutine[Any, Any,
             async def body() -> AsyncIterator[bytes]:
                 chunk = first
                 yield encode_rows(export, chunk, output_format, header=True)
+                sent = len(chunk)
                 while len(chunk) == size:
                     after = chunk[-1][seq_at]
-                    chunk = await console.db.run(console.db.deadline(), export_chunk, export,
-                                                 where, snapshot, after, size)
+                    try:
+                        chunk = await console.db.run(console.db.deadline(), export_chunk,
+                                                     export, where, snapshot, after, size)
+                    except DAMAGE as exc:
+                        # The status is sent: the download ends with a line saying where it
+                        # stopped and why, which no reader takes for a record.
+                        said = damage_said(exc)
+                        logger.warning("download %s: %s", request.url.path, said)
+                        yield (f"core-audit: this download stopped after {sent} records: "
+                               f"{said}\n").encode()
+                        return
+                    sent += len(chunk)
                     yield encode_rows(export, chunk, output_format, header=False)
 
             suffix = "" if as_of is None else f"-at-{as_of}"

@@ -10,6 +10,7 @@ from sqlalchemy import Connection
 from starlette.requests import Request
 
 from store.console.parameters import ParameterError, integer
+from store.console.proofs import signed_checkpoint
 from store.db import queries
 from store.db.queries import MAX_KEY
 from store.db.queries.browsing import tree_heads_page
@@ -39,7 +40,8 @@ def read_log(connection: Connection, request: Request, head: Head,
         "checkpoint_note": checkpoint_note(ledger.origin, ledger.tree_size, ledger.root_hash),
         "older": f"{base}/log?below={heads[-1].tree_size}" if len(heads) == 50 else None,
         "form_from": query.get("from", ""), "form_root": query.get("root", ""),
-        "consistency": None, "kept_root": None, "proof_script": False,
+        "consistency": None, "kept_root": None, "proof_script": True,
+        "signed": signed_checkpoint(connection, head),
     }
     first_text = (query.get("from") or "").strip()
     root_text = (query.get("root") or "").strip().lower()
@@ -52,6 +54,17 @@ def read_log(connection: Connection, request: Request, head: Head,
                                               blocks=console.blocks)
         except queries.QueryError as exc:
             raise ParameterError("from", str(exc).split(": ", 1)[-1]) from None
-        context.update(consistency=proof, proof_script=True, kept_root=root_text or None,
+        context.update(consistency=proof, kept_root=root_text or None,
                        kept_root_matches=root_text == proof.first_root)
     return context
+
+
+def read_keys(connection: Connection, request: Request, head: Head,
+              console: Console) -> dict[str, Any]:
+    """`/keys`: the log and witness keys the auditor pins in this browser (kept in its
+    localStorage by static/keys.js). The server offers none: a key it offered would be its
+    own word, so the page only reads what the auditor pastes or puts in the URL's fragment."""
+    for name in request.query_params:
+        raise ParameterError(name[:80], "not a parameter of /keys; it takes none (give keys "
+                             "after '#', which never reaches the server)")
+    return {"title": "Keys", "keys_script": True}

@@ -11,6 +11,7 @@ from starlette.requests import Request
 
 from store.console.charts import Bar, bar_chart, timeline
 from store.console.glossary import explain
+from store.console.proofs import signed_checkpoint
 from store.db import queries
 from store.db.queries.browsing import count_batches_where, ingest_timeline
 from store.db.queries.records import FacetCount
@@ -81,4 +82,5 @@ def read_overview(connection: Connection, request: Request, head: Head,
         "checkpoint": None if ledger.origin is None else checkpoint_note(
             ledger.origin, ledger.tree_size, ledger.root_hash),
         "timeline": timeline(points, base),
+        "signed": signed_checkpoint(connection, head), "proof_script": True,
     }

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy import Connection, func, select
@@ -27,7 +28,16 @@ from starlette.templating import Jinja2Templates
 
 from store import __version__
 from store.console.parameters import ParameterError, as_of_of
+from store.console.request_bounds import (
+    MAX_CACHE_BYTES,
+    PageTooLarge,
+    QueryTooLong,
+    check_page,
+    check_request,
+    printable,
+)
 from store.db.audit_store import AuditStore
+from store.db.damage import DAMAGE, damage_said
 from store.db.log.stored_log import LeafBlocks, latest_head, stored_origin
 from store.db.queries import QueryError, QueryTimeout, snapshot_at
 from store.db.schema.tables import checkpoint_cosignatures, checkpoints
@@ -44,7 +54,7 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"  # a newer tree head changes the page: ask each time, 304 if not
 NAV = (("/", "Overview"), ("/residuals", "Residuals"), ("/assessments", "Assessments"),
        ("/surfaces", "Surfaces"), ("/turns", "Turns"), ("/batches", "Batches"),
-       ("/log", "Log"))
+       ("/log", "Log"), ("/keys", "Keys"))
 
 
 class NotFound(StoreError):
@@ -106,13 +116,18 @@ class Page:
     template: str
     read: Read
     as_of: bool = True  # takes asOf
+    takes: tuple[str, ...] | None = None  # the parameters it takes (None: its reader checks)
 
 
 class RenderedPages:
-    """Rendered bodies by (ETag, URL): a page is a function of the tree head and its URL."""
+    """Rendered bodies by (ETag, URL): a page is a function of the tree head and its URL. At
+    most `capacity` pages of at most `max_bytes` all together, the least recently used
+    dropped first; a page over an eighth of `max_bytes` is not kept."""
 
-    def __init__(self, capacity: int = 256) -> None:
+    def __init__(self, capacity: int = 256, max_bytes: int = MAX_CACHE_BYTES) -> None:
         self.capacity = capacity
+        self.max_bytes = max_bytes
+        self.size = 0  # the bytes of the bodies kept (their keys' URLs are capped too)
         self._pages: OrderedDict[tuple[str, str], bytes] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -124,26 +139,32 @@ class RenderedPages:
             return found
 
     def put(self, key: tuple[str, str], body: bytes) -> None:
-        if self.capacity <= 0:
+        if self.capacity <= 0 or len(body) > self.max_bytes // 8:
             return
         with self._lock:
+            replaced = self._pages.pop(key, None)
+            self.size -= 0 if replaced is None else len(replaced)
             self._pages[key] = body
-            while len(self._pages) > self.capacity:
-                self._pages.popitem(last=False)
+            self.size += len(body)
+            while len(self._pages) > self.capacity or self.size > self.max_bytes:
+                _, dropped = self._pages.popitem(last=False)
+                self.size -= len(dropped)
 
     def clear(self) -> None:
         with self._lock:
             self._pages.clear()
+            self.size = 0
 
 
 class Console:
     """The console over one store: its routes, templates, leaf-hash blocks and page cache."""
 
-    def __init__(self, db: AuditStore, *, graphiql: bool = True, cache_pages: int = 256) -> None:
+    def __init__(self, db: AuditStore, *, graphiql: bool = True, cache_pages: int = 256,
+                 cache_bytes: int = MAX_CACHE_BYTES) -> None:
         self.db = db
         self.graphiql = graphiql
         self.blocks = LeafBlocks()
-        self.rendered = RenderedPages(cache_pages)
+        self.rendered = RenderedPages(cache_pages, cache_bytes)
         environment = Environment(loader=FileSystemLoader(HERE / "templates"),
                                   autoescape=select_autoescape(default=True),
                                   trim_blocks=True, lstrip_blocks=True)
@@ -161,8 +182,9 @@ class Console:
         )
 
         pages: list[tuple[str, Page]] = [
-            ("/", Page("overview.html", overview.read_overview)),
+            ("/", Page("overview.html", overview.read_overview, takes=("asOf",))),
             ("/log", Page("log.html", log_page.read_log, as_of=False)),
+            ("/keys", Page("keys.html", log_page.read_keys, as_of=False)),
             *((f"/{name}", Page("list.html", lists.list_reader(name)))
               for name in lists.LIST_KINDS),
             *((f"/{name}/{{key}}", Page("record.html", records.record_reader(name)))
@@ -170,6 +192,8 @@ class Console:
         ]
         return [
             *(Route(path, self._endpoint(page), methods=["GET", "HEAD"]) for path, page in pages),
+            Route("/proofs/consistency.json", self._endpoint_raw(proofs.consistency_download),
+                  methods=["GET", "HEAD"]),
             Route("/proofs/{kind}/{key}.json", self._endpoint_raw(proofs.proof_download),
                   methods=["GET", "HEAD"]),
             Route("/proofs/{kind}/{key}.tlog-proof",
@@ -205,18 +229,28 @@ class Console:
                    parameter: str | None = None) -> Response:
         headings = {400: "Bad request", 404: "Not found", 503: "Unavailable",
                     500: "Server error"}
+        # What the request gave is named, never echoed raw: a NUL or an escape sequence in a
+        # parameter is spelled \x00, \x1b (HTML escaping leaves control characters as they are).
+        base = request.scope.get("root_path", "")
+        here = quote(request.url.path.removeprefix(base) or "/", safe="/:@!$&'()*+,;=-._~")
         body = self.render(request, "error.html", {
             "title": headings.get(status, "Error"), "status": status,
-            "heading": headings.get(status, "Error"), "message": message,
-            "parameter": parameter}, None)
+            "heading": headings.get(status, "Error"), "message": printable(message),
+            "parameter": None if parameter is None else printable(parameter),
+            "here": here, "here_now": base + here}, None)
         return Response(body, status, media_type="text/html; charset=utf-8",
                         headers={**HEADERS, "Cache-Control": "no-store"})
 
     async def guarded(self, request: Request, answer: Callable[[], Any]) -> Response:
         """`answer()`'s response, or the error page for what it raised: never a traceback."""
         try:
+            check_request(request)
             response: Response = await answer()
             return response
+        except QueryTooLong as exc:
+            return self.error_page(request, 400, str(exc))
+        except PageTooLarge as exc:
+            return self.error_page(request, 503, str(exc))
         except ParameterError as exc:
             return self.error_page(request, 400, str(exc), exc.parameter)
         except NotFound as exc:
@@ -226,6 +260,10 @@ class Console:
         except QueryError as exc:
             parameter = str(exc).split(":", 1)[0] if ":" in str(exc) else None
             return self.error_page(request, 400, str(exc), parameter)
+        except DAMAGE as exc:  # the store's fault, not the page's: one line, no traceback
+            said = damage_said(exc)
+            logger.warning("console page %s: %s", request.url.path, said)
+            return self.error_page(request, 503, said[0].upper() + said[1:])
         except Exception:
             logger.exception("console page %s failed", request.url.path)
             return self.error_page(request, 500, "The page could not be built; the server's "
@@ -234,6 +272,8 @@ class Console:
     def _endpoint(self, page: Page) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             async def answer() -> Response:
+                if page.takes is not None:
+                    check_request(request, page.takes)
                 as_of = as_of_of(request.query_params) if page.as_of else None
                 deadline = self.db.deadline()
                 head = await self.db.run(deadline, _head, as_of)
@@ -245,7 +285,7 @@ class Console:
                 if body is None:
                     context = await self.db.run(deadline, page.read, request, head, self)
                     await self._run_deferred(context, deadline)
-                    body = self.render(request, page.template, context, head)
+                    body = check_page(self.render(request, page.template, context, head))
                     if not context["omitted"]:  # a page cut short is not kept
                         self.rendered.put(key, body)
                 return Response(body, media_type="text/html; charset=utf-8", headers=headers)

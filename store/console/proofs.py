@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
-from store.console.parameters import ParameterError
+from store.console.parameters import ParameterError, integer
 from store.console.record_keys import RECORD_KINDS, not_found, record_key, then
 from store.db import queries
-from store.db.log.kept_checkpoints import kept_checkpoints
+from store.db.log.kept_checkpoints import KeptCheckpoint, kept_checkpoints
 from store.db.queries import InclusionProof
 from store.db.queries.bundles import bundle_checkpoint, proof_bundle
 from store.model.proof_bundle import SUFFIX
@@ -29,13 +29,46 @@ def proof_context(connection: Connection, request: Request, head: Head, console:
     proof = queries.inclusion_proof(connection, table, (key,), head.size, blocks=console.blocks)
     if proof is None:
         raise not_found(f"no {RECORD_KINDS[kind][2].lower()} {key}")
-    status = queries.ledger_status(connection)
     base = request.scope.get("root_path", "")
     suffix = "" if head.as_of is None else f"?asOf={head.as_of}"
     return {"proof": proof, "proof_script": True,
-            "checkpoint_note": checkpoint_note(status.origin, proof.tree_size, proof.root_hash),
             "proof_href": f"{base}/proofs/{kind}/{key}.json{suffix}",
+            "signed": signed_checkpoint(connection, head),
             "bundle": _bundle_offer(connection, head, kind, key, proof.leaf_index, base)}
+
+
+def signed_checkpoint(connection: Connection, head: Head) -> KeptCheckpoint | None:
+    """The signed checkpoint a page offers the browser to check its tree head against: the
+    newest kept one (at asOf=N, the newest of a tree of at most N leaves, which no later
+    signing changes). The browser checks its signature and cosignatures against the keys its
+    auditor pinned, and a consistency proof between its size and the page's."""
+    found = kept_checkpoints(connection, limit=1, max_size=head.as_of)
+    return found[0] if found else None
+
+
+def consistency_download(connection: Connection, request: Request, head: Head,
+                         console: Console) -> Response:
+    """`/proofs/consistency.json?from=A&to=B`: the RFC 9162 proof that the tree of B leaves
+    extends that of A (A <= B <= the newest head), for the browser's own checks against roots
+    it holds (the roots in the answer are the server's word only)."""
+    for name in request.query_params:
+        if name not in ("from", "to"):
+            raise ParameterError(name[:80], "not a parameter of a consistency proof; it "
+                                 "takes from and to")
+    sizes = []
+    for name in ("from", "to"):
+        text = request.query_params.get(name)
+        if text is None:
+            raise ParameterError(name, "required: a tree size")
+        sizes.append(integer(text, name, 0, head.newest_size))
+    if sizes[0] > sizes[1]:
+        raise ParameterError("from", f"{sizes[0]} is larger than to ({sizes[1]})")
+    try:
+        proof = queries.consistency_proof(connection, sizes[0], sizes[1], blocks=console.blocks)
+    except queries.QueryError as exc:
+        raise ParameterError("from", str(exc).split(": ", 1)[-1]) from None
+    return JSONResponse({"from": proof.first, "to": proof.second, "from_root": proof.first_root,
+                         "to_root": proof.second_root, "path": proof.consistency_path})
 
 
 def _bundle_offer(connection: Connection, head: Head, kind: str, key: str | int, leaf: int,

@@ -244,7 +244,7 @@ def _turn(connection: Connection, key: str, head: Head, request: Request) -> dic
             *_as_stored(t, "normative_clearance", "normative_detail", "verdict_identity",
                         "verdict_safety", "verdict_ethics", "refusal_emitted", "hedge_injected",
                         "trace_hash", "trace_integrity", "journal_digest"),
-            _field("surface", s.surface_id, f"/surfaces/{s.surface_id}"),
+            _field("surface_id", s.surface_id, f"/surfaces/{s.surface_id}"),
             _field("surface verification", s.verification, explain_as="verification"),
             _field("chain_id", s.chain_id, _list_href("surfaces", chainId=s.chain_id)),
             _field("corpus_id", s.corpus_id, _list_href("surfaces", corpusId=s.corpus_id)),

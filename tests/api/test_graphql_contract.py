@@ -306,6 +306,6 @@ def test_demo_honours_core_audit_db(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                         lambda db, **options: None)
     monkeypatch.chdir(tmp_path)
     elsewhere = tmp_path / "elsewhere.db"
-    result = cli("demo", env={"CORE_AUDIT_DB": str(elsewhere)})
+    result = cli("demo", "--port", "0", env={"CORE_AUDIT_DB": str(elsewhere)})
     assert result.exit_code == 0, result.output
     assert elsewhere.exists() and not (tmp_path / "core-audit.db").exists()

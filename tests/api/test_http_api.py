@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +14,7 @@ import anyio
 import httpx
 import pytest
 from cli_runs import cli, subprocess_environ
+from free_ports import free_port
 from graphql_requests import error_messages, post_graphql
 from spec_values import (
     CODES_IN_APPEND_ORDER,
@@ -397,10 +397,11 @@ def test_serve_command_wires_its_switches(example_store_url: str,
         started.update(options, app=app)
 
     monkeypatch.setattr(uvicorn, "run", fake_run)
-    result = cli("serve", "--db", example_store_url, "--host", "127.0.0.2", "--port", "8123",
+    port = free_port("127.0.0.2")
+    result = cli("serve", "--db", example_store_url, "--host", "127.0.0.2", "--port", str(port),
                  "--no-graphiql", "--no-introspection", "--cors-origin", "https://wb.example")
     assert result.exit_code == 0, result.output
-    assert (started["host"], started["port"]) == ("127.0.0.2", 8123)
+    assert (started["host"], started["port"]) == ("127.0.0.2", port)
     with TestClient(started["app"], base_url="http://127.0.0.2") as served:
         assert served.get("/graphql", headers={"accept": "text/html"}).status_code == 404
         assert "introspection" in error_messages(post_graphql(served, INTROSPECTION))[0].lower()
@@ -438,9 +439,7 @@ def test_serve_with_workers_answers_from_several_read_only_processes(
 ) -> None:
     import psutil
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-c", "from store.cli import main; main()", "serve", "--db",
          example_store_url, "--port", str(port), "--workers", "2", "--no-graphiql"],

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from cli_runs import cli, subprocess_environ
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from free_ports import free_port
 from go_interop import go_client, run_go, serving
 from rfc9162_reference import leaf, mth
 from starlette.testclient import TestClient
@@ -121,12 +122,6 @@ def test_the_state_survives_a_restart(tmp_path: Path):
 # --- the commands, end to end: two `witness serve` processes --------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def witnessed(tmp_path: Path) -> Iterator[dict[str, object]]:
     def ok(*args: str | Path) -> str:
@@ -138,7 +133,7 @@ def witnessed(tmp_path: Path) -> Iterator[dict[str, object]]:
     servers, urls = [], []
     for name in ("w1.example", "w2.example"):
         ok("keygen", name, "--witness", "--out", tmp_path / name)
-        port = _free_port()
+        port = free_port()
         servers.append(subprocess.Popen(
             [str(Path(sys.executable).parent / "core-audit"), "witness", "serve", "--key",
              str(tmp_path / f"{name}.key"), "--log", f"{ORIGIN}={tmp_path / 'log.pub'}",

@@ -254,7 +254,8 @@ def test_a_store_that_cannot_be_read_through_is_an_error_not_a_traceback(tmp_pat
     result = cli("export", "occurrences", "--db", db, "--format", "csv", "--out", out)
 
     assert result.exit_code == 1
-    assert result.stderr.endswith("cannot be read: database disk image is malformed\n")
+    assert result.stderr.endswith("the store cannot be read: database disk image is "
+                                  "malformed; run `core-audit verify` on it\n")
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out")] == []
 
 

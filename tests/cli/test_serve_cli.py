@@ -17,6 +17,7 @@ import pytest
 import uvicorn
 from backends import EXAMPLE_FILES
 from cli_runs import cli, subprocess_environ
+from free_ports import free_port
 from starlette.testclient import TestClient
 
 from store.cli.serve import SETTINGS_VARIABLE, app_from_settings
@@ -50,8 +51,8 @@ def started(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     return options
 
 
-def deployment_flags(store: Path) -> list[str]:
-    return ["serve", "--db", str(store), "--host", "0.0.0.0", "--port", "8123",
+def deployment_flags(store: Path, port: int) -> list[str]:
+    return ["serve", "--db", str(store), "--host", "0.0.0.0", "--port", str(port),
             "--allowed-host", "audit.example.com", "--allowed-host", "*.internal.example",
             "--root-path", "/audit/", "--time-limit", "2.5", "--max-objects", "50",
             "--log-level", "debug", "--log-format", "json", "--no-graphiql"]
@@ -78,18 +79,19 @@ def check_deployed_app(app: Any) -> None:
 
 
 def test_the_flags_reach_the_server_and_the_app(store: Path, started: dict[str, Any]) -> None:
-    result = cli(*deployment_flags(store))
+    port = free_port("0.0.0.0")
+    result = cli(*deployment_flags(store, port))
     assert result.exit_code == 0, result.output
-    assert "GraphQL at http://0.0.0.0:8123/audit/graphql (read-only)" in result.stderr
+    assert f"GraphQL at http://0.0.0.0:{port}/audit/graphql (read-only)" in result.stderr
     assert {k: started[k] for k in ("host", "port", "root_path", "log_level")} == {
-        "host": "0.0.0.0", "port": 8123, "root_path": "/audit", "log_level": "debug"}
+        "host": "0.0.0.0", "port": port, "root_path": "/audit", "log_level": "debug"}
     assert started["log_config"]["formatters"]["access"] == {
         "()": "store.api.logging_config.JsonLineFormatter"}
     check_deployed_app(started["app"])
 
 
 def test_the_flags_reach_every_worker(store: Path, started: dict[str, Any]) -> None:
-    result = cli(*deployment_flags(store), "--workers", "3")
+    result = cli(*deployment_flags(store, free_port("0.0.0.0")), "--workers", "3")
     assert result.exit_code == 0, result.output
     assert (started["app"], started["factory"], started["workers"], started["root_path"]) == (
         "store.cli.serve:app_from_settings", True, 3, "/audit")
@@ -99,7 +101,8 @@ def test_the_flags_reach_every_worker(store: Path, started: dict[str, Any]) -> N
 
 
 def test_trusted_documents_reach_every_worker(store: Path, started: dict[str, Any]) -> None:
-    result = cli("serve", "--db", str(store), "--workers", "2", "--trusted-documents",
+    result = cli("serve", "--db", str(store), "--port", "0", "--workers", "2",
+                 "--trusted-documents",
                  str(WORKBENCH))
     assert result.exit_code == 0, result.output
     with TestClient(app_from_settings(), base_url="http://127.0.0.1") as client:
@@ -127,7 +130,7 @@ def test_trusted_documents_reach_every_worker(store: Path, started: dict[str, An
 ])
 def test_bad_flag_values_are_usage_errors(store: Path, started: dict[str, Any], flag: str,
                                           value: str, message: str) -> None:
-    result = cli("serve", "--db", str(store), flag, value)
+    result = cli("serve", "--db", str(store), "--port", "0", flag, value)
     assert result.exit_code == 2
     assert message in result.stderr
     assert "app" not in started
@@ -138,7 +141,8 @@ def test_a_bad_trusted_documents_dir_stops_serve_with_exit_2(
 ) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "Broken.graphql").write_text("query Broken { ledger {\n")
-    result = cli("serve", "--db", str(store), "--trusted-documents", tmp_path / "docs")
+    result = cli("serve", "--db", str(store), "--port", "0", "--trusted-documents",
+                 tmp_path / "docs")
     assert result.exit_code == 2
     assert f"{tmp_path}/docs/Broken.graphql:2:1: Syntax Error: Expected Name, found <EOF>." in (
         result.stderr)
@@ -174,9 +178,7 @@ def test_trusted_documents_names_what_is_wrong(tmp_path: Path, setup: Any,
 
 @pytest.mark.slow
 def test_a_real_server_with_workers_uses_every_flag(store: Path, tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     stdout, stderr = tmp_path / "stdout.log", tmp_path / "stderr.log"
     server = subprocess.Popen(
         [sys.executable, "-c", "from store.cli import main; main()", "serve", "--db",

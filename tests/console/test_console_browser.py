@@ -1,7 +1,8 @@
 """The console in headless Debian Chromium, offline: every link of the overview and of one page
-of each list resolves; residual and turn pages say "verified in this browser"; a proof altered
-in transit says what failed; no console error, no outside request; screenshots written to a
-temporary folder named in the output (never committed)."""
+of each list resolves; residual and turn pages say what holds and that, with no signed
+checkpoint kept, only the server's word backs it; a proof altered in transit says what failed;
+no console error, no outside request; screenshots written to a temporary folder named in the
+output (never committed)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,17 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from browser_runs import WAIT, chromium, requested_urls, serving, skip_without_chromium
+from browser_runs import (
+    WAIT,
+    RewritingProxy,
+    chromium,
+    requested_urls,
+    serving,
+    skip_without_chromium,
+)
 from spec_values import DELTA_QUANTITY_ID, HEADS
 from starlette.applications import Starlette
 from starlette.routing import Mount
-from starlette.types import Message, Receive, Scope, Send
 
 from store.api.app import create_app
 from store.db.audit_store import AuditStore
@@ -48,36 +55,10 @@ def shots(shots_folder: Path, record_property: Any) -> Path:
     return shots_folder
 
 
-class AlterProofs:
+def _alter_path(body: bytes) -> bytes:
     """As a hostile proxy would: one hash of every inclusion path on a page is replaced."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        start: Message = {}
-        chunks: list[bytes] = []
-
-        async def keep(message: Message) -> None:
-            nonlocal start
-            if message["type"] == "http.response.start":
-                start = message
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            body = b"".join(chunks)
-            body = re.sub(rb'(class="proof-path" start="0"><li><code class="hash">)([0-9a-f])',
-                          lambda m: m.group(1) + (b"0" if m.group(2) != b"0" else b"1"), body)
-            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
-            headers.append((b"content-length", str(len(body)).encode()))
-            await send({**start, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-
-        await self.app(scope, receive, keep)
+    return re.sub(rb'(class="proof-path" start="0"><li><code class="hash">)([0-9a-f])',
+                  lambda m: m.group(1) + (b"0" if m.group(2) != b"0" else b"1"), body)
 
 
 def _severe(browser: Any) -> list[Any]:
@@ -133,30 +114,34 @@ def test_the_console_in_chromium(browser: Any, console_db: AuditStore, console_u
 
         browser.get(f"{base}/residuals/{DELTA_QUANTITY_ID}")
         said = _result(browser)
-        assert re.fullmatch(rf"verified in this browser: leaf \d+ of tree size {HEADS[4]}, "
-                            r"root [0-9a-f]{64}", said), said
+        # This store keeps no signed checkpoint: the page says what holds and what does not.
+        assert re.fullmatch(rf"consistent, not authenticated: leaf \d+ of tree size {HEADS[4]}, "
+                            r"root [0-9a-f]{64} \(the entry and every field marked as covered\); "
+                            r"only the server's word backs this tree head", said), said
         if not root_path:
             browser.save_screenshot(str(shots / "residual.png"))
         browser.get(f"{base}/turns")
         turn = next(link for link in _page_links(browser, origin)
                     if re.search(r"/turns/[0-9a-f]{64}$", link))
         browser.get(turn)
-        assert _result(browser).startswith("verified in this browser: leaf ")
+        assert _result(browser).startswith("consistent, not authenticated: leaf ")
         browser.get(f"{base}/log?from={HEADS[1]}")
         box = browser.find_element(By.CSS_SELECTOR, "[data-proof]")
         new, old = (box.get_attribute(f"data-{name}-root") for name in ("second", "first"))
-        assert _result(browser) == (f"verified in this browser: the tree of size {HEADS[4]}, "
-                                    f"root {new} extends the tree of size {HEADS[1]}, root {old}")
+        assert _result(browser) == (
+            f"consistent, not authenticated: the tree of size {HEADS[4]}, root {new} (the "
+            f"server's newest head) extends the tree of size {HEADS[1]}, root {old}, the "
+            "server's root (give the root you kept to check yours)")
         urls = requested_urls(browser)
         problems = _severe(browser)
     assert [u for u in urls if not u.startswith((f"{origin}/", "data:"))] == []
-    assert f"{base}/static/proof-check.js" in urls
+    assert f"{base}/static/proof-check.js" in urls and f"{base}/static/tlog-verify.js" in urls
     assert problems == []
 
 
 def test_a_proof_altered_in_transit_says_it_failed(browser: Any, console_db: AuditStore,
                                                    shots: Path) -> None:
-    app = AlterProofs(create_app(console_db, close_db_on_shutdown=False))
+    app = RewritingProxy(create_app(console_db, close_db_on_shutdown=False), _alter_path)
     with serving(app) as origin:
         browser.get(f"{origin}/residuals/{DELTA_QUANTITY_ID}")
         said = _result(browser)

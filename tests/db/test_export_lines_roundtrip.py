@@ -1,6 +1,7 @@
 """Property: a line SQLite builds for the export reads back, through Python's csv and json
 modules, as the stored values (a NULL and an empty string both as an empty CSV cell, apart in
-JSONL), and is byte for byte what the row writers make of the same row."""
+JSONL; a CSV cell a spreadsheet would run with a quote in front, unless raw), and is byte for
+byte what the row writers make of the same row."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from store.db.queries.exports import EXPORT_KINDS, encode_rows, export_lines
 
 KIND = EXPORT_KINDS["assessments"]  # text (nullable and not), integers and a boolean
 AWKWARD = ["", ",", '"', '""', "\r", "\n", "\r\n", "a,b", 'say "hi"', "x\r\ny", " lead",
-           "trail ", "é", "😀", "\u2028", "\x7f", "\x01", "'", "\\", "NULL", "null", "true"]
+           "trail ", "é", "😀", "\u2028", "\x7f", "\x01", "'", "\\", "NULL", "null", "true",
+           "=1+1", "+1", "-1", "@SUM(A1)", "\t=x", '=HYPERLINK("a,b")', "'=already"]
 # No U+0000 (the store refuses it) and no lone surrogates (not UTF-8).
 TEXT = st.sampled_from(AWKWARD) | st.text(
     st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=30
@@ -37,7 +39,7 @@ def _value(column: Any) -> st.SearchStrategy[Any]:
 ROWS = st.lists(st.tuples(*(_value(c) for c in KIND.table.columns)), min_size=1, max_size=8)
 
 
-def _lines(rows: list[tuple[Any, ...]], fmt: str) -> bytes:
+def _lines(rows: list[tuple[Any, ...]], fmt: str, *, csv_raw: bool = False) -> bytes:
     engine = create_engine("sqlite://")
     with engine.begin() as connection:
         KIND.table.create(connection)
@@ -46,7 +48,7 @@ def _lines(rows: list[tuple[Any, ...]], fmt: str) -> bytes:
             f"INSERT INTO {KIND.table.name} ({', '.join(columns)}) "
             f"VALUES ({', '.join('?' * len(columns))})",
             [tuple(row) for row in rows])
-        chunks = export_lines(connection, "assessments", fmt)
+        chunks = export_lines(connection, "assessments", fmt, csv_raw=csv_raw)
         assert chunks is not None
         end = b"\r\n" if fmt == "csv" else b"\n"
         return b"".join(line + end for lines in chunks for line in lines)
@@ -63,11 +65,13 @@ def _distinct(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return distinct
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, *, raw: bool = True) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str) and not raw and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value  # OWASP: "=", "+", "-", "@", tab and carriage return, quoted
     return str(value)
 
 
@@ -75,10 +79,11 @@ def _cell(value: Any) -> str:
 @given(ROWS)
 def test_csv_lines_read_back_as_stored(rows: list[tuple[Any, ...]]) -> None:
     rows = _distinct(rows)
-    by_sql = _lines(rows, "csv")
-    assert by_sql == encode_rows("assessments", rows, "csv", header=False)
-    read = list(csv.reader(io.StringIO(by_sql.decode("utf-8"), newline="")))
-    assert read == [[_cell(v) for v in row] for row in rows]
+    for raw in (True, False):
+        by_sql = _lines(rows, "csv", csv_raw=raw)
+        assert by_sql == encode_rows("assessments", rows, "csv", header=False, csv_raw=raw)
+        read = list(csv.reader(io.StringIO(by_sql.decode("utf-8"), newline="")))
+        assert read == [[_cell(v, raw=raw) for v in row] for row in rows]
 
 
 @settings(max_examples=150, deadline=None)

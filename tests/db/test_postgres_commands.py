@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ import httpx
 import pytest
 from backends import raw_query
 from cli_runs import cli, subprocess_environ
+from free_ports import free_port
 
 from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.db.schema.schema_version import head_revision
@@ -86,15 +86,9 @@ def test_surface_record(pg_url: str) -> None:
     assert _ok("verify", "--db", pg_url).startswith("intact: ")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_serve(pg_url: str) -> None:
     _ok("ingest", "--db", pg_url, EXAMPLES[0])
-    port = _free_port()
+    port = free_port()
     command = Path(sys.executable).parent / "core-audit"
     server = subprocess.Popen(
         [str(command), "serve", "--db", pg_url, "--port", str(port)],

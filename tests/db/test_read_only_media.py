@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from backends import EXAMPLE_FILES
 from cli_runs import cli, subprocess_environ
+from free_ports import free_port
 from spec_values import LEDGER_LENGTH
 from starlette.testclient import TestClient
 
@@ -149,7 +150,7 @@ def test_serve_answers_from_an_immutable_store(store: Path, monkeypatch: pytest.
 
     started: dict[str, Any] = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: started.update(app=app))
-    result = cli("serve", "--db", store, env=IMMUTABLE)
+    result = cli("serve", "--db", store, "--port", str(free_port()), env=IMMUTABLE)
     assert result.exit_code == 0, result.output
     assert f"opened read-only (immutable): {store}" in result.stderr
     with TestClient(started["app"], base_url="http://127.0.0.1") as served:

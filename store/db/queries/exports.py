@@ -36,6 +36,7 @@ from store.db.queries.filters import filter_order
 from store.db.queries.listings import LISTINGS, Filter, RecordListing
 from store.db.schema.engine import row_chunks_read
 from store.db.schema.tables import tree_heads
+from store.model.spreadsheet_cells import FORMULA_STARTS, neutralized_rows
 
 # Rows fetched per round trip (SQLite: fetchmany; PostgreSQL: a server-side cursor).
 EXPORT_CHUNK_ROWS = 5000
@@ -56,6 +57,12 @@ class ExportKind:
     @property
     def columns(self) -> list[str]:
         return [str(column.name) for column in self.table.columns]  # not quoted_name: orjson keys
+
+    @property
+    def text_columns(self) -> list[int]:
+        """Positions of the text columns (the cells a spreadsheet might run)."""
+        return [i for i, column in enumerate(self.table.columns)
+                if isinstance(column.type, String)]
 
     @property
     def boolean_columns(self) -> list[int]:
@@ -129,16 +136,19 @@ def export_rows(connection: Connection, kind: str, where: ExportFilter | None = 
 
 def export_lines(connection: Connection, kind: str, output_format: str,
                  where: ExportFilter | None = None, as_of: int | None = None,
-                 since: int | None = None) -> Iterator[list[bytes]] | None:
+                 since: int | None = None, *, csv_raw: bool = False
+                 ) -> Iterator[list[bytes]] | None:
     """SQLite: the rows of `export_rows` as their finished CSV or JSONL lines (UTF-8, no line
     end), EXPORT_CHUNK_ROWS at a time, built by SQLite itself, so the export runs near the
     sqlite3 CLI's speed; None where the SQL path does not apply (PostgreSQL; a SQLite whose
     JSON quoting differs from orjson's) and the caller writes `export_rows` itself.
-    Byte-identical to that (a property test holds it)."""
+    Byte-identical to that (a property test holds it). CSV text cells a spreadsheet would run
+    get a quote in front (store.model.spreadsheet_cells) unless `csv_raw`."""
     if connection.dialect.name != "sqlite" or not _sqlite_quotes_as_orjson(connection):
         return None
     export_kind = EXPORT_KINDS[kind]
-    line = (_csv_line if output_format == "csv" else _json_line)(export_kind)
+    line = (_csv_line(export_kind, neutralize=not csv_raw) if output_format == "csv"
+            else _json_line(export_kind))
     statement = _statement(connection, export_kind, where, as_of, since)
     # As a BLOB: the line's UTF-8 bytes, neither decoded nor encoded again in Python.
     return _line_chunks(row_chunks_read(connection, statement.with_only_columns(
@@ -163,9 +173,14 @@ def _sqlite_quotes_as_orjson(connection: Connection) -> bool:
     return bool(quoted == orjson.dumps(_JSON_PROBE).decode())
 
 
-def _csv_line(kind: ExportKind) -> ColumnElement[Any]:
+# The code points a cell a spreadsheet would run starts with (unicode() of a NULL is NULL).
+_FORMULA_CODES = ", ".join(str(ord(c)) for c in FORMULA_STARTS)
+
+
+def _csv_line(kind: ExportKind, *, neutralize: bool = True) -> ColumnElement[Any]:
     """One printf of every cell (a chain of || copies the growing line once per column); a
-    NULL prints as an empty cell."""
+    NULL prints as an empty cell; `neutralize`: a quote before a text cell a spreadsheet
+    would run (it never changes whether the cell needs quoting)."""
     cells = []
     for column in kind.table.columns:
         name = f"{kind.table.name}.{column.name}"
@@ -174,8 +189,10 @@ def _csv_line(kind: ExportKind) -> ColumnElement[Any]:
                          "ELSE 'false' END")
         elif isinstance(column.type, String):
             special = " OR ".join(f"{name} GLOB ('*' || {c} || '*')" for c in _CSV_SPECIALS)
-            cells.append(f"CASE WHEN {special} THEN "
-                         f"'\"' || replace({name}, '\"', '\"\"') || '\"' ELSE {name} END")
+            quote = (f"CASE WHEN unicode({name}) IN ({_FORMULA_CODES}) THEN '''' ELSE '' END"
+                     " || " if neutralize else "")
+            cells.append(f"CASE WHEN {special} THEN '\"' || {quote}"
+                         f"replace({name}, '\"', '\"\"') || '\"' ELSE {quote}{name} END")
         else:  # integers: their decimal digits
             cells.append(name)
     return literal_column(f"printf('{','.join(['%s'] * len(cells))}', {', '.join(cells)})")
@@ -219,10 +236,11 @@ _JSON_BOOLEAN = {True: "true", False: "false", None: None}
 
 
 def encode_rows(kind: str, rows: Sequence[Sequence[Any]], output_format: str, *,
-                header: bool) -> bytes:
+                header: bool, csv_raw: bool = False) -> bytes:
     """Rows as `core-audit export` writes them (its row writers, which its SQLite lines
-    equal byte for byte): CSV (RFC 4180, CRLF, true/false, the header row if `header`) or
-    JSONL (one object per line, the header's keys)."""
+    equal byte for byte): CSV (RFC 4180, CRLF, true/false, the header row if `header`, text
+    cells a spreadsheet would run neutralized unless `csv_raw`) or JSONL (one object per
+    line, the header's keys)."""
     export = EXPORT_KINDS[kind]
     columns = export.columns
     if output_format == "jsonl":
@@ -233,6 +251,8 @@ def encode_rows(kind: str, rows: Sequence[Sequence[Any]], output_format: str, *,
     writer = csv.writer(text)  # RFC 4180: CRLF line ends, quotes doubled inside quoted cells
     if header:
         writer.writerow(columns)
+    if not csv_raw:
+        rows = list(neutralized_rows(rows, export.text_columns))
     for row in rows:
         if booleans:
             row = list(row)
