@@ -32,12 +32,12 @@ from store.db.schema.engine import (
 )
 from store.db.schema.schema_version import ensure_at_head
 from store.db.schema.tables import tree_heads
+from store.db.schema.wal_file import wal_problem
 from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
 from store.db.verify.check_processes import CheckProcesses, unreadable_store
 from store.db.verify.derived_record import DerivedSums
 from store.db.verify.problems import Problem
 from store.db.verify.store_checks import VerifyReport, verify_store
-from store.db.verify.wal_file import wal_problem
 from store.db.write.batch_summary import BatchSummary
 from store.db.write.inserts import insert_rows, lock_log_tip
 from store.db.write.row_builders import RegistryProvider

@@ -13,7 +13,7 @@ from backends import EXAMPLE_FILES
 from cli_runs import cli
 from store_support import query, verify_both_ways
 
-from store.db.verify.wal_file import WAL_HEADER_BYTES, scan_wal
+from store.db.schema.wal_file import WAL_HEADER_BYTES, scan_wal
 
 JOURNAL = EXAMPLE_FILES[0].parent / "workbench_turn_journal.jsonl"
 PAGE = 4096

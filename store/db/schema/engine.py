@@ -16,7 +16,7 @@ from sqlalchemy import Connection, CursorResult, Engine, Executable, create_engi
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
-from store.db.verify.wal_file import refuse_lossy_wal
+from store.db.schema.wal_file import refuse_lossy_wal
 from store.errors import StoreError
 
 DEFAULT_PATH = "core-audit.db"
