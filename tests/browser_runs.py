@@ -35,7 +35,9 @@ def serving(app: Any) -> Iterator[str]:
     """`app` under uvicorn in a thread, on a free 127.0.0.1 port; yields its base URL."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    # A page left open keeps its /events stream: closed after a second, as `serve` does.
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
+                                           timeout_graceful_shutdown=1))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     try:

@@ -1,5 +1,5 @@
-"""The Starlette app: /graphql (GET and POST), /healthz, the log's C2SP tiles under /log/,
-host check, body limit, opt-in CORS.
+"""The Starlette app: /graphql (GET and POST), /healthz, /events (server-sent events: a new
+tree head), the log's C2SP tiles under /log/, host check, body limit, opt-in CORS.
 
 GraphiQL, when on, is our own page over vendored assets (store/api/graphiql_page.py).
 """
@@ -25,6 +25,7 @@ from strawberry.http.base import BaseRequestProtocol
 
 from store.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from store.api.context import RegistryProvider, RequestContext
+from store.api.events import TreeHeadWatcher, events_endpoint
 from store.api.graphiql_page import graphiql_assets, graphiql_page
 from store.api.health import health_check
 from store.api.log_tiles import log_routes
@@ -140,6 +141,7 @@ def create_app(
         routes=[
             Route("/graphql", graphql_app, methods=["GET", "POST"]),
             Route("/healthz", health_check(db), methods=["GET"]),
+            Route("/events", events_endpoint(TreeHeadWatcher(db)), methods=["GET"]),
             log_routes(db),
             *([graphiql_assets()] if graphiql else []),
             *(console_routes(db, graphiql=graphiql) if console else []),

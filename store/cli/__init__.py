@@ -29,6 +29,10 @@ COMMANDS: dict[str, CommandEntry] = {
                             "frames or bare assessments) into residuals."),
     "ingest": CommandEntry("store.cli.ingest", "ingest", "Append CORE frames, assessments or "
                            "surface records from PATHS (`-` = stdin)."),
+    "follow": CommandEntry("store.cli.follow", "follow", "Tail Workbench journals (or any "
+                           "JSONL input `ingest` takes) at PATHS: each time a file holds new "
+                           "complete lines, they become a batch, as `ingest PATH` of the "
+                           "grown file would."),
     "verify": CommandEntry("store.cli.verify", "verify", "Recompute every leaf, the tree and "
                            "its heads from the rows; check keys, triggers and the file; with "
                            "--checkpoint, prove the store extends it."),

@@ -90,18 +90,23 @@ def ingest(paths: tuple[str, ...], db: str | None, as_json: bool,
         }, option=orjson.OPT_INDENT_2).decode())
     else:
         for summary in rejected:
-            for failure in summary.failures:
-                click.echo(summary.describe(failure), err=True)
-            hidden = summary.failure_count - len(summary.failures)
-            if hidden:
-                click.echo(f"{summary.source}: ... and {hidden} more bad line(s)", err=True)
-            click.echo(f"{summary.source}: rejected, nothing written", err=True)
+            echo_rejection(summary)
         for summary in summaries:
             if summary.already_in:
                 click.echo(_already_stored(summary))
         click.echo(_one_line(summaries))
     if rejected:
         sys.exit(2)
+
+
+def echo_rejection(summary: BatchSummary) -> None:
+    """On stderr: each bad line as PATH:LINE: reason, then that nothing was written."""
+    for failure in summary.failures:
+        click.echo(summary.describe(failure), err=True)
+    hidden = summary.failure_count - len(summary.failures)
+    if hidden:
+        click.echo(f"{summary.source}: ... and {hidden} more bad line(s)", err=True)
+    click.echo(f"{summary.source}: rejected, nothing written", err=True)
 
 
 def _progress() -> Progress:

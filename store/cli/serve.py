@@ -198,7 +198,10 @@ def run_server(settings: AppSettings, *, port: int, workers: int = 1, root_path:
         click.echo(banner, err=True)
     server: dict[str, Any] = {"host": settings.host, "port": port, "root_path": root_path,
                               "log_level": log_level,
-                              "log_config": log_config(log_level, log_format)}
+                              "log_config": log_config(log_level, log_format),
+                              # A request ends within the time limit; an /events stream never
+                              # does: on shutdown uvicorn waits that long, then closes them.
+                              "timeout_graceful_shutdown": math.ceil(settings.time_limit) + 1}
     if listening is not None:
         server["fd"] = listening.fileno()  # uvicorn serves the socket bound above
     if app is not None:

@@ -40,7 +40,7 @@ from store.db.verify.problems import Problem
 from store.db.verify.store_checks import VerifyReport, verify_store
 from store.db.write.batch_summary import BatchSummary
 from store.db.write.inserts import insert_rows, lock_log_tip
-from store.db.write.row_builders import RegistryProvider
+from store.db.write.row_builders import InputStart, RegistryProvider
 from store.db.write.writer import append_batch
 from store.errors import StoreError
 from store.model.checkpoint import Checkpoint, NoteSignature, SignerKey, VerifierKey, sign
@@ -136,14 +136,16 @@ class AuditStore:
         on_bytes: Callable[[int], None] | None = None,
         registry: RegistryProvider = default_registry,
         parallel: bool | None = None,
+        start: InputStart | None = None,
     ) -> BatchSummary:
         """Append `lines` (a binary stream or lines) as one batch; BatchRejected writes nothing.
 
         Teaching surfaces are re-derived against `registry()` (default: the located data).
         `parallel`: read the input in a second process (default: for a file of 4 MiB or more).
+        `start`: `lines` is a file's tail, its earlier lines stored (append_batch).
         """
         summary = append_batch(self.write_engine(), lines, source, on_bytes=on_bytes,
-                               registry=registry, parallel=parallel)
+                               registry=registry, parallel=parallel, start=start)
         if summary.batch_id is not None:
             settle_sqlite(self.write_engine(), f"batch {summary.batch_id} ({source})")
         return summary

@@ -41,9 +41,12 @@ def iter_json_lines(
     stream: LineSource,
     max_line_bytes: int = MAX_LINE_BYTES,
     on_bytes: Callable[[int], None] | None = None,
+    first_line: int = 1,
 ) -> Iterator[JsonLine]:
-    """Yield every non-blank line of `stream`; never holds more than one line in memory."""
-    number = 0
+    """Yield every non-blank line of `stream`; never holds more than one line in memory.
+    `first_line`: the number of the stream's first line (a file's tail is numbered as in the
+    file)."""
+    number = first_line - 1
     while True:
         raw = stream.readline(max_line_bytes + 1)
         if not raw:

@@ -341,8 +341,8 @@ class JournalSequence:
 
     __slots__ = ("_expected",)
 
-    def __init__(self) -> None:
-        self._expected = 1
+    def __init__(self, expected: int = 1) -> None:
+        self._expected = expected  # above 1: the input continues a journal stored up to here
 
     @property
     def expected(self) -> int:

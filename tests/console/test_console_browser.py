@@ -25,6 +25,7 @@ from browser_runs import (
 from spec_values import DELTA_QUANTITY_ID, HEADS
 from starlette.applications import Starlette
 from starlette.routing import Mount
+from turn_data import DISCLOSURE, journal_entry, journal_line
 
 from store.api.app import create_app
 from store.db.audit_store import AuditStore
@@ -41,6 +42,14 @@ LISTS = ("residuals", "assessments", "surfaces", "turns", "batches")
 def browser() -> Iterator[Any]:
     with chromium() as driver:
         yield driver
+
+
+@pytest.fixture(autouse=True)
+def blank_page(browser: Any) -> None:
+    """Each test starts on a blank page with an empty console log: the page an earlier test
+    left open logs its /events stream cut when that test's server stopped."""
+    browser.get("about:blank")
+    browser.get_log("browser")
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +191,34 @@ def test_the_pages_are_keyboard_navigable(browser: Any, console_db: AuditStore) 
         webdriver.ActionChains(browser).send_keys(Keys.TAB).perform()
         assert urlsplit(browser.switch_to.active_element.get_attribute("href")).path == "/"
         assert urljoin(origin, "/") == f"{origin}/"
+
+
+def test_a_page_says_new_records_when_a_batch_lands(browser: Any, tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    journal = [journal_line(journal_entry(n, f"Why does zorp {n} exist?", DISCLOSURE, "none",
+                                          epistemic_state="undetermined",
+                                          normative_clearance="suppressed",
+                                          refusal_emitted=True)) for n in (1, 2)]
+    with AuditStore.open(str(path)) as db:
+        db.ingest(journal[:1], source="turn_journal.jsonl")
+    with AuditStore.open(str(path), read_only=True) as db:
+        shown = db.probe().tree_size
+        with serving(create_app(db, close_db_on_shutdown=False)) as origin:
+            browser.get(f"{origin}/turns")
+            WebDriverWait(browser, WAIT).until(lambda b: b.execute_script(
+                "return document.readyState") == "complete")
+            assert browser.find_elements(By.ID, "new-records") == []
+            with AuditStore.open(str(path)) as writer:  # as `ingest` or `follow` would
+                writer.ingest(journal, source="turn_journal.jsonl")
+            grown = db.probe().tree_size
+            notice = WebDriverWait(browser, WAIT).until(
+                lambda b: b.find_element(By.ID, "new-records"))
+            assert notice.text == (f"New records: the store's tree size is now {grown} (this "
+                                   f"page shows {shown}) — reload")
+            assert notice.get_attribute("role") == "status"
+            notice.find_element(By.LINK_TEXT, "reload").click()
+            WebDriverWait(browser, WAIT).until(lambda b: b.find_element(
+                By.CSS_SELECTOR, "footer").text.startswith(f"Read-only. Tree size {grown},"))
+            problems = _severe(browser)
+            browser.get("about:blank")  # its stream closed before the server stops
+    assert problems == []

@@ -167,6 +167,17 @@ def test_an_unknown_record_is_a_404_page(console: TestClient, path: str) -> None
     assert "Traceback" not in page.text
 
 
+def test_a_page_of_the_store_now_listens_for_new_records_and_an_as_of_page_does_not(
+        console: TestClient) -> None:
+    now = console.get("/residuals")
+    assert f'<body data-events="/events" data-tree-size="{TREE_SIZE}">' in now.text
+    assert '<script src="/static/new-records.js" defer></script>' in now.text
+    assert console.get("/static/new-records.js").status_code == 200
+    then = console.get(f"/residuals?asOf={HEADS[1]}")  # it never changes: nothing to tell
+    assert "<body>" in then.text
+    assert "new-records.js" not in then.text
+
+
 def test_as_of_pages_are_the_store_then_and_immutable(console: TestClient) -> None:
     page = console.get(f"/residuals?asOf={HEADS[1]}")
     assert page.status_code == 200

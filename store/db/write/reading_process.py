@@ -26,7 +26,7 @@ from typing import IO, Any, NamedTuple, cast
 
 from store.db.log.stored_log import new_row_entry
 from store.db.write.inserts import content_columns, values_of
-from store.db.write.row_builders import PendingRow, RecordReader, RegistryProvider
+from store.db.write.row_builders import InputStart, PendingRow, RecordReader, RegistryProvider
 from store.db.write.tallies import Combo, combo_of
 from store.errors import InputError, StoreError
 from store.model.fields import RecordError
@@ -146,16 +146,19 @@ def _rows_to_append(line: int, rows: list[PendingRow], batch_id: int) -> list[Ro
 
 
 def row_chunks(source: IO[bytes] | Iterable[bytes | str], batch_id: int,
-               registry: RegistryProvider, max_line_bytes: int) -> Iterator[RowChunk]:
+               registry: RegistryProvider, max_line_bytes: int,
+               start: InputStart | None = None) -> Iterator[RowChunk]:
     """The input's rows (as stored in batch `batch_id`) and bad lines, chunk by chunk."""
     hashing = _HashingReader(as_stream(source))
-    reader = RecordReader(functools.cache(registry))  # looked up once, and only if needed
+    # The registry is looked up once, and only if needed.
+    reader = RecordReader(functools.cache(registry), start)
     chunk = RowChunk()
 
     def count_bytes(size: int) -> None:
         chunk.bytes_read += size
 
-    for line in iter_json_lines(hashing, max_line_bytes, count_bytes):
+    for line in iter_json_lines(hashing, max_line_bytes, count_bytes,
+                                start.line if start else 1):
         chunk.lines = line.number
         if line.error is not None:
             chunk.failures.append((line.number, line.error))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from store.model.assessment_ids import assessment_id as assessment_content_id
 from store.model.canonical import canonical
@@ -181,15 +181,23 @@ def turn_rows(turn: TurnRecord, line: JsonLine, checked: CheckedSurface) -> list
 RegistryProvider = Callable[[], TeachingRegistry]
 
 
+class InputStart(NamedTuple):
+    """Where an input begins in its file: line 1 and turn 1, or, for the tail of a file whose
+    earlier lines are stored (`core-audit follow`), the next line's number and turn id."""
+
+    line: int = 1
+    turn_id: int = 1
+
+
 class RecordReader:
     """The rows each input line contributes; its shape says what kind of record it is.
 
     One reader per batch: a Workbench journal's turn ids must run 1, 2, 3... within the file.
     """
 
-    def __init__(self, registry: RegistryProvider) -> None:
+    def __init__(self, registry: RegistryProvider, start: InputStart | None = None) -> None:
         self.registry = registry
-        self.journal = JournalSequence()
+        self.journal = JournalSequence(start.turn_id if start else 1)
 
     def rows(self, line: JsonLine) -> tuple[str, list[PendingRow]]:
         value = line.value

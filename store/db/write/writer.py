@@ -44,7 +44,7 @@ from store.db.write.reading_process import (
     row_chunks,
     worth_a_process,
 )
-from store.db.write.row_builders import RegistryProvider, ledger_key
+from store.db.write.row_builders import InputStart, RegistryProvider, ledger_key
 from store.db.write.sighting_counts import write_sighting_counts
 from store.db.write.tallies import BatchTally
 from store.errors import BatchRejected as BatchRejected  # raised here, still importable
@@ -303,11 +303,14 @@ def append_batch(
     on_bytes: Callable[[int], None] | None = None,
     registry: RegistryProvider = default_registry,
     parallel: bool | None = None,
+    start: InputStart | None = None,
 ) -> BatchSummary:
     """Append one input as one batch. Raises BatchRejected, writing nothing, on any bad line.
 
     `registry` gives the teaching corpora and packs that teaching surfaces are checked against.
     `parallel`: read and hash the input in a second process (None: for a large file only).
+    `start`: the input is the tail of a file whose lines before it the caller knows stored
+    (numbered from start.line, its journal continuing at start.turn_id).
     """
     summary = BatchSummary(source=source)
     if parallel is None:
@@ -317,7 +320,7 @@ def append_batch(
         batch_id = last_batch_id(connection) + 1
 
         def chunks() -> Iterator[RowChunk]:
-            return row_chunks(source_lines, batch_id, registry, max_line_bytes)
+            return row_chunks(source_lines, batch_id, registry, max_line_bytes, start)
 
         with insert_guards_liftable(connection) as guards:  # back before the batch's own rows
             writer = _BatchWriter(connection, summary, batch_id, guards)
