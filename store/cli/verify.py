@@ -19,7 +19,7 @@ from store.model.checkpoint import (
     SignerKey,
     VerifierKey,
 )
-from store.model.verify_record import is_record, open_record, record_note
+from store.model.verify_record import is_record, open_record_sums, record_note
 from store.model.witness_policy import WitnessPolicy, checkpoint_under
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -131,8 +131,14 @@ def load_record_key(text_or_path: str) -> tuple[SignerKey | None, VerifierKey]:
 
 
 def load_record(path: Path, verifier: VerifierKey | None) -> Checkpoint:
+    return load_record_sums(path, verifier)[0]
+
+
+def load_record_sums(path: Path, verifier: VerifierKey | None
+                     ) -> tuple[Checkpoint, dict[str, tuple[int, ...]]]:
+    """The record's tree and the derived tables' sums it keeps."""
     try:
-        return open_record(read_small_text(path, "checkpoint"), verifier)
+        return open_record_sums(read_small_text(path, "checkpoint"), verifier)
     except CheckpointError as exc:
         raise click.ClickException(f"{path}: {exc}") from exc
 
@@ -187,9 +193,10 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
     (tables, columns with type, nullability and default, keys, unique constraints, indexes,
     foreign keys, views; PostgreSQL: UNLOGGED, row-level security and policies, rules, the
     functions' SECURITY DEFINER and SET options, same-named functions on the search path),
-    anything extra or missing named; SQLite's integrity_check and the frames of its -wal
-    that SQLite would not replay after a checksum break; each batch's residual tallies; each
-    journal turn's construction status and assessment links, re-derived from its line. The
+    anything extra or missing named; SQLite's integrity_check and the committed frames of
+    its -wal SQLite would ignore or drop (a header it rejects, frames after a checksum break,
+    a last frame cut short); each batch's residual tallies and sighting counts; each journal
+    turn's fields and construction status and assessment links, re-derived from its line. The
     first problem is named by seq, table and key (or the batch whose tree head its rows no
     longer make). A store that cannot be opened or read prints NOT intact: REASON, exit 1.
     Every checkpoint the store kept must be one its log extends.
@@ -199,7 +206,8 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
 
     Incremental: `--record FILE --record-key auditor.key` after a full verify keeps the tree
     it recomputed; a later `--checkpoint FILE --record-key auditor.pub` checks only what came
-    after it (docs/transparency-log.md says what that trusts).
+    after it, and that the derived rows under it still make the sums the record keeps
+    (docs/transparency-log.md says what that trusts).
     """
     policy = build_policy(keys, witness_keys, quorum, policy_file)
     if policy is not None and checkpoint_file is None:
@@ -221,11 +229,12 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
     if incremental and (policy is not None or quick):
         raise click.UsageError("a record as --checkpoint is checked with --record-key alone")
     since = checkpoint = None
+    since_sums: dict[str, tuple[int, ...]] = {}
     signed_by = ""
     mode_note = ""
     if incremental:
         assert checkpoint_file is not None
-        since = load_record(checkpoint_file, record_verifier)
+        since, since_sums = load_record_sums(checkpoint_file, record_verifier)
     elif checkpoint_file is not None:
         text = read_small_text(checkpoint_file, "checkpoint")
         if is_record(text) and policy is None:
@@ -254,13 +263,14 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
                 _not_intact([f"the checkpoint is of log {checkpoint.origin!r}, this store is "
                              f"{origin!r}"], as_json)
             report = store.verify(checkpoint, quick=quick, jobs=jobs or available_cores(),
-                                  since=since)
+                                  since=since, since_sums=since_sums if since else None,
+                                  record=record_file is not None)
             if report.intact and record_file is not None and signer is not None:
                 tip = report.tip
                 assert tip is not None
                 write_record(record_file, record_note(
                     Checkpoint(origin or store.provisional_origin(), tip.size, tip.root),
-                    signer))
+                    signer, report.derived_sums))
     except StoreError as exc:  # unopenable or unreadable: not intact either, and no traceback
         _not_intact([str(exc)], as_json)
     if not report.intact:
@@ -273,9 +283,10 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
         click.echo(f"note: {mode_note}", err=True)
     if since is not None:
         click.echo(f"note: incremental: the first {since.size} leaves were not re-read: their "
-                   "rows, content ids, foreign keys and tallies are trusted as the full verify "
-                   f"recorded in {checkpoint_file} found them, and SQLite's integrity_check "
-                   "did not run; verify without --record-key recomputes everything", err=True)
+                   "rows, content ids and foreign keys are trusted as the full verify "
+                   f"recorded in {checkpoint_file} found them (their derived rows must still "
+                   "make the sums it keeps), and SQLite's integrity_check did not run; verify "
+                   "without --record-key recomputes everything", err=True)
     tip = report.tip
     assert tip is not None
     if as_json:
@@ -296,5 +307,6 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
                    f"by {record_verifier.name}), which it extends")
     if record_file is not None:
         extends += f"; record written to {record_file}"
-    what = "tree head" if quick else "leaves"
-    click.echo(f"intact: {tip.size} {what}, root {tip.root_hex}{extends}")
+    # --quick recomputed nothing: it checked the tree head (of that many leaves), not leaves.
+    what = f"tree head of {tip.size} leaves" if quick else f"{tip.size} leaves"
+    click.echo(f"intact: {what}, root {tip.root_hex}{extends}")

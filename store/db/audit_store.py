@@ -32,11 +32,12 @@ from store.db.schema.engine import (
 )
 from store.db.schema.schema_version import ensure_at_head
 from store.db.schema.tables import tree_heads
+from store.db.schema.wal_file import wal_problem
 from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
 from store.db.verify.check_processes import CheckProcesses, unreadable_store
+from store.db.verify.derived_record import DerivedSums
 from store.db.verify.problems import Problem
 from store.db.verify.store_checks import VerifyReport, verify_store
-from store.db.verify.wal_file import wal_problem
 from store.db.write.batch_summary import BatchSummary
 from store.db.write.inserts import insert_rows, lock_log_tip
 from store.db.write.row_builders import InputStart, RegistryProvider
@@ -146,7 +147,7 @@ class AuditStore:
         summary = append_batch(self.write_engine(), lines, source, on_bytes=on_bytes,
                                registry=registry, parallel=parallel, start=start)
         if summary.batch_id is not None:
-            settle_sqlite(self.write_engine())
+            settle_sqlite(self.write_engine(), f"batch {summary.batch_id} ({source})")
         return summary
 
     def write_engine(self) -> Engine:
@@ -158,12 +159,14 @@ class AuditStore:
         return self._write_engine
 
     def verify(self, checkpoint: Checkpoint | None = None, *, quick: bool = False,
-               jobs: int = 1, since: Checkpoint | None = None) -> VerifyReport:
+               jobs: int = 1, since: Checkpoint | None = None,
+               since_sums: DerivedSums | None = None, record: bool = False) -> VerifyReport:
         """StoreError when the database cannot be read through (a malformed page, say).
         SQLite: frames of the -wal SQLite will not replay are its first problem. `jobs` > 1:
         the O(n) checks run in that many worker processes (the same report). `since`: a tree
         an earlier full verify recomputed (its record, checked by the caller): only what came
-        after it is checked (verify_store)."""
+        after it is checked (verify_store), and the derived rows under it must still make
+        `since_sums` (its record's). `record`: an intact report carries what a record keeps."""
         path = sqlite_path(self.url)
         lost = wal_problem(path) if path is not None else None
         try:
@@ -172,7 +175,8 @@ class AuditStore:
                                    immutable=opened_immutable(self.engine) is not None
                                    ) as processes:
                 report = verify_store(connection, checkpoint, quick=quick,
-                                      heavy=processes if jobs > 1 else None, since=since)
+                                      heavy=processes if jobs > 1 else None, since=since,
+                                      since_sums=since_sums, record=record)
         except (DatabaseError, UnicodeDecodeError) as exc:
             raise unreadable_store(self.url, exc) from exc
         if lost is not None:

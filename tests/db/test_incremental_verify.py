@@ -61,11 +61,17 @@ def _incremental(store: Path, record: Path, keys: Path):  # type: ignore[no-unty
 def test_the_record_is_the_recomputed_tree_signed_by_the_auditor(
         examples_store: Path, recorded: Path) -> None:
     lines = recorded.read_text().split("\n")
-    assert RECORD_HEADER == "core-audit verified tree/v1\n"
-    assert lines[:3] == ["core-audit verified tree/v1", ORIGIN, "18"]
+    assert RECORD_HEADER == "core-audit verified tree/v2\n"
+    assert lines[0] == "core-audit verified tree/v2"
+    # Per derived table: its rows under the tree, then each column's sum (texts: lengths).
+    assert [line.split(" ")[:3] for line in lines[1:5]] == [
+        ["derived", "log_subtrees", "0"], ["derived", "residual_tallies", "6"],
+        ["derived", "sighting_counts", "6"], ["derived", "tree_heads", "1"]]
+    assert lines[4] == "derived tree_heads 1 1 18 64"  # batch 1, size 18, a 64-digit root
+    assert lines[5:7] == [ORIGIN, "18"]
     root = cli("verify", "--db", examples_store).stdout.split("root ")[1].strip()
-    assert base64.b64decode(lines[3]).hex() == root
-    assert lines[4] == "" and lines[5].startswith("— auditor.example ")
+    assert base64.b64decode(lines[7]).hex() == root
+    assert lines[8] == "" and lines[9].startswith("— auditor.example ")
 
 
 def test_after_a_new_batch_only_the_new_leaves_are_checked(
@@ -145,7 +151,7 @@ def test_a_record_larger_than_the_tree_is_refused(
     _record(examples_store, keys, tmp_path / "newer.txt")
     result = _incremental(older, tmp_path / "newer.txt", keys)
     assert result.exit_code == 1
-    size = int(tmp_path.joinpath("newer.txt").read_text().split("\n")[2])
+    size = int(tmp_path.joinpath("newer.txt").read_text().split("\n")[6])
     assert first_problem(result.stderr) == (
         f"log checkpoint {size}: the checkpoint's tree has {size} leaves, the store 18 "
         "(rows were removed)")
@@ -230,3 +236,73 @@ def test_a_forged_sighting_count_of_a_new_batch_is_found(
     assert (f"sighting_counts batch {batch} {record_id}: row says contract_residuals seq "
             f"{seq}, 7 sightings; the sightings say contract_residuals seq {seq}, 1"
             ) in result.stderr
+
+
+def test_derived_rows_added_to_old_batches_after_the_record_are_named(
+        backend_url: str, keys: Path, tmp_path: Path) -> None:
+    """Issue 32: append-only allows inserts, so a foreign connection can add a sighting count
+    (1 -> 99,999, the top of MOST_SEEN) and a tally for a batch under the record; the record's
+    sums of each derived table find them, and the incremental verify names them."""
+    from sqlalchemy import create_engine, text
+
+    for tag in ("old", "older"):
+        _ingest_url(backend_url, tmp_path, tag)
+    record = tmp_path / "verified.txt"
+    _record(backend_url, keys, record)  # type: ignore[arg-type]
+    engine = create_engine(backend_url)
+    with engine.begin() as connection:
+        connection.execute(text(
+            "INSERT INTO sighting_counts VALUES (1, :id, 'contract_residuals', 2, 99999)"),
+            {"id": "f" * 64})
+        connection.execute(text(
+            "INSERT INTO residual_tallies VALUES (2, 999, 'missing_binding', 'operator', "
+            "'unary_delta_transition', NULL, 'forged', 1, 99999)"))
+    engine.dispose()
+    _ingest_url(backend_url, tmp_path, "new")
+
+    result = _incremental(backend_url, record, keys)  # type: ignore[arg-type]
+
+    assert result.exit_code == 1
+    problems = result.stderr.splitlines()
+    assert problems[0] == (
+        "NOT intact: first problem at residual_tallies batches 1..2: "
+        + problems[0].split("batches 1..2: ")[1])
+    assert any(p.endswith("rows under the verified tree now, 6 when the record was written "
+                          "(sums differ): rows were added or changed out of band since")
+               and "residual_tallies batches 1..2: 7" in p for p in problems), problems
+    assert any("sighting_counts batches 1..2: " in p and "(sums differ)" in p
+               for p in problems), problems
+    assert f"  also sighting_counts batch 1 {'f' * 64}: row names no record this batch " \
+           "sighted (added out of band)" in problems
+    assert any(p.startswith("  also residual_tallies batch 2: ") for p in problems), problems
+    assert cli("verify", "--db", backend_url).exit_code == 1  # a full verify agrees
+
+
+def _ingest_url(url: str, tmp_path: Path, tag: str) -> None:
+    frames = write_jsonl(tmp_path / f"{tag}.jsonl", distinct_frames(2, tag))
+    result = cli("ingest", "--db", url, frames)
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_record_without_the_derived_sums_is_refused_by_the_incremental_verify(
+        examples_store: Path, recorded: Path, keys: Path, tmp_path: Path) -> None:
+    """A v1 record (before the sums): signed as it was, it is checked, and the incremental
+    verify says it cannot vouch for the derived rows under it."""
+    from store.model.checkpoint import SignerKey
+    from store.model.verify_record import RECORD_HEADER_V1
+
+    signer = SignerKey.parse(Path(f"{keys}.key").read_text().strip())
+    body = "".join(line + "\n" for line in recorded.read_text().split("\n")[5:8])
+    text = RECORD_HEADER_V1 + body
+    from store.model.checkpoint import NoteSignature
+
+    signature = NoteSignature(signer.name, signer.verifier.key_hash, signer.sign(text.encode()))
+    old = tmp_path / "v1.txt"
+    old.write_text(text + "\n" + signature.line())
+
+    result = _incremental(examples_store, old, keys)
+
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        "NOT intact: first problem at residual_tallies: the verify record keeps no sums of this "
+        "table (an older core-audit wrote it): run a full verify with --record again")

@@ -9,6 +9,7 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, Text
 from store.db.schema import content_ids
 from store.db.schema.record_kinds import (
     APPEND_ONLY_TABLES,
+    DERIVED_TABLES,
     LEDGERED_KEYS,
     RECORD_KINDS,
     RecordKind,
@@ -76,10 +77,30 @@ def test_a_declaration_that_disagrees_with_its_table_fails(declare, message: str
 
 def test_a_derived_table_needs_no_seq_but_a_ledgered_one_does() -> None:
     schema = MetaData()
-    tally = Table("tally", schema, Column("k", Integer, primary_key=True))
-    check_record_kinds((RecordKind(tally, ("k",), ledgered=False),), schema)
+    tally = Table("tally", schema, Column("k", Integer, primary_key=True),
+                  Column("batch_id", Integer))
+    check_record_kinds((RecordKind(tally, ("k",), ledgered=False, derived=True),), schema)
     with pytest.raises(RecordKindError, match="a ledgered table needs seq and batch_id"):
         check_record_kinds((RecordKind(tally, ("k",)),), schema)
+
+
+def test_a_table_that_is_not_a_leaf_must_say_whether_each_batch_writes_it() -> None:
+    """The rule the batch proof and verify records rest on (docs/design.md): a new derived
+    table is declared derived=True, or the module refuses to load."""
+    schema = MetaData()
+    tally = Table("tally", schema, Column("k", Integer, primary_key=True),
+                  Column("batch_id", Integer))
+    with pytest.raises(RecordKindError, match="tally: not ledgered: say derived=True"):
+        check_record_kinds((RecordKind(tally, ("k",), ledgered=False),), schema)
+    kept = Table("kept", schema, Column("k", Integer, primary_key=True))
+    with pytest.raises(RecordKindError, match="a derived table needs a batch_id column"):
+        check_record_kinds((RecordKind(tally, ("k",), ledgered=False, derived=True),
+                            RecordKind(kept, ("k",), ledgered=False, derived=True)), schema)
+
+
+def test_the_derived_tables_are_those_each_batch_writes_beside_its_leaves() -> None:
+    assert DERIVED_TABLES == ("residual_tallies", "log_subtrees", "tree_heads",
+                              "sighting_counts")
 
 
 def test_flat_query_records_carry_their_tables_columns() -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from backends import EXAMPLE_FILES
 from cli_runs import cli
-from store_support import verify_both_ways
+from store_support import query, verify_both_ways
 
-from store.db.verify.wal_file import WAL_HEADER_BYTES, scan_wal
+from store.db.schema.wal_file import WAL_HEADER_BYTES, scan_wal
 
 JOURNAL = EXAMPLE_FILES[0].parent / "workbench_turn_journal.jsonl"
 PAGE = 4096
@@ -77,6 +77,120 @@ def test_a_flipped_byte_in_the_wal_is_named_by_verify(live: Path, tmp_path: Path
 
     assert result.exit_code == 1
     first = result.stderr.splitlines()[0]
-    assert first.startswith(f"NOT intact: first problem at {wal}: the WAL holds "), first
-    assert "frames after" in first and "committed batches may be lost" in first
+    named = ("SQLite ignores the whole WAL: its header's checksum is broken; its "
+             if where == "header salt" else "the WAL holds ")
+    assert first.startswith(f"NOT intact: first problem at {wal}: {named}"), first
+    assert "frames " in first and "committed batches may be lost" in first
     assert "Traceback" not in result.stderr
+
+
+def _leaves(db: Path) -> int:
+    """How many leaves SQLite itself shows for the copy (what a reader would be served)."""
+    connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(connection.execute("SELECT max(tree_size) FROM tree_heads").fetchone()[0])
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(("damage", "named"), [
+    # Issue 32: one flipped bit in bytes 8-9 of the page size: SQLite ignores the whole -wal.
+    ("page size byte 8", "its header's page size (bytes 8-11) is 16781312, which SQLite "
+                         "does not accept"),
+    ("page size byte 9", "its header's page size (bytes 8-11) is 69632, which SQLite does not "
+                         "accept"),
+    ("magic", "its header's magic number is 0x377f0782, not SQLite's"),
+])
+def test_a_wal_header_sqlite_rejects_is_named_with_every_frame_it_loses(
+        live: Path, tmp_path: Path, damage: str, named: str) -> None:
+    copy = _copy(live, tmp_path / "copy")
+    wal = Path(f"{copy}-wal")
+    frames = (wal.stat().st_size - WAL_HEADER_BYTES) // FRAME
+    intact_leaves = _leaves(copy)
+    _flip(wal, {"page size byte 8": 8, "page size byte 9": 9, "magic": 2}[damage])
+    assert _leaves(copy) < intact_leaves  # SQLite now serves fewer leaves, without a word
+
+    result = verify_both_ways(copy)
+
+    assert result.exit_code == 1
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"NOT intact: first problem at {wal}: SQLite ignores the whole "
+                            f"WAL: {named}"), first
+    assert f"its {frames} frames (" in first and "committed batches may be lost" in first
+
+
+def test_a_wal_cut_short_by_one_byte_is_named(live: Path, tmp_path: Path) -> None:
+    copy = _copy(live, tmp_path / "copy")
+    wal = Path(f"{copy}-wal")
+    intact_leaves = _leaves(copy)
+    wal.write_bytes(wal.read_bytes()[:-1])  # an interrupted copy
+    assert _leaves(copy) < intact_leaves  # the newest batch is gone for SQLite
+
+    result = verify_both_ways(copy)
+
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        f"NOT intact: first problem at {wal}: the WAL's last frame is cut short "
+        f"({FRAME - 1} of {FRAME} bytes: a copy or a write interrupted), and with it the "
+        "transaction it commits: committed batches may be lost; SQLite will not replay them")
+
+
+@pytest.mark.parametrize("damage", ["page size", "cut short", "checksum break"])
+def test_a_writer_refuses_a_lossy_wal_and_changes_no_byte(live: Path, tmp_path: Path,
+                                                          damage: str) -> None:
+    copy = _copy(live, tmp_path / "copy")
+    wal = Path(f"{copy}-wal")
+    if damage == "cut short":
+        wal.write_bytes(wal.read_bytes()[:-1])
+    else:
+        _flip(wal, 9 if damage == "page size" else WAL_HEADER_BYTES + 24 + 100)
+    before = {p.name: p.read_bytes() for p in copy.parent.iterdir()}
+
+    result = cli("ingest", "--db", copy, EXAMPLE_FILES[0])
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {wal}: "), result.stderr
+    assert "committed batches may be lost" in result.stderr
+    assert "Nothing was written" in result.stderr and "Traceback" not in result.stderr
+    assert {p.name: p.read_bytes() for p in copy.parent.iterdir()} == before
+
+
+class _FoldFails:
+    """A sqlite3 connection whose WAL fold fails as on a full disk (SQLITE_FULL, 13)."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+
+    def execute(self, sql: str) -> sqlite3.Cursor:
+        if "wal_checkpoint" in sql:
+            error = sqlite3.OperationalError("database or disk is full")
+            error.sqlite_errorcode = 13  # type: ignore[attr-defined]
+            raise error
+        return self.connection.execute(sql)
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def test_a_failed_wal_fold_after_commit_is_reported_by_the_writer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "audit.db"
+    assert cli("ingest", "--db", db, EXAMPLE_FILES[0]).exit_code == 0
+    import store.db.schema.engine as engine_module
+
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(engine_module.sqlite3, "connect",
+                        lambda *a, **k: _FoldFails(real_connect(*a, **k)))
+    result = cli("ingest", "--db", db, EXAMPLE_FILES[1])
+    monkeypatch.undo()
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith(
+        f"Error: {db}: batch 2 ({EXAMPLE_FILES[1]}) is committed, but only in "
+        f"audit.db-wal: folding the WAL into the file failed (database or disk is full). "
+        "Keep audit.db-wal beside the file"), result.stderr
+    assert "Traceback" not in result.stderr
+    # Committed indeed (here the last connection's close folded it, the disk not being full).
+    assert query(db, "SELECT max(batch_id) FROM ingest_batches") == [(2,)]
+    assert cli("verify", "--db", db).exit_code == 0
+    assert cli("ingest", "--db", db, EXAMPLE_FILES[2]).exit_code == 0

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, CursorResult, Engine, Executable, create_engi
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
+from store.db.schema.wal_file import refuse_lossy_wal
 from store.errors import StoreError
 
 DEFAULT_PATH = "core-audit.db"
@@ -103,6 +104,10 @@ def opened_immutable(engine: Engine) -> Path | None:
 def _sqlite_engine(url: str, *, read_only: bool, write: bool, pool: dict[str, Any],
                    immutable: bool | None) -> Engine:
     path = sqlite_path(url)
+    if not read_only and path is not None:
+        # Before any connection: SQLite would drop what it cannot replay, and a write reset
+        # the -wal over it.
+        refuse_lossy_wal(path)
     if read_only and path is not None:
         # mode=ro: the driver itself refuses writes, whatever SQL a resolver sends;
         # immutable=1 also takes no lock and creates no -wal or -shm beside the file.
@@ -141,25 +146,50 @@ def _sqlite_engine(url: str, *, read_only: bool, write: bool, pool: dict[str, An
 SETTLE_BUSY_TIMEOUT_MS = 2_000
 
 
-def settle_sqlite(engine: Engine) -> None:
+class WalNotFolded(StoreError):
+    """A write committed, but the step that folds the -wal into the file failed: the write
+    lives in the -wal alone until a later fold succeeds."""
+
+
+# SQLite's primary result codes a fold may meet while readers hold old snapshots: frames
+# they still need stay in the -wal and the last connection to close moves them. Any other
+# error (disk full, I/O) is not "busy" and is reported.
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+
+
+def settle_sqlite(engine: Engine, written: str = "the write") -> None:
     """After a write has committed: the store in WAL mode (readers then never wait for a
     writer), and the WAL checkpointed into the file and truncated, so a closed store is one
     self-contained file (a damaged -wal makes SQLite drop committed transactions silently).
     A reader still holding an old snapshot keeps some frames in the -wal: SQLite moves them
-    into the file when the last connection closes. No-op on other backends."""
+    into the file when the last connection closes. WalNotFolded, naming `written`, when the
+    fold fails for another reason (a full disk). No-op on other backends."""
     path = sqlite_path(str(engine.url)) if engine.url.get_backend_name() == "sqlite" else None
     if path is None:
         return
-    # A connection of its own: a pooled one may still hold a statement of the write.
-    connection = sqlite3.connect(path, timeout=SETTLE_BUSY_TIMEOUT_MS / 1000,
-                                 isolation_level=None)
+    try:
+        # A connection of its own: a pooled one may still hold a statement of the write.
+        connection = sqlite3.connect(path, timeout=SETTLE_BUSY_TIMEOUT_MS / 1000,
+                                     isolation_level=None)
+    except sqlite3.Error as exc:
+        raise _not_folded(path, written, exc) from exc
     try:
         connection.execute("PRAGMA journal_mode=WAL").fetchall()
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-    except sqlite3.OperationalError:
-        pass  # busy: readers keep the frames; the last connection to close moves them
+    except sqlite3.Error as exc:
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in (_SQLITE_BUSY, _SQLITE_LOCKED):
+            raise _not_folded(path, written, exc) from exc
     finally:
         connection.close()
+
+
+def _not_folded(path: Path, written: str, exc: sqlite3.Error) -> WalNotFolded:
+    return WalNotFolded(
+        f"{path}: {written} is committed, but only in {path.name}-wal: folding the WAL into "
+        f"the file failed ({exc}). Keep {path.name}-wal beside the file (copy or move both, "
+        "never the file alone); once the cause is fixed (free disk space, say), run "
+        f"`sqlite3 {path} 'PRAGMA wal_checkpoint(TRUNCATE)'` (or any core-audit command that "
+        "writes) and `core-audit verify`")
 
 
 def _server_engine(url: str, *, read_only: bool, pool: dict[str, Any]) -> Engine:
@@ -170,12 +200,16 @@ def _server_engine(url: str, *, read_only: bool, pool: dict[str, Any]) -> Engine
 
 
 LEDGER_LOCK_KEY = 0x636F7265  # "core": the advisory lock that serializes log appends
+# The lock's second key: the store's schema. Advisory locks are per database, and a database
+# may hold several stores (one a schema): each store's writers queue only behind their own.
+_LOCK_LOG_TIP = text(
+    "SELECT pg_advisory_xact_lock(:key, hashtext(coalesce(current_schema(), '')))")
 
 
 def lock_log_tip(connection: Connection) -> None:
     """One writer at a time extends the log; SQLite's BEGIN IMMEDIATE already ensures it."""
     if connection.dialect.name == "postgresql":
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LEDGER_LOCK_KEY})
+        connection.execute(_LOCK_LOG_TIP, {"key": LEDGER_LOCK_KEY})
 
 
 def row_chunks_read(connection: Connection, statement: Executable, size: int

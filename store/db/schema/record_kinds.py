@@ -47,6 +47,11 @@ class RecordKind:
     key: tuple[str, ...]
     # A leaf of the log (with seq and batch_id), or derived: recomputed by verify, not a leaf.
     ledgered: bool = True
+    # Not a leaf: True if each batch writes rows of it beside its leaves (then the batch proof
+    # reads them back and compares their values, and a verify record sums them per table);
+    # False if only another command writes it (checkpoints, the origin). Required for every
+    # table that is not ledgered: a new table must say which, or this module fails to load.
+    derived: bool | None = None
     # The ids a stored row's content may carry (None: the key is not a content hash).
     content_ids: ContentIds | None = None
     # Nullable columns a later revision added: a null one is left out of the row's leaf.
@@ -81,14 +86,15 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
     RecordKind(turns, ("turn_key",), content_ids=content_ids.turn_keys),
     RecordKind(turn_constructions, ("turn_key",), part_of="turns"),
     RecordKind(turn_assessments, ("turn_key", "ordinal"), part_of="turn_constructions"),
-    RecordKind(residual_tallies, ("batch_id", "ordinal"), ledgered=False),
-    RecordKind(log_subtrees, ("level", "start"), ledgered=False),
-    RecordKind(tree_heads, ("batch_id",), ledgered=False),
-    RecordKind(log_origin, ("origin",), ledgered=False),
-    RecordKind(checkpoints, ("checkpoint_id",), ledgered=False),
-    RecordKind(checkpoint_cosignatures, ("checkpoint_id", "witness"), ledgered=False),
-    RecordKind(sighting_counts, ("batch_id", "record_id"), ledgered=False),
-    RecordKind(turn_fields, ("turn_key",), ledgered=False),
+    RecordKind(residual_tallies, ("batch_id", "ordinal"), ledgered=False, derived=True),
+    RecordKind(log_subtrees, ("level", "start"), ledgered=False, derived=True),
+    RecordKind(tree_heads, ("batch_id",), ledgered=False, derived=True),
+    RecordKind(log_origin, ("origin",), ledgered=False, derived=False),
+    RecordKind(checkpoints, ("checkpoint_id",), ledgered=False, derived=False),
+    RecordKind(checkpoint_cosignatures, ("checkpoint_id", "witness"), ledgered=False,
+               derived=False),
+    RecordKind(sighting_counts, ("batch_id", "record_id"), ledgered=False, derived=True),
+    RecordKind(turn_fields, ("turn_key",), ledgered=False, derived=True),
 )
 
 KINDS_BY_TABLE: Mapping[str, RecordKind] = {kind.name: kind for kind in RECORD_KINDS}
@@ -102,6 +108,12 @@ LATE_COLUMNS: Mapping[str, frozenset[str]] = {
 SIGHTED: Mapping[str, tuple[str, str]] = {
     kind.name: (kind.sights, KINDS_BY_TABLE[kind.sights].key[0])
     for kind in RECORD_KINDS if kind.sights is not None}
+# Tables each batch writes beside its leaves, not leaves themselves: the batch proof compares
+# the values it wrote to those read back, and a verify record keeps their sums, for each one.
+DERIVED_TABLES: tuple[str, ...] = tuple(kind.name for kind in RECORD_KINDS if kind.derived)
+# The one derived table whose rows carry no batch_id: a batch's are those ending past the
+# tree it extended (the subtrees its leaves completed).
+SUBTREES_TABLE = "log_subtrees"
 # Every table the append-only triggers guard: all of them.
 APPEND_ONLY_TABLES: tuple[str, ...] = tuple(kind.name for kind in RECORD_KINDS)
 
@@ -117,6 +129,15 @@ def _problems(kind: RecordKind, by_table: Mapping[str, RecordKind]) -> list[str]
         found.append(f"key {kind.key} is not the primary key {primary}")
     if kind.ledgered and not {"seq", "batch_id"} <= set(table.c.keys()):
         found.append("a ledgered table needs seq and batch_id columns")
+    if kind.ledgered and kind.derived is not None:
+        found.append("a ledgered table is not derived: leave `derived` unset")
+    if not kind.ledgered and kind.derived is None:
+        found.append("not ledgered: say derived=True (each batch writes rows of it: the "
+                     "batch proof and verify records must cover it, docs/design.md) or "
+                     "derived=False (only another command writes it)")
+    if kind.derived and "batch_id" not in table.c and kind.name != "log_subtrees":
+        found.append("a derived table needs a batch_id column naming the batch that wrote "
+                     "each row (the batch proof reads a batch's rows back by it)")
     for column in kind.late_columns:
         if column not in table.c or not table.c[column].nullable:
             found.append(f"late column {column} is not a nullable column")

@@ -35,6 +35,7 @@ from store.db.verify.derived_checks import (
     tally_problems,
     turn_field_problems,
 )
+from store.db.verify.derived_record import DerivedSums, derived_record_problems, derived_sums
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
 from store.db.verify.schema_snapshot import whole_schema_problems
@@ -51,6 +52,8 @@ class VerifyReport:
     tip: TreeHead | None = None
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was not checked, and why
+    # Asked for a record: the derived tables' sums under `tip` (derived_record.derived_sums).
+    derived_sums: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def intact(self) -> bool:
@@ -140,7 +143,8 @@ def _leaf_problems(connection: Connection, report: VerifyReport,
             continue
         if seq != tree.size + 1 and not broken:
             yield Problem(tree.size + 1, "log", f"leaf {tree.size}",
-                          f"leaves {tree.size}..{seq - 2} have no row (deleted out of band)")
+                          f"leaves {tree.size}..{seq - 2} have no row "
+                          f"({_missing_rows(connection)})")
             broken = True  # every later root is off: the first gap is what to name
         if broken:
             continue
@@ -162,7 +166,8 @@ def _leaf_problems(connection: Connection, report: VerifyReport,
         return
     if tree.size < newest:
         yield Problem(tree.size + 1, "log", f"leaf {tree.size}",
-                      f"leaves {tree.size}..{newest - 1} have no row (deleted out of band)")
+                      f"leaves {tree.size}..{newest - 1} have no row "
+                      f"({_missing_rows(connection)})")
     for batch_id, (size, _) in sorted(heads.items()):
         yield Problem(None, "tree_heads", f"batch {batch_id}",
                       f"tree head of size {size} names a batch that is not stored")
@@ -176,6 +181,21 @@ def _leaf_problems(connection: Connection, report: VerifyReport,
                           "subtree hash is not the tree of its leaves")
     for level, start in sorted(computed):
         yield Problem(None, "log_subtrees", f"{level}/{start}", "subtree hash is missing")
+
+
+def _missing_rows(connection: Connection) -> str:
+    """Why leaves have no row: deleted, unless (PostgreSQL) row-level security hides rows of
+    a leaf table from this role, which then cannot tell hidden from deleted."""
+    if connection.dialect.name != "postgresql":
+        return "deleted out of band"
+    hiding = [table for table in LEDGERED_KEYS if connection.execute(
+        text("SELECT row_security_active(:table)"), {"table": table}).scalar()]
+    if not hiding:
+        return "deleted out of band"
+    role = connection.execute(text("SELECT current_user")).scalar()
+    return (f"unreadable here: row-level security on {', '.join(hiding)} hides rows from "
+            f"role {role}; verify as a role that reads every row to tell hidden from "
+            "deleted out of band")
 
 
 def _heads(connection: Connection) -> dict[int, tuple[int, str]]:
@@ -331,13 +351,16 @@ def _chained(iterators: Iterator[Iterator[Problem]]) -> Generator[Problem, None,
 
 def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *,
                  quick: bool = False, heavy: HeavyChecks | None = None,
-                 since: Checkpoint | None = None) -> VerifyReport:
+                 since: Checkpoint | None = None, since_sums: DerivedSums | None = None,
+                 record: bool = False) -> VerifyReport:
     """Everything recomputable is recomputed: rows <-> leaves, the tree, every tree head,
     the tallies; a checkpoint must be a prefix of the store's tree (consistency proof).
     `quick` checks only the checkpoint against the stored tree head (O(log n)). `heavy`
     runs the O(n) checks (default: here, on `connection`). `since`: a tree an earlier full
     verify recomputed (its record, checked by the caller): only what came after it is read,
-    and the store must extend it; no integrity_check."""
+    and the store must extend it; no integrity_check; `since_sums`: the derived tables' sums
+    its record keeps, which the rows under it must still make. `record`: an intact report
+    carries the derived tables' sums under its tip, for a record."""
     report = VerifyReport()
     unreadable = _unreadable_tables(connection)
     log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
@@ -379,19 +402,26 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
                        if name.startswith("content "))
     problems.extend(islice(content, MAX_PROBLEMS * 4))
     content.close()  # ends the streamed read when the cap is met
-    # Structural problems (no seq) first, then rows in leaf order, then the derived
-    # tallies (a changed row also upsets its batch's tallies: name the row first).
+    # Structural problems (no seq) first, then rows in leaf order, then the subtrees and
+    # the derived tallies (a changed row also upsets the subtrees over it and its batch's
+    # tallies: name the row first).
     problems.extend(heavy.problems("references", report))
     if "constructions" in names:  # a journal turn's construction rows, from its line
         problems.extend(islice(heavy.problems("constructions", report), MAX_PROBLEMS))
-    problems.sort(key=lambda p: (p.seq is not None, p.seq or 0))
+    problems.sort(key=lambda p: (p.table == "log_subtrees", p.seq is not None, p.seq or 0))
     if "tallies" in names:
         problems.extend(heavy.problems("tallies", report))
     if "sighting_counts" in names:
         problems.extend(islice(heavy.problems("sighting_counts", report), MAX_PROBLEMS))
     if "turn_fields" in names:
         problems.extend(islice(heavy.problems("turn_fields", report), MAX_PROBLEMS))
+    if scope.since is not None and since_sums is not None:
+        problems.extend(derived_record_problems(connection, since_sums, scope.since.batch_id,
+                                                scope.since.size))
     report.problems = problems[:MAX_PROBLEMS]
+    if record and not report.problems and report.tip is not None:
+        size = report.tip.size
+        report.derived_sums = derived_sums(connection, _newest_batch(connection, size), size)
     return report
 
 

@@ -1,6 +1,7 @@
 """The writer proves its batch before COMMIT: every row it inserted is stored and reads back
-as inserted, at the seq it gave it, and the log's subtrees, head and tallies read back as
-written.
+as inserted, at the seq it gave it, and every derived table's rows of the batch (subtrees,
+head, tallies, sighting counts: record_kinds.DERIVED_TABLES) read back with the values
+written (derived_rows).
 
 An out-of-band `RAISE(IGNORE)` trigger (SQLite), a `DO INSTEAD NOTHING` rule or a row-level
 security policy (PostgreSQL) drops or hides an insert without an error: the batch would report
@@ -20,20 +21,13 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, and_, false, func, or_, select
+from sqlalchemy import Connection, select
 
 from store.db.log.stored_log import EntryEncoder
 from store.db.schema.engine import row_chunks_read
-from store.db.schema.record_kinds import LEDGERED_KEYS
-from store.db.schema.tables import (
-    SUBTREE_LEVEL,
-    log_subtrees,
-    metadata,
-    residual_tallies,
-    sighting_counts,
-    tree_heads,
-)
-from store.db.write.sighting_counts import WrittenCounts
+from store.db.schema.record_kinds import DERIVED_TABLES, LEDGERED_KEYS
+from store.db.schema.tables import metadata
+from store.db.write.derived_rows import DerivedWrites, read_back
 from store.errors import StoreError
 from store.model.merkle import CompactRange, leaf_hash
 
@@ -87,11 +81,11 @@ def _read_back(connection: Connection, table: str, start: int, end: int
         yield [row[-1] for row in rows], [leaf_hash(entry(row)) for row in rows]
 
 
-def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
-                head: tuple[int, str], subtrees: set[tuple[int, int, str]],
-                tallies: int, counts: WrittenCounts | None = None) -> None:
-    """BatchNotStored, naming the table, unless the batch reads back exactly as written."""
-    start, (size, root_hex) = written.before.size, head
+def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int, size: int,
+                derived: DerivedWrites) -> None:
+    """BatchNotStored, naming the table, unless the batch reads back exactly as written:
+    its leaves (every ledgered table) and the values of every derived table's rows."""
+    start = written.before.size
     for table in sorted(LEDGERED_KEYS.keys() | written.tables.keys()):
         found = TableDigest()
         for seqs, leaves in _read_back(connection, table, start, size):
@@ -101,41 +95,16 @@ def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int,
             _refuse(table, f"{expected.rows} rows were inserted, {found.rows} read back")
         if found.rows and not found.same(expected):
             _refuse(table, "rows read back differ from the rows inserted")
-    stored_head = connection.execute(
-        select(tree_heads.c.tree_size, tree_heads.c.root_hash)
-        .where(tree_heads.c.batch_id == batch_id)).all()
-    if [tuple(r) for r in stored_head] != [(size, root_hex)]:
-        _refuse("tree_heads", f"batch {batch_id}'s head reads back as {stored_head}")
-    # Those ending past the old size: per level an index range on (level, start).
-    levels = range(SUBTREE_LEVEL, size.bit_length() + 1)
-    ending_after = or_(false(), *(and_(log_subtrees.c.level == level,
-                                       log_subtrees.c.start > start - (1 << level))
-                                  for level in levels))
-    stored = {(r.level, r.start, r.hash)
-              for r in connection.execute(select(log_subtrees).where(ending_after))}
-    if stored != subtrees:
-        _refuse("log_subtrees", f"{len(subtrees)} subtrees were inserted, {len(stored)} "
-                                "read back as inserted")
-    found_tallies = connection.execute(
-        select(func.count()).select_from(residual_tallies)
-        .where(residual_tallies.c.batch_id == batch_id)).scalar_one()
-    if found_tallies != tallies:
-        _refuse("residual_tallies", f"{tallies} rows were inserted, {found_tallies} read back")
-    _prove_counts(connection, batch_id, counts or WrittenCounts())
-
-
-def _prove_counts(connection: Connection, batch_id: int, counts: WrittenCounts) -> None:
-    """The batch's sighting_counts rows: as many, with the same sums of their numbers."""
-    c = sighting_counts.c
-    read = connection.execute(
-        select(func.count(), func.coalesce(func.sum(c.sightings), 0),
-               func.coalesce(func.sum(c.record_seq), 0))
-        .where(c.batch_id == batch_id)).one()
-    written = (counts.rows, counts.sightings, counts.record_seqs)
-    if tuple(read) != written:
-        _refuse("sighting_counts", f"{written[0]} rows were inserted (sightings {written[1]}, "
-                                   f"seqs {written[2]}), {read[0]} read back (sightings "
-                                   f"{read[1]}, seqs {read[2]})")
+    # Every derived table, whether this batch wrote to it or not: rows nobody wrote (an
+    # out-of-band trigger's) are refused as surely as rows changed or dropped.
+    for table in DERIVED_TABLES:
+        inserted, stored = derived.written(table), read_back(connection, table, batch_id,
+                                                              start, size)
+        if inserted.rows != stored.rows:
+            _refuse(table, f"{inserted.rows} rows were inserted, {stored.rows} read back")
+        if inserted.total != stored.total:
+            _refuse(table, f"{inserted.rows} rows were inserted and {stored.rows} read back, "
+                           "but their values differ")
 
 
 def _refuse(table: str, reason: str) -> None:

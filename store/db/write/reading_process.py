@@ -2,18 +2,24 @@
 needs no database (read, parse, project, content ids, leaf hashes).
 
 A large input is read in a second process (fork), so this work runs beside the writer's SQL
-instead of before it; the chunks are the same either way.
+instead of before it; the chunks are the same either way. That process dies with the writer
+(the kernel's parent-death signal, and EOF on the sentinel pipe it watches) and closes the
+database sockets the fork shared with it first: it never holds the writer's connection.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import gc
 import hashlib
 import multiprocessing
+import multiprocessing.connection
 import os
 import queue
+import signal
 import stat
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple, cast
@@ -33,6 +39,7 @@ CHUNK_ROWS = 5000
 PARALLEL_MIN_BYTES = 4 << 20
 _QUEUE_CHUNKS = 4  # chunks read ahead of the writer: bounds the reader's lead and memory
 _POLL_SECONDS = 1.0
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 NUL_REFUSED = ("a text value holds U+0000 (NUL), which the store refuses "
                "(PostgreSQL cannot store it)")
@@ -198,8 +205,47 @@ class ReaderFailed(StoreError):
     """The reading process died without saying why."""
 
 
-def _produce(chunks: Callable[[], Iterator[RowChunk]], out: Any) -> None:
-    parent = os.getppid()
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel kills this process when the writer that forked it dies, whatever
+    killed it (kill -9 included). Elsewhere the parent's sentinel pipe is watched instead."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # it died before the line above took effect
+        os._exit(0)
+
+
+def _close_inherited_sockets() -> None:
+    """A fork shares the writer's open database sockets (PostgreSQL): the child must never
+    hold them, or a killed writer's session lives on in it, idle in transaction, holding the
+    store's lock. Closing the descriptor here sends nothing to the server; the queue between
+    the processes is made of pipes, not sockets."""
+    try:
+        descriptors = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:  # no /proc: the kernel's death signal and the sentinel still end us
+        return
+    for descriptor in descriptors:
+        try:
+            if stat.S_ISSOCK(os.fstat(descriptor).st_mode):
+                os.close(descriptor)
+        except OSError:
+            continue
+
+
+def _parent_gone() -> bool:
+    """EOF on the pipe whose other end only the writer holds: it has exited."""
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.sentinel is None:
+        return False
+    return bool(multiprocessing.connection.wait([parent.sentinel], timeout=0))
+
+
+def _produce(chunks: Callable[[], Iterator[RowChunk]], out: Any, parent: int) -> None:
+    _die_with_parent(parent)
+    _close_inherited_sockets()
     gc.disable()  # no cycles here; collections were a tenth of the time
     try:
         for chunk in chunks():
@@ -208,8 +254,9 @@ def _produce(chunks: Callable[[], Iterator[RowChunk]], out: Any) -> None:
                     out.put(chunk, timeout=_POLL_SECONDS)
                     break
                 except queue.Full:
-                    if os.getppid() != parent:
-                        return  # the writer is gone: nobody will read on
+                    if _parent_gone():
+                        out.cancel_join_thread()  # nobody will read what it holds: exit
+                        return
     except BaseException as exc:  # handed to the writer, which raises it in its own process
         out.put(exc)
         return
@@ -220,7 +267,7 @@ def chunks_in_process(chunks: Callable[[], Iterator[RowChunk]]) -> Iterator[RowC
     """The chunks `chunks()` yields, produced in a forked process while the caller writes."""
     context = multiprocessing.get_context("fork")
     out = context.Queue(maxsize=_QUEUE_CHUNKS)
-    process = context.Process(target=_produce, args=(chunks, out), daemon=True)
+    process = context.Process(target=_produce, args=(chunks, out, os.getpid()), daemon=True)
     process.start()
     try:
         while True:

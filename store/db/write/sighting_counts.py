@@ -13,7 +13,6 @@ record order a chunk at a time: a batch of a million sightings holds no per-reco
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -30,7 +29,7 @@ from sqlalchemy import (
 
 from store.db.schema.record_kinds import SIGHTED
 from store.db.schema.tables import metadata, sighting_counts
-from store.db.write.inserts import insert_values
+from store.db.write.derived_rows import DerivedWrites
 
 CHUNK = 10_000  # rows per insert, read from the counting statement as it goes
 # A batch that adds at least 1/WHOLE_INDEX_SHARE of the log's leaves as sightings of a table
@@ -42,20 +41,10 @@ CountRow = tuple[int, str, str, int, int]  # a row's values, in COUNT_COLUMNS or
 COUNT_COLUMNS: tuple[str, ...] = tuple(column.name for column in sighting_counts.columns)
 
 
-@dataclass
-class WrittenCounts:
-    """What the writer inserted into sighting_counts: what its batch proof reads back."""
-
-    rows: int = 0
-    sightings: int = 0
-    record_seqs: int = 0
-
-
-def write_sighting_counts(connection: Connection, batch_id: int, first_seq: int,
-                          new_sightings: dict[str, int], tree_size: int) -> WrittenCounts:
-    """Insert the batch's rows (its sightings have seq >= `first_seq`), table by table in record
-    id order; `new_sightings`: the batch's new rows per sightings table."""
-    written = WrittenCounts()
+def write_sighting_counts(connection: Connection, derived: DerivedWrites, batch_id: int,
+                          first_seq: int, new_sightings: dict[str, int], tree_size: int) -> None:
+    """Insert the batch's rows (its sightings have seq >= `first_seq`) through `derived`, table
+    by table in record id order; `new_sightings`: the batch's new rows per sightings table."""
     for table in SIGHTED:
         new = new_sightings.get(table, 0)
         if new == 0:
@@ -64,12 +53,7 @@ def write_sighting_counts(connection: Connection, batch_id: int, first_seq: int,
         statement = _batch_counts(table, batch_id, first_seq, whole=whole)
         result = connection.execute(statement.execution_options(yield_per=CHUNK))
         for part in result.partitions():
-            rows: list[tuple[Any, ...]] = [tuple(row) for row in part]
-            insert_values(connection, "sighting_counts", COUNT_COLUMNS, rows)
-            written.rows += len(rows)
-            written.sightings += sum(row[4] for row in rows)
-            written.record_seqs += sum(row[3] for row in rows)
-    return written
+            derived.insert(connection, "sighting_counts", [tuple(row) for row in part])
 
 
 def _batch_counts(table: str, batch_id: int, first_seq: int, *, whole: bool) -> Select[CountRow]:

@@ -16,6 +16,7 @@ from store.db.log.stored_log import LogAppender, log_entry
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
 from store.db.write.batch_proof import WrittenBatch, prove_batch
 from store.db.write.batch_summary import BatchSummary
+from store.db.write.derived_rows import DerivedWrites
 from store.db.write.guard_lift import InsertGuards, insert_guards_liftable
 from store.db.write.input_kinds import (
     APPENDED_COLUMNS,
@@ -45,7 +46,7 @@ from store.db.write.reading_process import (
     worth_a_process,
 )
 from store.db.write.row_builders import InputStart, RegistryProvider, ledger_key
-from store.db.write.sighting_counts import WrittenCounts, write_sighting_counts
+from store.db.write.sighting_counts import write_sighting_counts
 from store.db.write.tallies import BatchTally
 from store.db.write.turn_fields import TurnFieldsWriter
 from store.errors import BatchRejected as BatchRejected  # raised here, still importable
@@ -78,7 +79,7 @@ class _BatchWriter:
         # Residual ids repeat across frames: remember their stored content, boundedly.
         self.repeated: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
         self.tally = BatchTally()
-        self.counts = WrittenCounts()
+        self.derived = DerivedWrites()  # every derived row, digested for prove_batch
         self.stored_rows = self.appender.size  # at most this many rows in any one table
         self.looked_up = 0
         self.filtering = False  # once True, each kind's key filter is built when first needed
@@ -88,7 +89,6 @@ class _BatchWriter:
         self.journal = JournalTurns()
         self.turn_batches: set[int] = set()  # the batches of the turns found stored
         self.turn_fields = TurnFieldsWriter(batch_id)
-        self.subtrees: set[tuple[int, int, str]] = set()
 
     def add(self, chunk: RowChunk) -> None:
         summary = self.summary
@@ -222,7 +222,7 @@ class _BatchWriter:
             self.guards.lift()
         for table, rows in inserts.items():
             insert_values(self.connection, table, APPENDED_COLUMNS[table], rows)
-        self.turn_fields.insert(self.connection, fields)
+        self.derived.insert(self.connection, "turn_fields", fields)
         self._insert_subtrees()
 
     def count_sightings(self) -> None:
@@ -231,14 +231,11 @@ class _BatchWriter:
         if self.summary.rejected or self.summary.new_rows == 0:
             return
         new = {table: counts.new for table, counts in self.summary.tables.items()}
-        self.counts = write_sighting_counts(self.connection, self.batch_id,
-                                            self.written.before.size + 1, new,
-                                            self.appender.size)
+        write_sighting_counts(self.connection, self.derived, self.batch_id,
+                              self.written.before.size + 1, new, self.appender.size)
 
     def _insert_subtrees(self) -> None:
-        rows = self.appender.subtree_rows()
-        self.subtrees.update((r["level"], r["start"], r["hash"]) for r in rows)
-        insert_rows(self.connection, "log_subtrees", rows)
+        self.derived.insert_dicts(self.connection, "log_subtrees", self.appender.subtree_rows())
 
     def close(self, input_sha256: str) -> None:
         summary = self.summary
@@ -260,13 +257,12 @@ class _BatchWriter:
         insert_rows(self.connection, "ingest_batches", [row])
         self._insert_subtrees()
         head = self.appender.head_row(self.batch_id)
-        insert_rows(self.connection, "tree_heads", [head])
-        tallies = self.tally.rows(self.batch_id)
-        insert_rows(self.connection, "residual_tallies", tallies)
-        prove_batch(self.connection, self.written, self.batch_id,
-                    (head["tree_size"], head["root_hash"]), self.subtrees, len(tallies),
-                    self.counts)
         self.turn_fields.prove(self.connection)
+        self.derived.insert_dicts(self.connection, "tree_heads", [head])
+        self.derived.insert_dicts(self.connection, "residual_tallies",
+                                  self.tally.rows(self.batch_id))
+        prove_batch(self.connection, self.written, self.batch_id, head["tree_size"],
+                    self.derived)
 
 
 @contextmanager
