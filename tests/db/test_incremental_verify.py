@@ -64,14 +64,15 @@ def test_the_record_is_the_recomputed_tree_signed_by_the_auditor(
     assert RECORD_HEADER == "core-audit verified tree/v2\n"
     assert lines[0] == "core-audit verified tree/v2"
     # Per derived table: its rows under the tree, then each column's sum (texts: lengths).
-    assert [line.split(" ")[:3] for line in lines[1:5]] == [
+    assert [line.split(" ")[:3] for line in lines[1:6]] == [
         ["derived", "log_subtrees", "0"], ["derived", "residual_tallies", "6"],
-        ["derived", "sighting_counts", "6"], ["derived", "tree_heads", "1"]]
+        ["derived", "sighting_counts", "6"], ["derived", "tree_heads", "1"],
+        ["derived", "turn_fields", "0"]]  # the frames of batch 1 hold no turn
     assert lines[4] == "derived tree_heads 1 1 18 64"  # batch 1, size 18, a 64-digit root
-    assert lines[5:7] == [ORIGIN, "18"]
+    assert lines[6:8] == [ORIGIN, "18"]
     root = cli("verify", "--db", examples_store).stdout.split("root ")[1].strip()
-    assert base64.b64decode(lines[7]).hex() == root
-    assert lines[8] == "" and lines[9].startswith("— auditor.example ")
+    assert base64.b64decode(lines[8]).hex() == root
+    assert lines[9] == "" and lines[10].startswith("— auditor.example ")
 
 
 def test_after_a_new_batch_only_the_new_leaves_are_checked(
@@ -151,7 +152,7 @@ def test_a_record_larger_than_the_tree_is_refused(
     _record(examples_store, keys, tmp_path / "newer.txt")
     result = _incremental(older, tmp_path / "newer.txt", keys)
     assert result.exit_code == 1
-    size = int(tmp_path.joinpath("newer.txt").read_text().split("\n")[6])
+    size = int(tmp_path.joinpath("newer.txt").read_text().split("\n")[7])
     assert first_problem(result.stderr) == (
         f"log checkpoint {size}: the checkpoint's tree has {size} leaves, the store 18 "
         "(rows were removed)")
@@ -292,7 +293,7 @@ def test_a_record_without_the_derived_sums_is_refused_by_the_incremental_verify(
     from store.model.verify_record import RECORD_HEADER_V1
 
     signer = SignerKey.parse(Path(f"{keys}.key").read_text().strip())
-    body = "".join(line + "\n" for line in recorded.read_text().split("\n")[5:8])
+    body = "".join(line + "\n" for line in recorded.read_text().split("\n")[6:9])
     text = RECORD_HEADER_V1 + body
     from store.model.checkpoint import NoteSignature
 

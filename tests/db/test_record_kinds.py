@@ -100,7 +100,7 @@ def test_a_table_that_is_not_a_leaf_must_say_whether_each_batch_writes_it() -> N
 
 def test_the_derived_tables_are_those_each_batch_writes_beside_its_leaves() -> None:
     assert DERIVED_TABLES == ("residual_tallies", "log_subtrees", "tree_heads",
-                              "sighting_counts")
+                              "sighting_counts", "turn_fields")
 
 
 def test_flat_query_records_carry_their_tables_columns() -> None:

@@ -245,8 +245,8 @@ def test_postgresql_a_trigger_altering_a_value_fails_the_batch(tmp_path: Path, p
     result = cli("ingest", "--db", pg_url, tmp_path / "journal-a-grown.jsonl")
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: turn_fields: the batch did not read back as "
-                                    "written (rows read back differ from the rows inserted)"), (
-        result.stderr)
+                                    "written (2 rows were inserted and 2 read back, but their "
+                                    "values differ)"), result.stderr
     assert raw_query(pg_url, "SELECT count(*) FROM turns") == [(3,)]
 
 

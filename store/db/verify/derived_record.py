@@ -16,7 +16,18 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Integer, and_, false, func, or_, select
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    Connection,
+    Integer,
+    and_,
+    case,
+    false,
+    func,
+    or_,
+    select,
+)
 
 from store.db.schema.record_kinds import DERIVED_TABLES, SUBTREES_TABLE
 from store.db.schema.tables import SUBTREE_LEVEL, log_subtrees, metadata
@@ -37,7 +48,10 @@ def _sums(table: str) -> list[ColumnElement[Any]]:
     t = metadata.tables[table]
     sums: list[ColumnElement[Any]] = [func.count()]
     for column in t.columns:
-        value = column if isinstance(column.type, Integer) else func.length(column)
+        if isinstance(column.type, Boolean):  # true counted as 1, as SQLite stores it
+            value: ColumnElement[Any] = case((column, 1), else_=0)
+        else:
+            value = column if isinstance(column.type, Integer) else func.length(column)
         sums.append(func.coalesce(func.sum(value), 0))
     return sums
 

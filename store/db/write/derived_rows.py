@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, Select, and_, false, or_, select
+from sqlalchemy import Boolean, Connection, Select, and_, false, or_, select
 
 from store.db.schema.engine import row_chunks_read
 from store.db.schema.record_kinds import DERIVED_TABLES, SUBTREES_TABLE
@@ -92,7 +92,13 @@ def read_back(connection: Connection, table: str, batch_id: int, before_size: in
               size: int) -> RowsDigest:
     """The digest of the rows batch `batch_id` has in `table`, as stored now."""
     found = RowsDigest()
+    # SQLite's own cursor reads a Boolean as 0 or 1: read it back as the bool written.
+    flags = [i for i, c in enumerate(metadata.tables[table].columns)
+             if isinstance(c.type, Boolean)]
     for rows in row_chunks_read(connection, batch_rows(table, batch_id, before_size, size),
                                 _READ_ROWS):
+        if flags:
+            rows = [tuple(bool(v) if i in flags and v is not None else v
+                          for i, v in enumerate(row)) for row in rows]
         found.add(rows)
     return found

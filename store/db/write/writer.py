@@ -257,7 +257,6 @@ class _BatchWriter:
         insert_rows(self.connection, "ingest_batches", [row])
         self._insert_subtrees()
         head = self.appender.head_row(self.batch_id)
-        self.turn_fields.prove(self.connection)
         self.derived.insert_dicts(self.connection, "tree_heads", [head])
         self.derived.insert_dicts(self.connection, "residual_tallies",
                                   self.tally.rows(self.batch_id))
