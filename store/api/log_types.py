@@ -112,8 +112,8 @@ class Ledger:
     async def checkpoints(self, info: Info[RequestContext, None], first: int = 20,
                           before: int | None = None) -> list[KeptCheckpointView]:
         if not 0 <= first <= MAX_CHECKPOINTS:
-            raise queries.QueryError(f"first: must be between 0 and {MAX_CHECKPOINTS}, got "
-                                     f"{first}")
+            refused = queries.LimitExceeded if first > 0 else queries.QueryError
+            raise refused(f"first: must be between 0 and {MAX_CHECKPOINTS}, got {first}")
         found = await info.context.run(kept_checkpoints, limit=first, before=before,
                                        max_size=self.tree_size)
         return [KeptCheckpointView.of(kept) for kept in found]

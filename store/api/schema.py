@@ -15,7 +15,6 @@ from graphql import GraphQLError
 from strawberry.extensions import (
     AddValidationRules,
     DisableIntrospection,
-    MaskErrors,
     MaxAliasesLimiter,
     MaxTokensLimiter,
     ParserCache,
@@ -28,6 +27,14 @@ from strawberry.types import ExecutionContext, Info
 from strawberry.types.field import StrawberryField
 
 from store.api.context import RequestContext
+from store.api.error_codes import (
+    INTERNAL_MESSAGE,
+    ErrorCode,
+    ErrorCodes,
+    code_of,
+    coded_rule,
+    masked_message,
+)
 from store.api.listing_fields import listing_fields
 from store.api.log_types import Changes, Ledger
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
@@ -47,7 +54,7 @@ from store.model.taxonomy import taxonomy
 MAX_DEPTH = 12  # residuals > edges > node > occurrences > edges > node > assessment > batch > ...
 MAX_TOKENS = 5_000  # GraphiQL's introspection query fits; generated abuse does not
 MAX_ALIASES = 30
-MASKED_MESSAGE = "Internal error."
+MASKED_MESSAGE = INTERNAL_MESSAGE
 
 
 class _LogAndDomainFields:
@@ -96,9 +103,11 @@ _TAXONOMY = Taxonomy.of(taxonomy())  # domain constants: built once
 
 
 def is_masked(error: GraphQLError) -> bool:
-    """Mask unexpected exceptions; let GraphQL's own and the query layer's messages through."""
-    original = error.original_error
-    return original is not None and not isinstance(original, (queries.QueryError, GraphQLError))
+    """Whether an error is this code's defect (INTERNAL): masked, and logged by the server;
+    GraphQL's own and the query layer's messages go through, a store that cannot be read is
+    one warning line (ErrorCodes)."""
+    code = code_of(error)
+    return code is ErrorCode.INTERNAL and masked_message(error, code) is not None
 
 
 class AuditSchema(strawberry.Schema):
@@ -115,8 +124,9 @@ class AuditSchema(strawberry.Schema):
 # new rule class per instance, i.e. per request, and the validation cache (keyed by the
 # rules) would never hit.
 _LIMIT_RULES = [
-    *QueryDepthLimiter(max_depth=MAX_DEPTH).validation_rules,
-    *MaxAliasesLimiter(max_alias_count=MAX_ALIASES).validation_rules,
+    coded_rule(rule, ErrorCode.LIMIT_EXCEEDED) for rule in (
+        *QueryDepthLimiter(max_depth=MAX_DEPTH).validation_rules,
+        *MaxAliasesLimiter(max_alias_count=MAX_ALIASES).validation_rules)
 ]
 
 
@@ -135,7 +145,7 @@ def build_schema(*, introspection: bool = True, max_objects: int = DEFAULT_MAX_O
         TextVariables,
         OperationChoice,
         functools.partial(ObjectLimit, max_objects=max_objects),
-        functools.partial(MaskErrors, should_mask_error=is_masked, error_message=MASKED_MESSAGE),
+        ErrorCodes,  # codes every error, masks what is not the caller's
         ParserCache,
         ValidationCache,
     ]

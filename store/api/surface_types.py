@@ -9,6 +9,7 @@ from store.api.record_views import RecordView, fields_of_record
 from store.api.types import (
     Batch,
     FacetCount,
+    enum_facets,
     sightings_field,
 )
 from store.db import queries
@@ -80,3 +81,5 @@ class Surface(RecordView):
     total="Distinct surfaces.", occurrences="The turns that emitted them.")
 class SurfaceFacets(RecordView):
     """The fields of queries.SurfaceFacets."""
+
+    _computed = enum_facets("by_grounding_source", "by_verification")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Generic, TypeAlias, TypeVar
 
 import strawberry
@@ -183,14 +183,30 @@ class Residual(RecordView):
     inclusion_proof = inclusion_field("contract_residuals", "residual_id")
 
 
-@strawberry.type(description="Records (residuals or surfaces) sharing one value, and sightings.")
+@strawberry.type(description="Records (residuals, surfaces or turns) sharing one value, and "
+                             "sightings.")
 class FacetCount(RecordView):
     value: str | None = strawberry.field(
-        description="As CORE serializes it (lower case, e.g. missing_role, teaching); null for "
-        "a null column (family_id, corpus_id, intent)."
+        description="What a filter takes for it: an enum's GraphQL name for a facet of an "
+        "enum (MISSING_ROLE, TEACHING, VERIFIED), else the value as CORE writes it "
+        "(unary_delta_transition, decoded); null for a null column (family_id, corpus_id, "
+        "intent)."
     )
     count: int = strawberry.field(description="Distinct records.")
     occurrences: int = strawberry.field(description="Sightings of those records.")
+
+    @classmethod
+    def named(cls, facet: queries.FacetCount) -> FacetCount:
+        """A facet of an enum's values, by their GraphQL names (the stored value upper-cased,
+        as every enum of this schema names its members): pasted into a filter, it selects."""
+        return cls(value=None if facet.value is None else facet.value.upper(),
+                   count=facet.count, occurrences=facet.occurrences)
+
+
+def enum_facets(*names: str) -> Mapping[str, Callable[[Any], list[FacetCount]]]:
+    """`_computed` for a facets view: the lists `names` (facets of enums) by GraphQL name."""
+    return {name: (lambda record, name=name: [  # type: ignore[misc]
+        FacetCount.named(facet) for facet in getattr(record, name)]) for name in names}
 
 
 @fields_of_record(
@@ -199,6 +215,8 @@ class FacetCount(RecordView):
     total="Distinct residuals.", occurrences="Their sightings.")
 class ResidualFacets(RecordView):
     """The fields of queries.ResidualFacets."""
+
+    _computed = enum_facets("by_kind", "by_axis")
 
 
 @strawberry.type

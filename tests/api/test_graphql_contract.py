@@ -254,12 +254,14 @@ def test_query_command_with_several_operations_needs_a_known_name(example_store_
     assert (chosen.exit_code, json.loads(chosen.output)) == (
         0, {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}})
     unnamed = cli("query", "--db", example_store_url, two)
-    assert (unnamed.exit_code, json.loads(unnamed.output)) == (1, {"data": None, "errors": [
-        {"message": "Must provide operation name if query contains multiple operations."}]})
+    assert (unnamed.exit_code, json.loads(unnamed.output)) == (1, {"errors": [
+        {"message": "Must provide operation name if query contains multiple operations.",
+         "extensions": {"code": "OPERATION_NOT_DETERMINED"}}]})
     unknown = cli("query", "--db", example_store_url, two, "--operation", "Nope")
     assert unknown.exception is None or isinstance(unknown.exception, SystemExit)
-    assert (unknown.exit_code, json.loads(unknown.output)) == (1, {"data": None, "errors": [
-        {"message": 'Unknown operation named "Nope".'}]})
+    assert (unknown.exit_code, json.loads(unknown.output)) == (1, {"errors": [
+        {"message": 'Unknown operation named "Nope".',
+         "extensions": {"code": "OPERATION_NOT_DETERMINED"}}]})
 
 
 def test_query_command_needs_an_existing_store(tmp_path: Path) -> None:

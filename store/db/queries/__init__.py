@@ -11,8 +11,21 @@ get-by-key; one module per record kind holds its row builder and facets.
 """
 
 from store.db.queries.as_of import Snapshot, snapshot_at
-from store.db.queries.errors import CursorError, PageSizeError, QueryError, QueryTimeout
-from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
+from store.db.queries.errors import (
+    CursorError,
+    LimitExceeded,
+    PageSizeError,
+    PageSizeLimit,
+    QueryError,
+    QueryTimeout,
+)
+from store.db.queries.filters import (
+    MAX_IDS,
+    AssessmentFilter,
+    ResidualFilter,
+    SurfaceFilter,
+    TurnFilter,
+)
 from store.db.queries.keys import MAX_KEY
 from store.db.queries.ledger import (
     consistency_proof,
@@ -77,6 +90,7 @@ from store.db.queries.surfaces import list_surface_occurrences
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "LISTINGS",
+    "MAX_IDS",
     "MAX_KEY",
     "MAX_PAGE_SIZE",
     "AssessmentFilter",
@@ -88,10 +102,12 @@ __all__ = [
     "InclusionProof",
     "Joined",
     "LedgerStatus",
+    "LimitExceeded",
     "Occurrence",
     "Order",
     "Page",
     "PageSizeError",
+    "PageSizeLimit",
     "QueryError",
     "QueryTimeout",
     "RecordListing",
