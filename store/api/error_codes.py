@@ -86,8 +86,9 @@ def coded_rule(rule: type[ASTValidationRule], code: ErrorCode) -> type[ASTValida
     return Coded
 
 
-def code_of(error: GraphQLError) -> ErrorCode:
-    """The code of an error the schema produced, from what raised it."""
+def code_of(error: GraphQLError, executing: bool = False) -> ErrorCode:
+    """The code of an error the schema produced, from what raised it; `executing`: raised
+    once execution began (a pathless one then is a variable graphql-core could not coerce)."""
     given = (error.extensions or {}).get("code")
     if isinstance(given, str) and given in ErrorCode.__members__:
         return ErrorCode[given]
@@ -100,7 +101,9 @@ def code_of(error: GraphQLError) -> ErrorCode:
                 " tokens. Parsing aborted.") else ErrorCode.GRAPHQL_PARSE_FAILED
         # Without a path: refused before execution (a validation rule, a variable); with one:
         # graphql-core failed a value (an output that does not coerce) — ours, not the caller's.
-        return ErrorCode.GRAPHQL_VALIDATION_FAILED if error.path is None else ErrorCode.INTERNAL
+        if error.path is not None:
+            return ErrorCode.INTERNAL
+        return ErrorCode.BAD_USER_INPUT if executing else ErrorCode.GRAPHQL_VALIDATION_FAILED
     return exception_code(original)
 
 
@@ -140,12 +143,19 @@ class ErrorCodes(SchemaExtension):
     """Gives every error of the result its `extensions.code`, and masks what is not the
     caller's to read (INTERNAL; STORE_UNAVAILABLE says only that, and how to check)."""
 
+    def __init__(self) -> None:
+        self.executing = False
+
+    def on_execute(self) -> Iterator[None]:
+        self.executing = True  # validation passed: a pathless error now is a variable's
+        yield
+
     def on_operation(self) -> Iterator[None]:
         yield
         result = self.execution_context.result
         if result is None or not result.errors:
             return
-        result.errors = [_coded(error) for error in result.errors]
+        result.errors = [_coded(error, self.executing) for error in result.errors]
 
 
 def masked_message(error: GraphQLError, code: ErrorCode) -> str | None:
@@ -160,8 +170,8 @@ def masked_message(error: GraphQLError, code: ErrorCode) -> str | None:
     return None
 
 
-def _coded(error: GraphQLError) -> GraphQLError:
-    code = code_of(error)
+def _coded(error: GraphQLError, executing: bool = False) -> GraphQLError:
+    code = code_of(error, executing)
     masked = masked_message(error, code)
     message = error.message if masked is None else masked
     if code is ErrorCode.STORE_UNAVAILABLE and error.original_error is not None:

@@ -23,6 +23,7 @@ from strawberry.extensions import (
     ValidationCache,
 )
 from strawberry.printer import print_schema
+from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
 from strawberry.types.field import StrawberryField
 
@@ -36,6 +37,7 @@ from store.api.error_codes import (
     masked_message,
 )
 from store.api.listing_fields import listing_fields
+from store.api.log_index import LOG_INDEX_SCALAR, LogIndex
 from store.api.log_types import Changes, Ledger
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.object_limit import ObjectLimit
@@ -65,7 +67,7 @@ class _LogAndDomainFields:
     async def ledger(self, info: Info[RequestContext, None], as_of: AsOf = None) -> Ledger:
         at = () if as_of is None else (as_of,)  # without asOf, the call it always was
         status = await info.context.run(queries.ledger_status, *at)
-        return Ledger(tree_size=status.tree_size, root_hash=status.root_hash,
+        return Ledger(tree_size=LogIndex(status.tree_size), root_hash=status.root_hash,
                       origin=status.origin)
 
     @strawberry.field(description="What was appended between the tree heads of fromSize and "
@@ -73,8 +75,8 @@ class _LogAndDomainFields:
                                   "the newest), with the consistency proof between them: what "
                                   "changed since an auditor last looked, provably complete. "
                                   f"At most {ledger_queries.MAX_CHANGES} leaves an answer.")
-    async def changes(self, info: Info[RequestContext, None], from_size: int,
-                      to_size: int | None = None) -> Changes:
+    async def changes(self, info: Info[RequestContext, None], from_size: LogIndex,
+                      to_size: LogIndex | None = None) -> Changes:
         found = await info.context.run(ledger_queries.changes, from_size, to_size)
         return Changes.of(found)
 
@@ -153,6 +155,7 @@ def build_schema(*, introspection: bool = True, max_objects: int = DEFAULT_MAX_O
         extensions.append(DisableIntrospection)
     query = query_type(tuple(queries.LISTINGS.values()) if listings is None else listings)
     return AuditSchema(query=query, extensions=extensions,
+                       config=StrawberryConfig(scalar_map=LOG_INDEX_SCALAR),
                        execution_context_class=PageExecutor if plain_leaves else None)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
+from store.api.log_index import LogIndex
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView, fields_of_record
 from store.api.types import (
@@ -29,7 +30,7 @@ class CheckedAgainst(RecordView):
 @strawberry.type(description="One sighting of a surface: the turn that emitted it.")
 class SurfaceOccurrence(RecordView):
     occurrence_id: strawberry.ID
-    seq: int
+    seq: LogIndex
     session_id: str | None
     turn_id: str | None
     prompt: str | None

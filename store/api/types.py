@@ -10,6 +10,7 @@ from strawberry.types import Info
 
 import store.api.enums  # noqa: F401  the domain enums, registered with strawberry
 from store.api.context import RequestContext
+from store.api.log_index import LogIndex
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView, fields_of_record
 from store.db import queries
@@ -20,7 +21,7 @@ OrderEnum: TypeAlias = queries.Order  # the name the list resolvers know it by
 
 AS_OF_HELP = ("The store as it was at this tree size: 0 or a recorded head's treeSize (one per "
               "batch); counts and nested lists as of then.")
-AsOf: TypeAlias = Annotated[int | None, strawberry.argument(description=AS_OF_HELP)]
+AsOf: TypeAlias = Annotated[LogIndex | None, strawberry.argument(description=AS_OF_HELP)]
 LAST_HELP = "Backwards: the last rows (before `before`, if given); not with first."
 
 NodeT = TypeVar("NodeT")
@@ -120,7 +121,7 @@ class Batch(RecordView):
 @strawberry.type(description="A ContractAssessment in its context (problem text or reference).")
 class Assessment(RecordView):
     assessment_id: strawberry.ID
-    seq: int
+    seq: LogIndex
     problem_text: str | None
     source_ref: str | None
     candidate_organ: str
@@ -144,7 +145,7 @@ class Assessment(RecordView):
 
 @strawberry.type(description="One sighting of a residual: the assessment that produced it.")
 class Occurrence(RecordView):
-    seq: int
+    seq: LogIndex
     ordinal: int = strawberry.field(description="The residual's position in its assessment.")
     assessment: Assessment
 
@@ -164,7 +165,7 @@ class Occurrence(RecordView):
 @strawberry.type(description="A ContractResidual (ADR-0225), stored once per residual_id.")
 class Residual(RecordView):
     residual_id: strawberry.ID
-    seq: int
+    seq: LogIndex
     candidate_organ: str
     family_id: str | None
     residual_kind: ResidualKind
