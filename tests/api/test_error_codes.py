@@ -7,6 +7,9 @@ spec/GraphQLOverHTTP.md, sections "Body" and "Status Codes").
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +27,7 @@ GRAPHQL_RESPONSE = "application/graphql-response+json"
 ACCEPT_GRAPHQL = {"accept": GRAPHQL_RESPONSE}
 ACCEPT_JSON = {"accept": "application/json"}
 LEDGER = "{ ledger { treeSize } }"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def post(client: TestClient, query: str, accept: dict[str, str],
@@ -187,3 +191,43 @@ def test_a_time_out_a_store_that_cannot_be_read_and_a_bug(
             (code, message)]
     # The store's failure is one warning line, never a traceback.
     assert not [r for r in caplog.records if r.exc_info and "malformed" in str(r.exc_info[1])]
+
+
+ERRORS_SECTION = (REPO / "docs" / "graphql.md").read_text(encoding="utf-8").split(
+    "\n## Errors\n", 1)[1].split("\n## ", 1)[0]
+TABLE_ROW = re.compile(r"^\| `(?P<first>[^|]*?)` \| (?P<second>[^|]*) \| (?P<third>[^|]*) \|$",
+                       re.M)
+
+
+def test_the_docs_table_of_codes_is_the_served_set() -> None:
+    rows = {m["first"]: m for m in TABLE_ROW.finditer(ERRORS_SECTION)
+            if m["first"] in ErrorCode.__members__}
+    assert set(rows) == {code.name for code in ErrorCode}
+    for name, row in rows.items():
+        status = row["third"].strip()
+        assert status == ("—" if name in ("BAD_CURSOR", "TIMEOUT", "STORE_UNAVAILABLE",
+                                          "INTERNAL") else str(ErrorCode[name].status)), name
+
+
+DOC_REQUESTS = [(m["first"], int(m["second"]), m["third"].strip("` "))
+                for m in TABLE_ROW.finditer(ERRORS_SECTION)
+                if m["first"].startswith(("{", "query"))]
+
+
+def test_the_docs_show_requests_of_each_kind() -> None:
+    assert len(DOC_REQUESTS) >= 6
+
+
+@pytest.mark.parametrize(("query", "status", "code"), DOC_REQUESTS)
+def test_each_request_in_the_docs_answers_as_they_say(client: TestClient, query: str,
+                                                      status: int, code: str) -> None:
+    got_status, media_type, body = post(client, query, ACCEPT_GRAPHQL)
+    assert (got_status, codes(body)) == (status, [code]), body
+    assert media_type == "application/graphql-response+json; charset=utf-8"
+
+
+def test_the_docs_bad_cursor_answer_is_the_servers(client: TestClient) -> None:
+    shown = re.search(r"```json\n(.*?)```", ERRORS_SECTION, flags=re.S)
+    assert shown is not None
+    _, _, body = post(client, '{ residuals(after: "bm9wZQ==") { totalCount } }', ACCEPT_JSON)
+    assert body == json.loads(shown.group(1))
