@@ -10,6 +10,7 @@ violated; new).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -145,3 +146,29 @@ def test_residual_facets_of_a_few_ids(journal_client: TestClient) -> None:
         counts[1] += residual["occurrenceCount"]
     assert {f["value"]: [f["count"], f["occurrences"]]
             for f in facets["residualFacets"]["byKind"]} == by_kind
+
+
+@pytest.mark.parametrize(("spelled", "kind"), [
+    ({"kind": ["MISSING_ROLE"], "axis": "ROLE"}, "GraphQL's names"),
+    ({"kind": ["missing_role"], "axis": "role"}, "CORE's, as export writes them"),
+])
+def test_a_filter_read_from_json_takes_either_spelling(spelled: dict[str, Any],
+                                                       kind: str) -> None:
+    from store.api.filter_json import filter_from_json
+    from store.db.queries import ResidualFilter
+    from store.model.taxonomy import ResidualKind, ResidualSourceAxis
+
+    found = filter_from_json(json.dumps({"kind": spelled["kind"],
+                                         "axis": [spelled["axis"]]}), ResidualFilter)
+    assert isinstance(found, ResidualFilter), kind
+    assert (list(found.kind or []), list(found.axis or [])) == (
+        [ResidualKind.MISSING_ROLE], [ResidualSourceAxis.ROLE])
+
+
+def test_a_spelling_of_neither_is_refused() -> None:
+    from store.api.filter_json import FilterInputError, filter_from_json
+    from store.db.queries import ResidualFilter
+
+    for wrong in ("Missing_Role", "missing-role", "MISSING_STUFF"):
+        with pytest.raises(FilterInputError, match=r"ResidualFilter\.kind"):
+            filter_from_json(json.dumps({"kind": [wrong]}), ResidualFilter)
