@@ -172,3 +172,19 @@ def test_a_spelling_of_neither_is_refused() -> None:
     for wrong in ("Missing_Role", "missing-role", "MISSING_STUFF"):
         with pytest.raises(FilterInputError, match=r"ResidualFilter\.kind"):
             filter_from_json(json.dumps({"kind": [wrong]}), ResidualFilter)
+
+
+def test_residual_groups_of_a_few_ids_count_as_their_facets(journal_client: TestClient) -> None:
+    page = graphql_data(journal_client, "{ residuals(first: 3) { nodes { residualId } } }")
+    ids = [r["residualId"] for r in page["residuals"]["nodes"]]
+    found = graphql_data(journal_client, """query ($f: ResidualFilter) {
+        residualGroups(by: [KIND], filter: $f) {
+            total occurrences groups { values count occurrences } }
+        residualFacets(filter: $f) { total occurrences byKind { value count occurrences } } }""",
+                         f={"residualId": ids, "batchIdFrom": 1})
+    facets = found["residualFacets"]
+    assert found["residualGroups"]["total"] == facets["total"] == 3
+    assert found["residualGroups"]["occurrences"] == facets["occurrences"]
+    assert [[g["values"][0], g["count"], g["occurrences"]]
+            for g in found["residualGroups"]["groups"]] == [
+        [f["value"], f["count"], f["occurrences"]] for f in facets["byKind"]]
