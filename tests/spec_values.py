@@ -51,6 +51,18 @@ def facet(value: str | None, count: int, occurrences: int) -> dict[str, object]:
     return {"value": value, "count": count, "occurrences": occurrences}
 
 
+# The facet lists of enums: GraphQL gives their values by the enum's names (MISSING_ROLE for
+# CORE's missing_role), what a filter takes.
+ENUM_FACETS = ("byKind", "byAxis", "byGroundingSource", "byVerification",
+               "byNormativeClearance")
+
+
+def graphql_facets(facets: dict[str, object]) -> dict[str, object]:
+    """Facets as the query layer counts them (CORE's spelling), as GraphQL answers them."""
+    return {name: [{**f, "value": f["value"].upper()} for f in value]  # type: ignore[attr-defined]
+            if name in ENUM_FACETS else value for name, value in facets.items()}
+
+
 FACETS_ALL = {
     "total": 12,
     "occurrences": 13,

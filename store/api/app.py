@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import cast
 
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from starlette.applications import Starlette
@@ -20,15 +21,20 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.http import GraphQLRequestData
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.http.base import BaseRequestProtocol
+from strawberry.schema.exceptions import CannotGetOperationTypeError
+from strawberry.types import ExecutionResult
 
 from store.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from store.api.context import RegistryProvider, RequestContext
+from store.api.error_codes import ErrorCode, graphql_response
 from store.api.events import TreeHeadWatcher, events_endpoint
 from store.api.graphiql_page import graphiql_assets, graphiql_page
 from store.api.health import health_check
 from store.api.log_tiles import log_routes
+from store.api.media_types import GRAPHQL_RESPONSE, response_media_type, response_status
+from store.api.media_types import JSON as JSON_MEDIA_TYPE
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.request_body import bad_request, error_response, read_graphql_request
 from store.api.schema import build_schema
@@ -38,6 +44,13 @@ from store.db.audit_store import AuditStore
 from store.model.teaching_surface import default_registry
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
+
+
+def _strawberry_code(refusal: HTTPException) -> ErrorCode:
+    """The code of a refusal by strawberry's own view (it raises them by status)."""
+    if isinstance(refusal.__cause__, CannotGetOperationTypeError):  # an unknown operationName
+        return ErrorCode.OPERATION_NOT_DETERMINED
+    return ErrorCode.NOT_FOUND if refusal.status_code == 404 else ErrorCode.INVALID_REQUEST
 
 
 class AuditGraphQL(GraphQL[RequestContext, None]):
@@ -60,11 +73,41 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
+        request = Request(scope, receive)
+        accept = request.headers.get("accept")
+        media_type = response_media_type(accept)
         try:
-            response = await self.run(Request(scope, receive))
+            if media_type is None and not (request.method == "GET"
+                                           and "text/html" in (accept or "")):
+                raise bad_request(f"accept: this server answers {GRAPHQL_RESPONSE} or "
+                                  f"{JSON_MEDIA_TYPE}, not {accept}", ErrorCode.NOT_ACCEPTABLE)
+            response = await self.run(request)
         except HTTPException as exc:  # strawberry's own answers are plain text: not GraphQL
-            response = error_response(exc.status_code, exc.reason)
+            code = getattr(exc, "code", None) or _strawberry_code(exc)
+            response = error_response(code.status, exc.reason, code,
+                                      media_type or JSON_MEDIA_TYPE)
         await response(scope, receive, send)
+
+    async def get_sub_response(self, request: Request | WebSocket) -> Response:
+        sub_response = await super().get_sub_response(request)
+        # What create_response sends the answer as, chosen from the request's Accept.
+        sub_response.media_type = response_media_type(request.headers.get("accept"))
+        return sub_response
+
+    async def process_result(self, request: Request, result: ExecutionResult
+                             ) -> GraphQLHTTPResponse:
+        return cast(GraphQLHTTPResponse, graphql_response(result.data, result.errors or []))
+
+    def create_response(self, response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
+                        sub_response: Response) -> Response:
+        response = super().create_response(response_data, sub_response)
+        media_type = sub_response.media_type or JSON_MEDIA_TYPE
+        assert isinstance(response_data, dict)  # batching is refused while parsing
+        response.status_code = response_status(response_data, media_type)
+        # The spec's own example: "application/graphql-response+json; charset=utf-8".
+        response.headers["content-type"] = (media_type if media_type == JSON_MEDIA_TYPE
+                                            else f"{media_type}; charset=utf-8")
+        return response
 
     def should_render_graphql_ide(self, request: BaseRequestProtocol) -> bool:
         # A GET naming an operation (a trusted document's documentId too) asks for its
@@ -89,7 +132,8 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
             try:
                 query = self.trusted_documents.admit(body.query, body.document_id)
             except DocumentRefused as exc:
-                raise bad_request(str(exc), exc.status) from None
+                raise bad_request(str(exc), ErrorCode.FORBIDDEN_DOCUMENT if exc.forbidden
+                                  else ErrorCode.INVALID_REQUEST) from None
         elif body.document_id is not None:
             raise bad_request("documentId: this server has no trusted documents; send the "
                               "document as query")

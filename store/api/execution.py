@@ -7,6 +7,7 @@ from typing import Any
 from strawberry.schema.exceptions import CannotGetOperationTypeError
 
 from store.api.context import RequestContext
+from store.api.error_codes import ErrorCode, coded, graphql_response
 from store.api.operation_choice import unknown_operation
 from store.api.schema import build_schema
 from store.db.audit_store import AuditStore
@@ -21,9 +22,7 @@ async def execute_operation(database: AuditStore, source: str,
             source, variable_values=variables, operation_name=operation,
             context_value=RequestContext(database),
         )
-    except CannotGetOperationTypeError:  # the HTTP view answers 400 with the same message
-        return {"data": None, "errors": [{"message": unknown_operation(operation or "")}]}
-    output: dict[str, Any] = {"data": result.data}
-    if result.errors:
-        output["errors"] = [error.formatted for error in result.errors]
-    return output
+    except CannotGetOperationTypeError:  # the HTTP view answers 422 with the same error
+        return {"errors": [coded(unknown_operation(operation or ""),
+                                 ErrorCode.OPERATION_NOT_DETERMINED).formatted]}
+    return graphql_response(result.data, result.errors or [])

@@ -13,7 +13,14 @@ from typing import Any
 
 import orjson
 import strawberry
-from graphql import GraphQLError, GraphQLInputObjectType, Undefined, coerce_input_value
+from graphql import (
+    GraphQLEnumType,
+    GraphQLError,
+    GraphQLInputObjectType,
+    Undefined,
+    coerce_input_value,
+    get_named_type,
+)
 from graphql.utilities import validate_input_value
 from strawberry.types.arguments import convert_argument
 
@@ -60,6 +67,7 @@ def input_from_value(value: object, input_class: type[Any]) -> Any:
     naming the field otherwise."""
     schema = _schema()
     graphql_type = input_type(input_class)
+    value = core_spellings_named(value, graphql_type)
     coerced = coerce_input_value(value, graphql_type)
     if coerced is Undefined:
         raise FilterInputError("; ".join(_problems(value, graphql_type)))
@@ -67,6 +75,30 @@ def input_from_value(value: object, input_class: type[Any]) -> Any:
         return None
     return convert_argument(coerced, input_class, schema.schema_converter.scalar_registry,
                             schema.config)
+
+
+def core_spellings_named(value: object, graphql_type: GraphQLInputObjectType) -> object:
+    """`value` with each enum value spelled as CORE writes it (`missing_role`, as `export`
+    writes it) given its GraphQL name (`MISSING_ROLE`): the CLI's and the console's filters
+    take either spelling. Anything else is left for coercion to judge."""
+    if not isinstance(value, dict):
+        return value
+    named: dict[str, object] = {}
+    for name, given in value.items():
+        field = graphql_type.fields.get(name)
+        enum = get_named_type(field.type) if field is not None else None
+        if isinstance(enum, GraphQLEnumType) and isinstance(given, list):
+            given = [_enum_name(item, enum) for item in given]
+        elif isinstance(enum, GraphQLEnumType):
+            given = _enum_name(given, enum)
+        named[name] = given
+    return named
+
+
+def _enum_name(item: object, enum: GraphQLEnumType) -> object:
+    if isinstance(item, str) and item == item.lower() and item.upper() in enum.values:
+        return item.upper()
+    return item
 
 
 def _problems(value: object, graphql_type: GraphQLInputObjectType) -> list[str]:

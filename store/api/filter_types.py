@@ -61,18 +61,24 @@ def _input_type(query_type: Any) -> Any:
     return strawberry.ID if query_type is RecordId else query_type
 
 
+def _id_field(query_field: dataclasses.Field[Any]) -> Any:
+    return strawberry.field(default=None, description=(
+        f"Any of these ids; at most {queries.MAX_IDS} (a page's worth), else LIMIT_EXCEEDED."))
+
+
 @functools.cache
 def filter_input(query_filter: type[Any], notes: str = "") -> type[Any]:
     """The GraphQL input of a query filter: a BatchRange with the filter's other fields, each
     an optional list (or flag) of the same values; `to_query` builds the query filter."""
     hints = typing.get_type_hints(query_filter)
-    own = [f.name for f in dataclasses.fields(query_filter)
-           if f.name not in _BATCH_RANGE_FIELDS]
+    own = [f for f in dataclasses.fields(query_filter) if f.name not in _BATCH_RANGE_FIELDS]
     namespace = {
-        "__annotations__": {name: _input_type(hints[name]) for name in own},
+        # An id list (the query filter's `ids` fields) is `[ID!]`, as records' ids are.
+        "__annotations__": {f.name: list[strawberry.ID] | None if f.metadata.get("ids")
+                            else _input_type(hints[f.name]) for f in own},
         "__module__": __name__,
         "_query_filter": query_filter,
-        **dict.fromkeys(own),
+        **{f.name: _id_field(f) if f.metadata.get("ids") else None for f in own},
     }
     description = " ".join(part for part in (ANY_OF, RANGES, notes) if part)
     made: type[Any] = strawberry.input(type(query_filter.__name__, (BatchRange,), namespace),

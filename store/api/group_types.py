@@ -36,10 +36,21 @@ class Groups:
 
     @classmethod
     def of(cls, found: group_queries.Groups) -> Groups:
+        # An enum's values by their GraphQL names, as facets give them (what filters take).
+        named = [name in ENUM_DIMENSIONS for name in found.by]
         return cls(by=list(found.by), total=found.total, occurrences=found.occurrences,
                    group_count=found.group_count, has_more=found.has_more,
-                   groups=[GroupCount(values=list(g.values), count=g.count,
-                                      occurrences=g.occurrences) for g in found.groups])
+                   groups=[GroupCount(values=[
+                       value.upper() if is_enum and value is not None else value
+                       for value, is_enum in zip(g.values, named, strict=True)],
+                       count=g.count, occurrences=g.occurrences) for g in found.groups])
+
+
+# The dimensions of enum columns (residual kind and axis, turn kind, grounding source,
+# verification, surface form, normative clearance): each value's GraphQL name is it
+# upper-cased.
+ENUM_DIMENSIONS = frozenset({"KIND", "AXIS", "GROUNDING_SOURCE", "VERIFICATION", "FORM",
+                             "CLEARANCE"})
 
 
 @functools.cache

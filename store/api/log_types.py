@@ -8,6 +8,7 @@ import strawberry
 from strawberry.types import Info
 
 from store.api.context import RequestContext
+from store.api.log_index import LogIndex
 from store.api.record_views import RecordView
 from store.db import queries
 from store.db.log.kept_checkpoints import KeptCheckpoint, kept_checkpoints
@@ -21,8 +22,8 @@ INCLUSION_HELP = ("RFC 9162 proof that this record is a leaf of the tree of tree
 
 @strawberry.type(description="RFC 9162 section 2.1.3: a leaf, its entry and the path to a root.")
 class InclusionProof(RecordView):
-    leaf_index: int
-    tree_size: int
+    leaf_index: LogIndex
+    tree_size: LogIndex
     entry: str = strawberry.field(
         description="The leaf's canonical JSON; leafHash = SHA-256(0x00 ‖ its UTF-8 bytes).")
     leaf_hash: str
@@ -34,8 +35,8 @@ class InclusionProof(RecordView):
 @strawberry.type(description="RFC 9162 section 2.1.4: the tree of `second` leaves extends the "
                              "tree of `first`.")
 class ConsistencyProof(RecordView):
-    first: int
-    second: int
+    first: LogIndex
+    second: LogIndex
     first_root: str
     second_root: str
     consistency_path: list[str] = strawberry.field(description="Hex hashes, deepest first.")
@@ -58,7 +59,7 @@ MAX_CHECKPOINTS = 100
                              "witnesses' cosignatures appended since.")
 class KeptCheckpointView:
     checkpoint_id: int = strawberry.field(description="1, 2, ... in the order they were kept.")
-    tree_size: int
+    tree_size: LogIndex
     root_hash: str
     signers: list[str] = strawberry.field(description="The log keys' names that signed it.")
     cosigners: list[str] = strawberry.field(description="The witnesses that cosigned it.")
@@ -67,7 +68,7 @@ class KeptCheckpointView:
 
     @classmethod
     def of(cls, kept: KeptCheckpoint) -> KeptCheckpointView:
-        return cls(checkpoint_id=kept.checkpoint_id, tree_size=kept.tree_size,
+        return cls(checkpoint_id=kept.checkpoint_id, tree_size=LogIndex(kept.tree_size),
                    root_hash=kept.root_hash, signers=list(kept.signers),
                    cosigners=list(kept.cosigners), note=kept.note)
 def inclusion_field(table: str, key: str) -> Any:
@@ -75,7 +76,7 @@ def inclusion_field(table: str, key: str) -> Any:
     field, against the tree it was read as of unless treeSize names another."""
 
     async def inclusion_proof(self: Any, info: Info[RequestContext, None],
-                              tree_size: int | None = None) -> InclusionProof | None:
+                              tree_size: LogIndex | None = None) -> InclusionProof | None:
         return await record_inclusion(info, table, str(getattr(self, key)),
                                       self.as_of if tree_size is None else tree_size)
 
@@ -84,7 +85,8 @@ def inclusion_field(table: str, key: str) -> Any:
 
 @strawberry.type(description="The transparency log (RFC 9162): every stored row is a leaf.")
 class Ledger:
-    tree_size: int = strawberry.field(description="Leaves: the stored rows, in append order.")
+    tree_size: LogIndex = strawberry.field(
+        description="Leaves: the stored rows, in append order.")
     root_hash: str = strawberry.field(description="The tree's root, 64 hex digits.")
     origin: str | None = strawberry.field(
         description="The origin line of this store's checkpoints (fixed by the first one).")
@@ -100,7 +102,7 @@ class Ledger:
 
     @strawberry.field(description="Proof that this tree head extends the tree of fromSize "
                                   "leaves.")
-    async def consistency_proof(self, info: Info[RequestContext, None], from_size: int
+    async def consistency_proof(self, info: Info[RequestContext, None], from_size: LogIndex
                                 ) -> ConsistencyProof | None:  # nullable: an error stays here
         # to this head's size, not the newest: a batch may have landed since it was read
         proof = await info.context.run(queries.consistency_proof, from_size, self.tree_size)
@@ -112,8 +114,8 @@ class Ledger:
     async def checkpoints(self, info: Info[RequestContext, None], first: int = 20,
                           before: int | None = None) -> list[KeptCheckpointView]:
         if not 0 <= first <= MAX_CHECKPOINTS:
-            raise queries.QueryError(f"first: must be between 0 and {MAX_CHECKPOINTS}, got "
-                                     f"{first}")
+            refused = queries.LimitExceeded if first > 0 else queries.QueryError
+            raise refused(f"first: must be between 0 and {MAX_CHECKPOINTS}, got {first}")
         found = await info.context.run(kept_checkpoints, limit=first, before=before,
                                        max_size=self.tree_size)
         return [KeptCheckpointView.of(kept) for kept in found]
@@ -122,7 +124,7 @@ class Ledger:
 @strawberry.type(description="A leaf of the log: its index and its entry (the row's canonical "
                              "JSON; leaf hash = SHA-256(0x00 ‖ entry)).")
 class LogEntry:
-    leaf_index: int
+    leaf_index: LogIndex
     entry: str
 
 
@@ -130,8 +132,8 @@ class LogEntry:
                              "fromSize to toSize, in order, and the RFC 9162 proof that the "
                              "later tree extends the earlier one.")
 class Changes:
-    from_size: int
-    to_size: int
+    from_size: LogIndex
+    to_size: LogIndex
     from_root: str
     to_root: str
     consistency_path: list[str] = strawberry.field(description="Hex hashes, deepest first.")
@@ -140,6 +142,7 @@ class Changes:
     @classmethod
     def of(cls, found: ledger_queries.Changes) -> Changes:
         proof = found.proof
-        return cls(from_size=proof.first, to_size=proof.second, from_root=proof.first_root,
+        return cls(from_size=LogIndex(proof.first), to_size=LogIndex(proof.second),
+                   from_root=proof.first_root,
                    to_root=proof.second_root, consistency_path=proof.consistency_path,
-                   entries=[LogEntry(leaf_index=i, entry=e) for i, e in found.entries])
+                   entries=[LogEntry(leaf_index=LogIndex(i), entry=e) for i, e in found.entries])

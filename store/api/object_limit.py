@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphql import ExecutionResult, GraphQLError
+from graphql import ExecutionResult
 from strawberry.extensions import SchemaExtension
 
+from store.api.error_codes import ErrorCode, coded
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS, estimate_objects
 from store.db.queries import DEFAULT_PAGE_SIZE
 
@@ -24,9 +25,9 @@ class ObjectLimit(SchemaExtension):
             estimate = estimate_objects(context.schema._schema, context.graphql_document,
                                         context.operation_name, context.variables)
             if estimate > self.max_objects:
-                context.result = ExecutionResult(None, [GraphQLError(
+                context.result = ExecutionResult(None, [coded(
                     f"this query may resolve {estimate} objects, over this server's limit of "
                     f"{self.max_objects}: ask for smaller pages (`first`) or fewer nested lists "
                     "(each list in a page holds up to `first` items, default "
-                    f"{DEFAULT_PAGE_SIZE})")])
+                    f"{DEFAULT_PAGE_SIZE})", ErrorCode.LIMIT_EXCEEDED)])
         yield

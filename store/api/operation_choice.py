@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphql import ExecutionResult, GraphQLError, OperationDefinitionNode
+from graphql import ExecutionResult, OperationDefinitionNode
 from strawberry.extensions import SchemaExtension
+
+from store.api.error_codes import ErrorCode, coded
 
 # graphql-core's own wording for this request error.
 NAME_NEEDED = "Must provide operation name if query contains multiple operations."
@@ -29,5 +31,6 @@ class OperationChoice(SchemaExtension):
         if context.result is None and document is not None and sent_name is None:
             operations = sum(isinstance(d, OperationDefinitionNode) for d in document.definitions)
             if operations > 1:
-                context.result = ExecutionResult(None, [GraphQLError(NAME_NEEDED)])
+                context.result = ExecutionResult(
+                    None, [coded(NAME_NEEDED, ErrorCode.OPERATION_NOT_DETERMINED)])
         yield

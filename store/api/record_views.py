@@ -23,6 +23,8 @@ import strawberry
 from strawberry.types.base import StrawberryList, StrawberryOptional
 from strawberry.types.enum import StrawberryEnumDefinition
 
+from store.api.log_index import LogIndex
+
 V = TypeVar("V")
 Convert = Callable[[Any, int | None], Any]  # (value, as_of) -> the field's value
 _AS_OF = "as_of"
@@ -142,6 +144,7 @@ def fields_of_record(record_type: type[Any], *, description: str,
             raise TypeError(f"{view.__name__}: {record_type.__name__} has no field "
                             f"{', '.join(unknown)}, nor does the view annotate it")
         annotations = {name: own[name] if name in own else strawberry.ID if name == key
+                       else LogIndex if name == "seq"  # a leaf's position: past 2^31 too
                        else view_type(hints[name]) for name in names}
         view.__annotations__ = annotations | {n: t for n, t in own.items() if n not in names}
         for name, text in described.items():

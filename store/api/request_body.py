@@ -1,5 +1,8 @@
-"""A GraphQL-over-HTTP request read strictly: UTF-8 JSON of the documented shape, else a 400
-with a GraphQL-shaped body that says what is wrong (never a 500, never a logged traceback)."""
+"""A GraphQL-over-HTTP request read strictly: UTF-8 JSON of the documented shape, else a 4xx
+with a GraphQL response that says what is wrong, coded (never a 500, never a logged
+traceback): 400 BAD_REQUEST for bytes that are not UTF-8 JSON, 422 INVALID_REQUEST for JSON
+that is not a GraphQL-over-HTTP request, 415 UNSUPPORTED_MEDIA_TYPE for a POST body that is
+not application/json."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from typing import Any
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from starlette.responses import Response
 from strawberry.http.parse_content_type import parse_content_type
+
+from store.api.error_codes import ErrorCode
 
 # What a request may carry, and the JSON type each member must have when present.
 _MEMBER_TYPES: dict[str, tuple[type, str]] = {
@@ -34,14 +39,24 @@ class GraphQLRequest:
     extensions: dict[str, Any] | None
 
 
-def bad_request(message: str, status: int = 400) -> HTTPException:
-    return HTTPException(status, message)
+class RequestRefused(HTTPException):
+    """A request refused before GraphQL sees it, with its code (and the code's status)."""
+
+    def __init__(self, message: str, code: ErrorCode) -> None:
+        super().__init__(code.status, message)
+        self.code = code
 
 
-def error_response(status: int, message: str) -> Response:
-    """`{"errors": [{"message": ...}]}`; ASCII JSON, so any text a client sent can be echoed."""
-    body = json.dumps({"errors": [{"message": message}]})
-    return Response(body, status_code=status, media_type="application/json")
+def bad_request(message: str, code: ErrorCode = ErrorCode.INVALID_REQUEST) -> RequestRefused:
+    return RequestRefused(message, code)
+
+
+def error_response(status: int, message: str, code: ErrorCode,
+                   media_type: str = "application/json") -> Response:
+    """`{"errors": [{"message": ..., "extensions": {"code": ...}}]}`, a GraphQL response
+    without data; ASCII JSON, so any text a client sent can be echoed."""
+    body = json.dumps({"errors": [{"message": message, "extensions": {"code": code.name}}]})
+    return Response(body, status_code=status, media_type=media_type)
 
 
 def decode_json(data: str | bytes, what: str) -> object:
@@ -49,13 +64,13 @@ def decode_json(data: str | bytes, what: str) -> object:
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError as exc:
-        raise bad_request(f"{what}: not UTF-8 (byte {exc.start})") from None
+        raise bad_request(f"{what}: not UTF-8 (byte {exc.start})", ErrorCode.BAD_REQUEST) from None
     try:
         return json.loads(text)
     except RecursionError:
-        raise bad_request(f"{what}: JSON nested too deeply") from None
+        raise bad_request(f"{what}: JSON nested too deeply", ErrorCode.BAD_REQUEST) from None
     except ValueError as exc:  # JSONDecodeError, or an integer of over 4300 digits
-        raise bad_request(f"{what}: not JSON ({exc})") from None
+        raise bad_request(f"{what}: not JSON ({exc})", ErrorCode.BAD_REQUEST) from None
 
 
 def graphql_request(data: object, source: str) -> GraphQLRequest:
@@ -85,7 +100,8 @@ async def read_graphql_request(request: AsyncHTTPRequestAdapter) -> GraphQLReque
                                       request.query_params.items() if isinstance(value, str)})
     content_type, _ = parse_content_type(request.content_type or "")
     if content_type != "application/json":
-        raise bad_request(f"content-type: send application/json, not {content_type or 'none'}")
+        raise bad_request(f"content-type: send application/json, not {content_type or 'none'}",
+                          ErrorCode.UNSUPPORTED_MEDIA_TYPE)
     return graphql_request(decode_json(await request.get_body(), "request body"), "request body")
 
 

@@ -16,7 +16,6 @@ from graphql import GraphQLError
 from strawberry.extensions import (
     AddValidationRules,
     DisableIntrospection,
-    MaskErrors,
     MaxAliasesLimiter,
     MaxTokensLimiter,
     ParserCache,
@@ -25,12 +24,22 @@ from strawberry.extensions import (
     ValidationCache,
 )
 from strawberry.printer import print_schema
+from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
 from strawberry.types.field import StrawberryField
 
 from store.api.context import RequestContext
+from store.api.error_codes import (
+    INTERNAL_MESSAGE,
+    ErrorCode,
+    ErrorCodes,
+    code_of,
+    coded_rule,
+    masked_message,
+)
 from store.api.journal_types import JournalFields
 from store.api.listing_fields import listing_fields
+from store.api.log_index import LOG_INDEX_SCALAR, LogIndex
 from store.api.log_types import Changes, Ledger
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.object_limit import ObjectLimit
@@ -50,7 +59,7 @@ from store.model.taxonomy import taxonomy
 MAX_DEPTH = 12  # residuals > edges > node > occurrences > edges > node > assessment > batch > ...
 MAX_TOKENS = 5_000  # GraphiQL's introspection query fits; generated abuse does not
 MAX_ALIASES = 30
-MASKED_MESSAGE = "Internal error."
+MASKED_MESSAGE = INTERNAL_MESSAGE
 
 
 class _LogAndDomainFields:
@@ -61,7 +70,7 @@ class _LogAndDomainFields:
     async def ledger(self, info: Info[RequestContext, None], as_of: AsOf = None) -> Ledger:
         at = () if as_of is None else (as_of,)  # without asOf, the call it always was
         status = await info.context.run(queries.ledger_status, *at)
-        return Ledger(tree_size=status.tree_size, root_hash=status.root_hash,
+        return Ledger(tree_size=LogIndex(status.tree_size), root_hash=status.root_hash,
                       origin=status.origin)
 
     @strawberry.field(description="What was appended between the tree heads of fromSize and "
@@ -69,8 +78,8 @@ class _LogAndDomainFields:
                                   "the newest), with the consistency proof between them: what "
                                   "changed since an auditor last looked, provably complete. "
                                   f"At most {ledger_queries.MAX_CHANGES} leaves an answer.")
-    async def changes(self, info: Info[RequestContext, None], from_size: int,
-                      to_size: int | None = None) -> Changes:
+    async def changes(self, info: Info[RequestContext, None], from_size: LogIndex,
+                      to_size: LogIndex | None = None) -> Changes:
         found = await info.context.run(ledger_queries.changes, from_size, to_size)
         return Changes.of(found)
 
@@ -101,9 +110,11 @@ _TAXONOMY = Taxonomy.of(taxonomy())  # domain constants: built once
 
 
 def is_masked(error: GraphQLError) -> bool:
-    """Mask unexpected exceptions; let GraphQL's own and the query layer's messages through."""
-    original = error.original_error
-    return original is not None and not isinstance(original, (queries.QueryError, GraphQLError))
+    """Whether an error is this code's defect (INTERNAL): masked, and logged by the server;
+    GraphQL's own and the query layer's messages go through, a store that cannot be read is
+    one warning line (ErrorCodes)."""
+    code = code_of(error)
+    return code is ErrorCode.INTERNAL and masked_message(error, code) is not None
 
 
 class AuditSchema(strawberry.Schema):
@@ -125,8 +136,9 @@ class AuditSchema(strawberry.Schema):
 # new rule class per instance, i.e. per request, and the validation cache (keyed by the
 # rules) would never hit.
 _LIMIT_RULES = [
-    *QueryDepthLimiter(max_depth=MAX_DEPTH).validation_rules,
-    *MaxAliasesLimiter(max_alias_count=MAX_ALIASES).validation_rules,
+    coded_rule(rule, ErrorCode.LIMIT_EXCEEDED) for rule in (
+        *QueryDepthLimiter(max_depth=MAX_DEPTH).validation_rules,
+        *MaxAliasesLimiter(max_alias_count=MAX_ALIASES).validation_rules)
 ]
 
 
@@ -145,7 +157,7 @@ def build_schema(*, introspection: bool = True, max_objects: int = DEFAULT_MAX_O
         TextVariables,
         OperationChoice,
         functools.partial(ObjectLimit, max_objects=max_objects),
-        functools.partial(MaskErrors, should_mask_error=is_masked, error_message=MASKED_MESSAGE),
+        ErrorCodes,  # codes every error, masks what is not the caller's
         ParserCache,
         ValidationCache,
     ]
@@ -153,6 +165,7 @@ def build_schema(*, introspection: bool = True, max_objects: int = DEFAULT_MAX_O
         extensions.append(DisableIntrospection)
     query = query_type(tuple(queries.LISTINGS.values()) if listings is None else listings)
     return AuditSchema(query=query, extensions=extensions,
+                       config=StrawberryConfig(scalar_map=LOG_INDEX_SCALAR),
                        execution_context_class=PageExecutor if plain_leaves else None)
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import strawberry
 
+from store.api.log_index import LogIndex
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView, fields_of_record
 from store.api.types import (
     Batch,
     FacetCount,
+    enum_facets,
     sightings_field,
 )
 from store.db import queries
@@ -28,7 +30,7 @@ class CheckedAgainst(RecordView):
 @strawberry.type(description="One sighting of a surface: the turn that emitted it.")
 class SurfaceOccurrence(RecordView):
     occurrence_id: strawberry.ID
-    seq: int
+    seq: LogIndex
     session_id: str | None
     turn_id: str | None
     prompt: str | None
@@ -80,3 +82,5 @@ class Surface(RecordView):
     total="Distinct surfaces.", occurrences="The turns that emitted them.")
 class SurfaceFacets(RecordView):
     """The fields of queries.SurfaceFacets."""
+
+    _computed = enum_facets("by_grounding_source", "by_verification")

@@ -25,11 +25,12 @@ class TrustedDocumentsError(InputError):
 
 
 class DocumentRefused(InputError):
-    """A request this server will not run, with the HTTP status that says why."""
+    """A request this server will not run: `forbidden` (403: not a trusted document), else
+    malformed (422: not a well-formed request)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, message: str, *, forbidden: bool) -> None:
         super().__init__(message)
-        self.status = status
+        self.forbidden = forbidden
 
 
 @dataclass(frozen=True)
@@ -46,21 +47,22 @@ class TrustedDocuments:
 
     def admit(self, query: str | None, document_id: str | None) -> str:
         """The text to run: `query` if it is a trusted document's exact text, or the document
-        `document_id` names; DocumentRefused (400: malformed, 403: not trusted) otherwise."""
+        `document_id` names; DocumentRefused (malformed, or not trusted) otherwise."""
         if document_id is None:
             if query is not None and query in self.by_text:
                 return query
-            raise DocumentRefused(403, "this server runs only its trusted documents: send a "
-                                       "documentId from its manifest (or that document's exact "
-                                       "text as query)")
+            raise DocumentRefused("this server runs only its trusted documents: send a "
+                                  "documentId from its manifest (or that document's exact "
+                                  "text as query)", forbidden=True)
         if query is not None:
-            raise DocumentRefused(400, "send either query or documentId, not both")
+            raise DocumentRefused("send either query or documentId, not both", forbidden=False)
         if not DOCUMENT_ID.fullmatch(document_id):
-            raise DocumentRefused(400, "documentId: must be sha256:<64 lower-case hex digits>")
+            raise DocumentRefused("documentId: must be sha256:<64 lower-case hex digits>",
+                                  forbidden=False)
         document = self.by_id.get(document_id)
         if document is None:
-            raise DocumentRefused(403, f"documentId {document_id}: not a trusted document of "
-                                       "this server")
+            raise DocumentRefused(f"documentId {document_id}: not a trusted document of "
+                                  "this server", forbidden=True)
         return document.text
 
     def manifest(self) -> dict[str, str]:

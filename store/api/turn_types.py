@@ -14,7 +14,7 @@ from store.api.context import RequestContext
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView, fields_of_record
 from store.api.surface_types import Surface
-from store.api.types import Assessment, FacetCount, Residual
+from store.api.types import Assessment, FacetCount, Residual, enum_facets
 from store.db import queries
 from store.model.construction import ConstructionStatus
 from store.model.turn_fields import evidence_payload
@@ -148,6 +148,8 @@ class Turn(RecordView):
 @fields_of_record(
     queries.TurnFacets, views={queries.FacetCount: FacetCount},
     description="Turns counted per value over the filtered turns; lists by count desc, value. "
-    "Values as CORE writes them (e.g. teaching, decoded).", total="Matching turns.")
+    "Values as filters take them (TEACHING; decoded).", total="Matching turns.")
 class TurnFacets(RecordView):
     """The fields of queries.TurnFacets."""
+
+    _computed = enum_facets("by_grounding_source", "by_verification", "by_normative_clearance")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeAlias, TypeVar
 
 import strawberry
@@ -11,6 +11,7 @@ from strawberry.types import Info
 
 import store.api.enums  # noqa: F401  the domain enums, registered with strawberry
 from store.api.context import RequestContext
+from store.api.log_index import LogIndex
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView, fields_of_record
 from store.db import queries
@@ -26,7 +27,7 @@ LazyTurn: TypeAlias = Annotated["Turn", strawberry.lazy("store.api.turn_types")]
 
 AS_OF_HELP = ("The store as it was at this tree size: 0 or a recorded head's treeSize (one per "
               "batch); counts and nested lists as of then.")
-AsOf: TypeAlias = Annotated[int | None, strawberry.argument(description=AS_OF_HELP)]
+AsOf: TypeAlias = Annotated[LogIndex | None, strawberry.argument(description=AS_OF_HELP)]
 LAST_HELP = "Backwards: the last rows (before `before`, if given); not with first."
 
 NodeT = TypeVar("NodeT")
@@ -126,7 +127,7 @@ class Batch(RecordView):
 @strawberry.type(description="A ContractAssessment in its context (problem text or reference).")
 class Assessment(RecordView):
     assessment_id: strawberry.ID
-    seq: int
+    seq: LogIndex
     problem_text: str | None
     source_ref: str | None
     candidate_organ: str
@@ -159,7 +160,7 @@ class Assessment(RecordView):
 
 @strawberry.type(description="One sighting of a residual: the assessment that produced it.")
 class Occurrence(RecordView):
-    seq: int
+    seq: LogIndex
     ordinal: int = strawberry.field(description="The residual's position in its assessment.")
     assessment: Assessment
 
@@ -179,7 +180,7 @@ class Occurrence(RecordView):
 @strawberry.type(description="A ContractResidual (ADR-0225), stored once per residual_id.")
 class Residual(RecordView):
     residual_id: strawberry.ID
-    seq: int
+    seq: LogIndex
     candidate_organ: str
     family_id: str | None
     residual_kind: ResidualKind
@@ -216,14 +217,30 @@ class Residual(RecordView):
     inclusion_proof = inclusion_field("contract_residuals", "residual_id")
 
 
-@strawberry.type(description="Records (residuals or surfaces) sharing one value, and sightings.")
+@strawberry.type(description="Records (residuals, surfaces or turns) sharing one value, and "
+                             "sightings.")
 class FacetCount(RecordView):
     value: str | None = strawberry.field(
-        description="As CORE serializes it (lower case, e.g. missing_role, teaching); null for "
-        "a null column (family_id, corpus_id, intent)."
+        description="What a filter takes for it: an enum's GraphQL name for a facet of an "
+        "enum (MISSING_ROLE, TEACHING, VERIFIED), else the value as CORE writes it "
+        "(unary_delta_transition, decoded); null for a null column (family_id, corpus_id, "
+        "intent)."
     )
     count: int = strawberry.field(description="Distinct records.")
     occurrences: int = strawberry.field(description="Sightings of those records.")
+
+    @classmethod
+    def named(cls, facet: queries.FacetCount) -> FacetCount:
+        """A facet of an enum's values, by their GraphQL names (the stored value upper-cased,
+        as every enum of this schema names its members): pasted into a filter, it selects."""
+        return cls(value=None if facet.value is None else facet.value.upper(),
+                   count=facet.count, occurrences=facet.occurrences)
+
+
+def enum_facets(*names: str) -> Mapping[str, Callable[[Any], list[FacetCount]]]:
+    """`_computed` for a facets view: the lists `names` (facets of enums) by GraphQL name."""
+    return {name: (lambda record, name=name: [  # type: ignore[misc]
+        FacetCount.named(facet) for facet in getattr(record, name)]) for name in names}
 
 
 @fields_of_record(
@@ -232,6 +249,8 @@ class FacetCount(RecordView):
     total="Distinct residuals.", occurrences="Their sightings.")
 class ResidualFacets(RecordView):
     """The fields of queries.ResidualFacets."""
+
+    _computed = enum_facets("by_kind", "by_axis")
 
 
 @strawberry.type

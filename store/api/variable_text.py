@@ -8,8 +8,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from graphql import ExecutionResult, GraphQLError
+from graphql import ExecutionResult
 from strawberry.extensions import SchemaExtension
+
+from store.api.error_codes import ErrorCode, coded
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -39,7 +41,8 @@ class TextVariables(SchemaExtension):
         if found is not None and context.result is None:
             where, code_point = found
             # The message carries only the path's ASCII and the code point, not the bad text.
-            context.result = ExecutionResult(None, [GraphQLError(
+            context.result = ExecutionResult(None, [coded(
                 f"Variable {where.encode('ascii', 'backslashreplace').decode()}: not text "
-                f"(a lone surrogate, {code_point}); send valid Unicode")])
+                f"(a lone surrogate, {code_point}); send valid Unicode",
+                ErrorCode.BAD_USER_INPUT)])
         yield

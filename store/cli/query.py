@@ -47,7 +47,6 @@ def query(document: str | None, db: str | None, file: Path | None, variables: st
     if values is not None and not isinstance(values, dict):
         raise click.BadParameter("must be a JSON object", param_hint="--variables")
     from store.api.execution import execute_operation  # strawberry loads only when asked
-    from store.api.schema import MASKED_MESSAGE
 
     database = open_database(db)
     logged = _Logged()
@@ -59,7 +58,8 @@ def query(document: str | None, db: str | None, file: Path | None, variables: st
     click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
     errors = result.get("errors")
     if errors:
-        if any(isinstance(e, dict) and e.get("message") == MASKED_MESSAGE for e in errors):
+        if any(isinstance(e, dict) and (e.get("extensions") or {}).get("code") in (
+                "INTERNAL", "STORE_UNAVAILABLE") for e in errors):
             # The server's mask hides why: the server's log says it, here the one line.
             said = logged.messages[0] if logged.messages else (
                 "the store could not answer it; run `core-audit verify` on it")

@@ -35,8 +35,8 @@ def three_batches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]
 
 def _changes(db: Path, first: int, second: int | None) -> dict[str, object]:
     variables = json.dumps({"from": first, "to": second})
-    query = ("query($from: Int!, $to: Int) { changes(fromSize: $from, toSize: $to) { fromSize "
-             "toSize fromRoot toRoot consistencyPath entries { leafIndex entry } } }")
+    query = ("query($from: LogIndex!, $to: LogIndex) { changes(fromSize: $from, toSize: $to) "
+             "{ fromSize toSize fromRoot toRoot consistencyPath entries { leafIndex entry } } }")
     return json.loads(ok("query", "--db", db, query, "--variables", variables))["data"][
         "changes"]
 
@@ -66,7 +66,8 @@ def test_changes_between_sizes_that_are_not_heads_are_refused(
     sizes = {"first": heads[0][0], "second": heads[1][0]}
     variables = json.dumps({"from": sizes.get(str(first), first),
                             "to": sizes.get(str(second), second)})
-    result = cli("query", "--db", three_batches["db"], "query($from: Int!, $to: Int) { changes("
+    result = cli("query", "--db", three_batches["db"],
+                 "query($from: LogIndex!, $to: LogIndex) { changes("
                  "fromSize: $from, toSize: $to) { toSize } }", "--variables", variables)
     assert result.exit_code == 1 and message in result.stdout
 

@@ -12,9 +12,12 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from schemathesis.graphql import nodes
 from starlette.testclient import TestClient
 
 SDL_PATH = Path(__file__).resolve().parents[2] / "graphql" / "schema.graphql"
+# Tree sizes and leaf indexes: in range, at its ends, and past them (a validation error).
+schemathesis.graphql.scalar("LogIndex", st.integers(-(2**60), 2**60).map(nodes.Int))
 schema = schemathesis.graphql.from_path(SDL_PATH)
 
 
@@ -45,7 +48,7 @@ JSON_VALUES = st.recursive(
 CURSORS = st.one_of(ANY_TEXT, st.integers(-(10**40), 10**40).map(
     lambda n: base64.urlsafe_b64encode(f"seq:{n}".encode()).decode()))
 EVERY_ARGUMENT = """query ($id: ID!, $first: Int, $after: String, $r: ResidualFilter,
-                          $s: SurfaceFilter, $t: TurnFilter, $size: Int! = 1) {
+                          $s: SurfaceFilter, $t: TurnFilter, $size: LogIndex! = 1) {
   residual(id: $id) { residualId occurrences(first: $first, after: $after) { totalCount } }
   surface(id: $id) { surfaceId }
   turn(id: $id) { turnId }

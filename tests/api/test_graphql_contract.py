@@ -27,6 +27,7 @@ from spec_values import (
     FACETS_ALL,
     LEDGER_LENGTH,
     facet,
+    graphql_facets,
 )
 
 from store.api.schema import schema_sdl
@@ -145,7 +146,8 @@ def test_residual_with_occurrences(example_store_url: str) -> None:
 
 
 def test_facet_overview(example_store_url: str) -> None:
-    assert run_operation(example_store_url, "FacetOverview") == {"residualFacets": FACETS_ALL}
+    assert run_operation(example_store_url, "FacetOverview") == {
+        "residualFacets": graphql_facets(FACETS_ALL)}
     topology = run_operation(example_store_url, "FacetOverview",
                              filter={"axis": ["TOPOLOGY"]})["residualFacets"]
     assert (topology["total"], topology["occurrences"]) == (2, 2)
@@ -201,8 +203,8 @@ def test_surfaces_by_grounding_source(example_store_url: str) -> None:
     assert nodes[0]["surface"] is None and nodes[0]["corpusId"] is None
     assert data["surfaceFacets"] == {
         "total": 3, "occurrences": 5,
-        "byGroundingSource": [facet("none", 1, 2), facet("pack", 1, 2), facet("vault", 1, 1)],
-        "byVerification": [facet("not_checked", 3, 5)]}
+        "byGroundingSource": [facet("NONE", 1, 2), facet("PACK", 1, 2), facet("VAULT", 1, 1)],
+        "byVerification": [facet("NOT_CHECKED", 3, 5)]}
 
     first = run_operation(example_store_url, "SurfacesByGroundingSource",
                           subject=["knowledge"], first=3)["surfaces"]
@@ -264,12 +266,14 @@ def test_query_command_with_several_operations_needs_a_known_name(example_store_
     assert (chosen.exit_code, json.loads(chosen.output)) == (
         0, {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}})
     unnamed = cli("query", "--db", example_store_url, two)
-    assert (unnamed.exit_code, json.loads(unnamed.output)) == (1, {"data": None, "errors": [
-        {"message": "Must provide operation name if query contains multiple operations."}]})
+    assert (unnamed.exit_code, json.loads(unnamed.output)) == (1, {"errors": [
+        {"message": "Must provide operation name if query contains multiple operations.",
+         "extensions": {"code": "OPERATION_NOT_DETERMINED"}}]})
     unknown = cli("query", "--db", example_store_url, two, "--operation", "Nope")
     assert unknown.exception is None or isinstance(unknown.exception, SystemExit)
-    assert (unknown.exit_code, json.loads(unknown.output)) == (1, {"data": None, "errors": [
-        {"message": 'Unknown operation named "Nope".'}]})
+    assert (unknown.exit_code, json.loads(unknown.output)) == (1, {"errors": [
+        {"message": 'Unknown operation named "Nope".',
+         "extensions": {"code": "OPERATION_NOT_DETERMINED"}}]})
 
 
 def test_query_command_needs_an_existing_store(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from spec_values import FACETS_ALL
+from spec_values import FACETS_ALL, graphql_facets
 from sqlalchemy import literal, select
 
 from store.api.execution import execute_operation
@@ -40,17 +40,18 @@ def group(values: list[str | None], count: int, occurrences: int) -> dict[str, A
 # one of quantity_entity_binding; the tariff's unmapped label falls to
 # contract_gap_unclassified. Largest first, then by sightings, then values ascending.
 KIND_BY_ORGAN = [
-    group(["missing_role", "unary_delta_transition"], 4, 5),
-    group(["missing_role", "fraction_decrease"], 2, 2),
-    group(["contract_gap_unclassified", "temporal_tariff"], 1, 1),
-    group(["missing_role", "percent_partition"], 1, 1),
-    group(["missing_role", "quantity_entity_binding"], 1, 1),
-    group(["unit_object_conflict", "unary_delta_transition"], 1, 1),
-    group(["unsupported_topology", "percent_partition"], 1, 1),
-    group(["unsupported_topology", "unary_delta_transition"], 1, 1),
+    group(["MISSING_ROLE", "unary_delta_transition"], 4, 5),
+    group(["MISSING_ROLE", "fraction_decrease"], 2, 2),
+    group(["CONTRACT_GAP_UNCLASSIFIED", "temporal_tariff"], 1, 1),
+    group(["MISSING_ROLE", "percent_partition"], 1, 1),
+    group(["MISSING_ROLE", "quantity_entity_binding"], 1, 1),
+    group(["UNIT_OBJECT_CONFLICT", "unary_delta_transition"], 1, 1),
+    group(["UNSUPPORTED_TOPOLOGY", "percent_partition"], 1, 1),
+    group(["UNSUPPORTED_TOPOLOGY", "unary_delta_transition"], 1, 1),
 ]
 
-GROUPS = """query($by: [ResidualDimension!]!, $filter: ResidualFilter, $first: Int, $asOf: Int) {
+GROUPS = """query($by: [ResidualDimension!]!, $filter: ResidualFilter, $first: Int,
+               $asOf: LogIndex) {
   residualGroups(by: $by, filter: $filter, first: $first, asOf: $asOf) {
     by total occurrences groupCount hasMore groups { values count occurrences } } }"""
 
@@ -64,7 +65,7 @@ def test_residuals_per_kind_and_organ(example_store_url: str) -> None:
 def test_one_dimension_is_the_facet(example_store_url: str) -> None:
     found = data(example_store_url, GROUPS, by=["KIND"])["residualGroups"]["groups"]
     assert found == [group([f["value"]], f["count"], f["occurrences"])
-                     for f in FACETS_ALL["byKind"]]  # type: ignore[index]
+                     for f in graphql_facets(FACETS_ALL)["byKind"]]  # type: ignore[index]
 
 
 def test_first_caps_the_groups_and_says_there_are_more(example_store_url: str) -> None:
@@ -94,8 +95,8 @@ def test_a_day_histogram_by_ingest_time(example_store_url: str) -> None:
     found = data(example_store_url, GROUPS, by=["INGEST_DAY", "KIND"])["residualGroups"]
     assert [g["values"][0] for g in found["groups"]] == [day] * 4
     assert [g["values"][1] for g in found["groups"]] == [
-        "missing_role", "unsupported_topology", "contract_gap_unclassified",
-        "unit_object_conflict"]
+        "MISSING_ROLE", "UNSUPPORTED_TOPOLOGY", "CONTRACT_GAP_UNCLASSIFIED",
+        "UNIT_OBJECT_CONFLICT"]
 
 
 @pytest.mark.parametrize(("by", "message"), [
@@ -126,7 +127,7 @@ def test_turns_group_too(journal_db: AuditStore) -> None:
     result = asyncio.run(execute_operation(journal_db, """{ turnGroups(by: [KIND]) {
         total groups { values count } } }""", None, None))
     assert result == {"data": {"turnGroups": {"total": 6, "groups": [
-        {"values": ["workbench_journal"], "count": 6}]}}}
+        {"values": ["WORKBENCH_JOURNAL"], "count": 6}]}}}
 
 
 @pytest.mark.parametrize(("at", "bucket", "expected"), [

@@ -82,7 +82,7 @@ def test_ledger_head_and_checkpoint_without_writing_an_origin(client: TestClient
 def test_inclusion_proofs_of_each_record_kind(client: TestClient, store_url: str,
                                               records: str) -> None:
     id_field = RECORDS[records]
-    query = (f"query($size: Int) {{ {records}(first: 3) {{ nodes {{ {id_field} "
+    query = (f"query($size: LogIndex) {{ {records}(first: 3) {{ nodes {{ {id_field} "
              f"newest: inclusionProof {{ {PROOF_FIELDS} }} "
              f"old: inclusionProof(treeSize: $size) {{ {PROOF_FIELDS} }} }} }} }}")
     tree_heads = heads(store_url)
@@ -106,7 +106,7 @@ def test_consistency_between_every_pair_of_tree_heads(client: TestClient,
                                                       store_url: str) -> None:
     tree_heads = heads(store_url)
     newest_size, newest_root = tree_heads[-1]
-    query = ("query($from: Int!) { ledger { consistencyProof(fromSize: $from) { "
+    query = ("query($from: LogIndex!) { ledger { consistencyProof(fromSize: $from) { "
              "first second firstRoot secondRoot consistencyPath } } }")
     for first, first_root in tree_heads:
         proof = graphql_data(client, query, **{"from": first})["ledger"]["consistencyProof"]
@@ -116,9 +116,9 @@ def test_consistency_between_every_pair_of_tree_heads(client: TestClient,
         assert consistency_ok(first, newest_size, first_root, newest_root, path)
 
 
-@pytest.mark.parametrize("size", [-1, 0, 100_000, 2**31 - 1])
+@pytest.mark.parametrize("size", [0, 100_000, 2**31 - 1, 2**53])
 def test_an_out_of_range_tree_size_is_a_query_error(client: TestClient, size: int) -> None:
-    body = post_graphql(client, "query($size: Int) { ledger { treeSize } residuals(first: 2) "
+    body = post_graphql(client, "query($size: LogIndex) { ledger { treeSize } residuals(first: 2) "
                                 "{ nodes { residualId inclusionProof(treeSize: $size) "
                                 "{ leafIndex } } } }", size=size)
     assert body["errors"] and all(e["message"] != MASKED_MESSAGE for e in body["errors"])
@@ -128,9 +128,21 @@ def test_an_out_of_range_tree_size_is_a_query_error(client: TestClient, size: in
     assert body["data"]["ledger"]["treeSize"] > 0
 
 
-@pytest.mark.parametrize("first", [-1, 100_000])
+def test_a_negative_size_is_refused_before_execution(client: TestClient) -> None:
+    # A LogIndex holds 0..2^53: -1 (or 2^53 + 1) is a variable that does not coerce.
+    for size in (-1, 2**53 + 1):
+        body = post_graphql(client, "query($from: LogIndex!) { ledger { treeSize "
+                                    "consistencyProof(fromSize: $from) { first } } }",
+                            **{"from": size})
+        assert "data" not in body
+        assert [e["extensions"]["code"] for e in body["errors"]] == ["BAD_USER_INPUT"]
+        assert f"LogIndex must be between 0 and 2^53 (9007199254740992), got {size}" in (
+            body["errors"][0]["message"])
+
+
+@pytest.mark.parametrize("first", [100_000, 2**53])
 def test_an_out_of_range_from_size_is_a_query_error(client: TestClient, first: int) -> None:
-    body = post_graphql(client, "query($from: Int!) { ledger { treeSize consistencyProof("
+    body = post_graphql(client, "query($from: LogIndex!) { ledger { treeSize consistencyProof("
                                 "fromSize: $from) { first } } }", **{"from": first})
     assert [e["message"][:9] for e in body["errors"]] == ["fromSize:"]
     assert body["data"]["ledger"]["consistencyProof"] is None

@@ -99,11 +99,13 @@ def statements(example_db: AuditStore) -> Iterator[list[str]]:
 def test_a_fan_out_is_refused_before_it_runs(client: TestClient,
                                              statements: list[str]) -> None:
     response = client.post("/graphql", json={"query": FAN_OUT})
-    assert response.status_code == 200
-    assert response.json() == {"data": None, "errors": [{"message": (
+    # Refused before execution, as a validation rule: "If the request does not pass GraphQL
+    # validation, status code 422 SHOULD be used." No data entry: nothing was executed.
+    assert response.status_code == 422
+    assert response.json() == {"errors": [{"message": (
         "this query may resolve 251001 objects, over this server's limit of 20000: ask for "
         "smaller pages (`first`) or fewer nested lists (each list in a page holds up to "
-        "`first` items, default 50)")}]}
+        "`first` items, default 50)"), "extensions": {"code": "LIMIT_EXCEEDED"}}]}
     assert statements == []
 
 

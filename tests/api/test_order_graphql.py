@@ -18,6 +18,7 @@ from spec_values import (
     FACETS_BATCH_1,
     HEADS,
     facet,
+    graphql_facets,
 )
 from starlette.testclient import TestClient
 
@@ -136,7 +137,7 @@ def test_ranges_in_filters(journal_client: TestClient) -> None:
 
 
 AS_OF = """
-query($asOf: Int, $delta: ID!, $light: ID!) {
+query($asOf: LogIndex, $delta: ID!, $light: ID!) {
   residuals(asOf: $asOf) {
     totalCount
     nodes { residualCode occurrenceCount occurrences { totalCount nodes { problemText } } }
@@ -171,8 +172,8 @@ def test_as_of_the_first_head_is_the_first_batch_world(journal_client: TestClien
     delta = residuals["nodes"][3]
     assert delta["occurrences"] == {"totalCount": 1,
                                     "nodes": [{"problemText": "Tom gained apples."}]}
-    assert found["residualFacets"] == {key: FACETS_BATCH_1[key]
-                                       for key in ("total", "occurrences", "byKind")}
+    assert found["residualFacets"] == graphql_facets(
+        {key: FACETS_BATCH_1[key] for key in ("total", "occurrences", "byKind")})
     assessments = found["assessments"]
     assert assessments["totalCount"] == 5
     assert assessments["nodes"][1] == {
@@ -203,7 +204,7 @@ def test_as_of_the_third_head_and_now(journal_client: TestClient) -> None:
     assert then["surfaceFacets"] == {"total": 12, "occurrences": 16}
     assert now["surfaceFacets"] == {"total": 16, "occurrences": 22}
     assert (then["turns"]["totalCount"], now["turns"]["totalCount"]) == (0, 6)
-    assert then["residualFacets"]["byKind"][0] == facet("missing_role", 8, 9)
+    assert then["residualFacets"]["byKind"][0] == facet("MISSING_ROLE", 8, 9)
     assert then["ledger"] == {"treeSize": 66}
     assert now["ledger"] == {"treeSize": 83}
 
@@ -211,7 +212,7 @@ def test_as_of_the_third_head_and_now(journal_client: TestClient) -> None:
 def test_turns_as_of_their_batch(journal_client: TestClient) -> None:
     turns = graphql_data(journal_client, "{ turns(first: 1) { nodes { turnKey } } }")["turns"]
     key = turns["nodes"][0]["turnKey"]
-    query = """query($key: ID!, $asOf: Int) { turn(id: $key, asOf: $asOf) {
+    query = """query($key: ID!, $asOf: LogIndex) { turn(id: $key, asOf: $asOf) {
         turnId surface { subject occurrenceCount } inclusionProof { treeSize } } }"""
     assert graphql_data(journal_client, query, key=key, asOf=HEADS[3])["turn"] is None
     assert graphql_data(journal_client, query, key=key, asOf=HEADS[4])["turn"] == {

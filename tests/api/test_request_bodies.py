@@ -1,6 +1,7 @@
-"""Malformed requests get a 400 with a GraphQL-shaped body saying what is wrong; bad values
-inside a well-formed request get a GraphQL error naming them. Never a 500, never a logged
-traceback, never "Internal error."."""
+"""Malformed requests get a 4xx with a GraphQL response saying what is wrong, coded (bytes that
+are not JSON 400 BAD_REQUEST, JSON that is not a GraphQL-over-HTTP request 422
+INVALID_REQUEST); bad values inside a well-formed request get a GraphQL error naming them.
+Never a 500, never a logged traceback, never "Internal error."."""
 
 from __future__ import annotations
 
@@ -25,10 +26,17 @@ def lenient_client(client: TestClient) -> TestClient:
     return client
 
 
-def assert_refused(response: Any, status: int, message: str) -> None:
+def assert_refused(response: Any, status: int, message: str, code: str) -> None:
     assert (response.status_code, response.headers["content-type"]) == (
         status, "application/json"), response.text
-    assert response.json() == {"errors": [{"message": message}]}
+    assert response.json() == {"errors": [{"message": message, "extensions": {"code": code}}]}
+
+
+# GraphQL over HTTP, Status Codes: "If the JSON body of the request could not be parsed,
+# status code 400 SHOULD be used." / "If the request is not a well-formed GraphQL-over-HTTP
+# request, status code 422 SHOULD be used."
+NOT_JSON = (400, "BAD_REQUEST")
+NOT_A_REQUEST = (422, "INVALID_REQUEST")
 
 
 @pytest.mark.parametrize(("body", "message"), [
@@ -65,13 +73,20 @@ def assert_refused(response: Any, status: int, message: str) -> None:
     (b'{"documentId": "sha256:00"}',
      "documentId: this server has no trusted documents; send the document as query"),
 ])
-def test_malformed_bodies_are_400s_saying_what_is_wrong(
+def test_malformed_bodies_are_4xx_saying_what_is_wrong(
     lenient_client: TestClient, caplog: pytest.LogCaptureFixture, body: bytes, message: str
 ) -> None:
     with caplog.at_level(logging.DEBUG):
         response = lenient_client.post("/graphql", content=body, headers=JSON)
-    assert_refused(response, 400, message)
+    status, code = refusal_of(message)
+    assert_refused(response, status, message, code)
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+def refusal_of(message: str) -> tuple[int, str]:
+    """Bytes that are not UTF-8 JSON, else JSON that is not a request."""
+    return NOT_JSON if any(f": {what}" in message for what in (
+        "not UTF-8", "JSON nested too deeply", "not JSON")) else NOT_A_REQUEST
 
 
 @pytest.mark.parametrize(("content_type", "shown"), [
@@ -80,11 +95,13 @@ def test_malformed_bodies_are_400s_saying_what_is_wrong(
     ("multipart/form-data; boundary=x", "multipart/form-data"),
     ("application/graphql", "application/graphql"),
 ])
-def test_a_body_that_is_not_json_is_a_400(lenient_client: TestClient, content_type: str,
+def test_a_body_that_is_not_json_is_a_415(lenient_client: TestClient, content_type: str,
                                           shown: str) -> None:
+    # "If the Content-Type of the request is not supported, status code 415 SHOULD be used."
     response = lenient_client.post("/graphql", content=LEDGER,
                                    headers={"content-type": content_type})
-    assert_refused(response, 400, f"content-type: send application/json, not {shown}")
+    assert_refused(response, 415, f"content-type: send application/json, not {shown}",
+                   "UNSUPPORTED_MEDIA_TYPE")
 
 
 def test_json_with_a_charset_is_accepted(client: TestClient) -> None:
@@ -103,18 +120,22 @@ def test_json_with_a_charset_is_accepted(client: TestClient) -> None:
      "variables: JSON nested too deeply"),
     ({"variables": "{}"}, "query string: no query (send the GraphQL document as `query`)"),
 ])
-def test_malformed_get_requests_are_400s(lenient_client: TestClient, params: dict[str, str],
-                                         message: str) -> None:
+def test_malformed_get_requests_are_4xx(lenient_client: TestClient, params: dict[str, str],
+                                        message: str) -> None:
     response = lenient_client.get("/graphql", params=params,
                                   headers={"accept": "application/json"})
-    assert_refused(response, 400, message)
+    status, code = refusal_of(message)
+    assert_refused(response, status, message, code)
 
 
 def test_strawberrys_own_refusals_are_graphql_shaped_too(lenient_client: TestClient) -> None:
     response = lenient_client.get("/graphql", params={"query": "{ ledger { treeSize } }",
                                                       "operationName": "Nope"})
-    assert response.status_code == 400
-    assert response.json() == {"errors": [{"message": 'Unknown operation named "Nope".'}]}
+    # "If the operation to execute cannot be unambiguously determined, status code 422
+    # SHOULD be used."
+    assert response.status_code == 422
+    assert response.json() == {"errors": [{"message": 'Unknown operation named "Nope".',
+                                           "extensions": {"code": "OPERATION_NOT_DETERMINED"}}]}
 
 
 def cursor(text: str) -> str:
@@ -172,8 +193,13 @@ def test_a_lone_surrogate_is_a_graphql_error_naming_where(
     body = json.dumps({"query": query, "variables": variables})
     with caplog.at_level(logging.DEBUG):
         response = client.post("/graphql", content=body, headers=JSON)
-    assert response.status_code == 200, response.text
-    assert [e["message"] for e in response.json()["errors"]] == [message]
+    # A variable refused is a request error (422, no data); the lexer's, a parse error (400).
+    parsing = message.startswith("Syntax Error")
+    assert response.status_code == (400 if parsing else 422), response.text
+    assert response.json() == {"errors": [{
+        "message": message, "extensions": {
+            "code": "GRAPHQL_PARSE_FAILED" if parsing else "BAD_USER_INPUT"},
+        **({"locations": response.json()["errors"][0]["locations"]} if parsing else {})}]}
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
 
 
@@ -203,11 +229,13 @@ def test_several_operations_without_a_name_are_refused_not_the_first_run(
     params = {"query": TWO_OPERATIONS}
     response = (client.post("/graphql", json=params) if method == "POST"
                 else client.get("/graphql", params=params, headers={"accept": "application/json"}))
-    assert response.json() == {"data": None, "errors": [{"message": NAME_NEEDED}]}
+    assert response.status_code == 422
+    assert response.json() == {"errors": [{
+        "message": NAME_NEEDED, "extensions": {"code": "OPERATION_NOT_DETERMINED"}}]}
 
 
 def test_several_operations_with_a_name_run_that_one(client: TestClient) -> None:
     response = client.post("/graphql", json={"query": TWO_OPERATIONS, "operationName": "Size"})
     assert response.json() == {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}}
     unknown = client.post("/graphql", json={"query": TWO_OPERATIONS, "operationName": "Nope"})
-    assert_refused(unknown, 400, 'Unknown operation named "Nope".')
+    assert_refused(unknown, 422, 'Unknown operation named "Nope".', "OPERATION_NOT_DETERMINED")

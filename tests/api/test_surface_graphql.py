@@ -20,6 +20,7 @@ from spec_surfaces import (
     UNRESOLVABLE_ID,
     UNRESOLVABLE_NODE,
 )
+from spec_values import graphql_facets
 from starlette.testclient import TestClient
 
 from store.db.audit_store import AuditStore
@@ -171,13 +172,14 @@ def test_none_record_has_no_surface_and_unknown_id_is_null(client: TestClient) -
 
 
 def test_facets_over_graphql(client: TestClient) -> None:
-    assert post_graphql(client, FACETS) == {"data": {"surfaceFacets": SURFACE_FACETS_ALL}}
+    assert post_graphql(client, FACETS) == {"data": {
+        "surfaceFacets": graphql_facets(SURFACE_FACETS_ALL)}}
     teaching = post_graphql(client, FACETS, filter={"groundingSource": ["TEACHING"]})
-    assert teaching == {"data": {"surfaceFacets": TEACHING_FACETS}}
+    assert teaching == {"data": {"surfaceFacets": graphql_facets(TEACHING_FACETS)}}
     chain = post_graphql(client, FACETS, filter={"chainId": ["cause_knowledge_requires_evidence"]})
     assert chain["data"]["surfaceFacets"]["byVerification"] == [
-        {"value": "mismatch", "count": 1, "occurrences": 1},
-        {"value": "verified", "count": 1, "occurrences": 2}]
+        {"value": "MISMATCH", "count": 1, "occurrences": 1},
+        {"value": "VERIFIED", "count": 1, "occurrences": 2}]
 
 
 def test_occurrence_counts_come_with_the_page_in_one_statement(client: TestClient,
@@ -221,7 +223,7 @@ def test_bad_surface_requests_are_errors_not_500s(client: TestClient, query: str
                                                   variables: dict[str, Any],
                                                   expected: str) -> None:
     response = client.post("/graphql", json={"query": query, "variables": variables})
-    assert response.status_code in (200, 400), response.text
+    assert response.status_code in (200, 422), response.text
     messages = [error["message"] for error in response.json().get("errors", [])]
     assert any(expected.lower() in m.lower() for m in messages), messages
     assert "Internal error." not in messages

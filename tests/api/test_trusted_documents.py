@@ -132,20 +132,25 @@ NOT_TRUSTED = ("this server runs only its trusted documents: send a documentId f
                "manifest (or that document's exact text as query)")
 
 
-@pytest.mark.parametrize(("body", "status", "message"), [
-    ({"query": "{ ledger { treeSize } }"}, 403, NOT_TRUSTED),
-    ({"query": "{ __schema { queryType { name } } }"}, 403, NOT_TRUSTED),  # introspection too
+FORBIDDEN = (403, "FORBIDDEN_DOCUMENT")  # "...the server SHOULD reply with 401, 403 ..."
+MALFORMED = (422, "INVALID_REQUEST")  # "not a well-formed GraphQL-over-HTTP request": 422
+
+
+@pytest.mark.parametrize(("body", "refusal", "message"), [
+    ({"query": "{ ledger { treeSize } }"}, FORBIDDEN, NOT_TRUSTED),
+    ({"query": "{ __schema { queryType { name } } }"}, FORBIDDEN, NOT_TRUSTED),  # introspection
     ({"query": (WORKBENCH / "LedgerStatus.graphql").read_text(encoding="utf-8") + " "},
-     403, NOT_TRUSTED),
-    ({"documentId": "sha256:" + "0" * 64}, 403,
+     FORBIDDEN, NOT_TRUSTED),
+    ({"documentId": "sha256:" + "0" * 64}, FORBIDDEN,
      f"documentId sha256:{'0' * 64}: not a trusted document of this server"),
-    ({"documentId": "LedgerStatus"}, 400,
+    ({"documentId": "LedgerStatus"}, MALFORMED,
      "documentId: must be sha256:<64 lower-case hex digits>"),
-    ({"documentId": ledger_status_id(), "query": "{ ledger { treeSize } }"}, 400,
+    ({"documentId": ledger_status_id(), "query": "{ ledger { treeSize } }"}, MALFORMED,
      "send either query or documentId, not both"),
 ])
 def test_everything_else_is_refused(trusted_client: TestClient, body: dict[str, str],
-                                    status: int, message: str) -> None:
+                                    refusal: tuple[int, str], message: str) -> None:
     response = trusted_client.post("/graphql", json=body)
+    status, code = refusal
     assert (response.status_code, response.json()) == (
-        status, {"errors": [{"message": message}]})
+        status, {"errors": [{"message": message, "extensions": {"code": code}}]})

@@ -119,20 +119,20 @@ def test_turn_filters_and_pages(turn_client: TestClient) -> None:
     assert len(rest["nodes"]) == 2 and rest["pageInfo"]["hasNextPage"] is False
 
 
-def test_turn_facets_count_values_as_core_writes_them(turn_client: TestClient) -> None:
+def test_turn_facets_count_values_as_filters_take_them(turn_client: TestClient) -> None:
     facets = graphql_data(turn_client, workbench("TurnFacetOverview"))["turnFacets"]
     assert facets["total"] == 6
     assert facets["byGroundingSource"] == [
-        {"value": "teaching", "count": 4}, {"value": "none", "count": 1},
-        {"value": "pack", "count": 1}]
+        {"value": "TEACHING", "count": 4}, {"value": "NONE", "count": 1},
+        {"value": "PACK", "count": 1}]
     assert facets["byVerification"] == [
-        {"value": "verified", "count": 3}, {"value": "not_checked", "count": 2},
-        {"value": "mismatch", "count": 1}]
+        {"value": "VERIFIED", "count": 3}, {"value": "NOT_CHECKED", "count": 2},
+        {"value": "MISMATCH", "count": 1}]
     assert facets["byEpistemicState"] == [
         {"value": "decoded", "count": 5}, {"value": "undetermined", "count": 1}]
     assert facets["byNormativeClearance"] == [
-        {"value": "violated", "count": 4}, {"value": "cleared", "count": 1},
-        {"value": "suppressed", "count": 1}]
+        {"value": "VIOLATED", "count": 4}, {"value": "CLEARED", "count": 1},
+        {"value": "SUPPRESSED", "count": 1}]
     assert facets["byCorpus"] == [
         {"value": "cognition_chains_v1", "count": 4}, {"value": None, "count": 2}]
     teaching = graphql_data(turn_client, workbench("TurnFacetOverview"),

@@ -78,7 +78,7 @@ def test_graphql_lists_kept_checkpoints_up_to_the_head_asked(store: str, keys: d
     size = int(raw_query(store, "SELECT tree_size FROM checkpoints")[0][0])  # type: ignore[call-overload]
     ok("ingest", "--db", store, EXAMPLE_FILES[1])
     ok("checkpoint", "--db", store, "--key", keys["key"])
-    query = ("query($at: Int) { ledger(asOf: $at) { checkpoints(first: 10) { checkpointId "
+    query = ("query($at: LogIndex) { ledger(asOf: $at) { checkpoints(first: 10) { checkpointId "
              "treeSize signers cosigners note } } }")
     newest = json.loads(ok("query", "--db", store, query))["data"]["ledger"]["checkpoints"]
     assert [c["checkpointId"] for c in newest] == [2, 1]

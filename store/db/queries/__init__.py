@@ -19,8 +19,21 @@ from store.db.queries.constructions import (
     list_residual_turns,
     turn_constructions,
 )
-from store.db.queries.errors import CursorError, PageSizeError, QueryError, QueryTimeout
-from store.db.queries.filters import AssessmentFilter, ResidualFilter, SurfaceFilter, TurnFilter
+from store.db.queries.errors import (
+    CursorError,
+    LimitExceeded,
+    PageSizeError,
+    PageSizeLimit,
+    QueryError,
+    QueryTimeout,
+)
+from store.db.queries.filters import (
+    MAX_IDS,
+    AssessmentFilter,
+    ResidualFilter,
+    SurfaceFilter,
+    TurnFilter,
+)
 from store.db.queries.keys import MAX_KEY
 from store.db.queries.ledger import (
     consistency_proof,
@@ -88,6 +101,7 @@ from store.db.queries.surfaces import list_surface_occurrences
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "LISTINGS",
+    "MAX_IDS",
     "MAX_KEY",
     "MAX_PAGE_SIZE",
     "AssessmentFilter",
@@ -100,10 +114,12 @@ __all__ = [
     "Joined",
     "Journal",
     "LedgerStatus",
+    "LimitExceeded",
     "Occurrence",
     "Order",
     "Page",
     "PageSizeError",
+    "PageSizeLimit",
     "ProposalCandidate",
     "QueryError",
     "QueryTimeout",

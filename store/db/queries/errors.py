@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from store.errors import QueryError
 
-__all__ = ["CursorError", "PageSizeError", "QueryError", "QueryTimeout"]
+__all__ = ["CursorError", "LimitExceeded", "PageSizeError", "PageSizeLimit", "QueryError",
+           "QueryTimeout"]
 
 
 class CursorError(QueryError):
@@ -13,7 +14,16 @@ class CursorError(QueryError):
 
 
 class PageSizeError(QueryError):
-    """`first` outside 0..MAX_PAGE_SIZE."""
+    """`first` or `last` outside 0..MAX_PAGE_SIZE, or both given."""
+
+
+class LimitExceeded(QueryError):
+    """A value past a documented cap (a page's size, an id list's length, a range of
+    changes): the message names the cap."""
+
+
+class PageSizeLimit(PageSizeError, LimitExceeded):
+    """`first` or `last` above MAX_PAGE_SIZE."""
 
 
 class QueryTimeout(QueryError):

@@ -10,12 +10,16 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Select,
+    Table,
     func,
+    literal,
     literal_column,
     select,
     union_all,
 )
 
+from store.db.queries.as_of import Snapshot, held
+from store.db.queries.filters import ColumnFilter
 from store.db.queries.records import FacetCount
 
 
@@ -47,6 +51,27 @@ def facet_counts(
     total = sum(facet.count for facet in lists[0])
     occurrences = sum(facet.occurrences for facet in lists[0])
     return total, occurrences, lists
+
+
+def range_facets(connection: Connection, records: Table, key: str, sightings: Table,
+                 where: ColumnFilter, snapshot: Snapshot | None, column_names: Sequence[str]
+                 ) -> tuple[int, int, list[list[FacetCount]]]:
+    """Facets over a range, as residual tallies count them: `count` the records the range's
+    batches first stored (`where`, range included), `occurrences` the sightings the range's
+    batches recorded of records `where` matches without its range (an older record seen
+    again adds sightings to its value, not a record)."""
+    columns = [records.c[name].label(name) for name in column_names]
+    stored = select(*columns, literal(1).label("n"), literal(0).label("s")).where(
+        *where.conditions(), *held(snapshot, records))
+    seen = (select(*columns, literal(0).label("n"), literal(1).label("s"))
+            .select_from(sightings.join(records, records.c[key] == sightings.c[key]))
+            .where(*where.without_range().conditions(),
+                   *where.batch_conditions(sightings.c.batch_id), *held(snapshot, sightings)))
+    both = union_all(stored, seen).subquery("stored_and_seen")
+    grouped = [both.c[name] for name in column_names]
+    combos = (select(*grouped, func.sum(both.c.n).label("n"), func.sum(both.c.s).label("s"))
+              .group_by(*grouped).cte("combos"))
+    return facet_counts(connection, combos, column_names)
 
 
 def grouped_facets(connection: Connection, rows: Select[Any],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, ClassVar, NewType
 
@@ -14,8 +14,9 @@ from sqlalchemy import (
     false,
 )
 
-from store.db.queries.errors import QueryError
+from store.db.queries.errors import LimitExceeded, QueryError
 from store.db.queries.keys import key_value
+from store.db.queries.pages import MAX_PAGE_SIZE
 from store.db.queries.ranges import BatchRange
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
@@ -36,10 +37,18 @@ from store.model.turns import NormativeClearance, TurnKind
 # A record's id as a filter takes it: GraphQL's ID.
 RecordId = NewType("RecordId", str)
 
+MAX_IDS = MAX_PAGE_SIZE  # ids one filter field takes: a page's worth
+
 
 def on(column: Column[Any]) -> Any:
     """A filter field matched as any-of against `column` (enum members by stored value)."""
     return field(default=None, metadata={"column": column})
+
+
+def ids(column: Column[Any], argument: str) -> Any:
+    """A filter field of record ids (GraphQL `[ID!]`, named `argument`), any-of against
+    `column`: at most MAX_IDS of them, as a page holds at most MAX_PAGE_SIZE records."""
+    return field(default=None, metadata={"column": column, "ids": argument})
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +58,25 @@ class ColumnFilter(BatchRange):
 
     _table: ClassVar[Table]
 
+    def has_ids(self) -> bool:
+        """Whether an id list constrains it."""
+        return any(f.metadata.get("ids") and getattr(self, f.name) for f in fields(self))
+
+    def without_range(self) -> ColumnFilter:
+        """The same filter over every batch."""
+        return replace(self, batch_id_from=None, batch_id_to=None, ingested_from=None,
+                       ingested_to=None)
+
     def conditions(self, table: Table | None = None) -> list[ColumnElement[bool]]:
-        """On the columns the fields name, or on `table`'s columns of the same names."""
+        """On the columns the fields name, or on `table`'s columns of the same names.
+        LimitExceeded for an id list longer than MAX_IDS."""
         found: list[ColumnElement[bool]] = []
         for each in fields(self):
             column, values = each.metadata.get("column"), getattr(self, each.name)
+            argument = each.metadata.get("ids")
+            if argument and values and len(values) > MAX_IDS:
+                raise LimitExceeded(f"{argument}: at most {MAX_IDS} ids (a page's worth), got "
+                                    f"{len(values)}: ask in pages")
             if column is not None and values:
                 found.append(any_of(column if table is None else table.c[column.name],
                                     enum_values(values) or []))
@@ -68,6 +91,7 @@ class ResidualFilter(ColumnFilter):
     contract_residuals, or to residual_tallies (same column names)."""
 
     _table = residuals_t
+    residual_id: Sequence[str] | None = ids(residuals_t.c.residual_id, "residualId")
     organ: Sequence[str] | None = on(residuals_t.c.candidate_organ)
     family_id: Sequence[str] | None = on(residuals_t.c.family_id)
     kind: Sequence[ResidualKind] | None = on(residuals_t.c.residual_kind)
@@ -80,6 +104,7 @@ class AssessmentFilter(ColumnFilter):
     """Any-of lists, ANDed; `runnable` None = both. `family_id` goes through the organ map."""
 
     _table = assessments_t
+    assessment_id: Sequence[str] | None = ids(assessments_t.c.assessment_id, "assessmentId")
     organ: Sequence[str] | None = on(assessments_t.c.candidate_organ)
     family_id: Sequence[str] | None = None
     runnable: bool | None = None
@@ -104,6 +129,7 @@ class SurfaceFilter(ColumnFilter):
     The batch range is on the batch that first stored the surface."""
 
     _table = surfaces_t
+    surface_id: Sequence[str] | None = ids(surfaces_t.c.surface_id, "surfaceId")
     grounding_source: Sequence[GroundingSource] | None = on(surfaces_t.c.grounding_source)
     corpus_id: Sequence[str] | None = on(surfaces_t.c.corpus_id)
     chain_id: Sequence[str] | None = on(surfaces_t.c.chain_id)
@@ -139,6 +165,7 @@ class TurnFilter(ColumnFilter):
     batch range is on the turn's own batch."""
 
     _table = turns_t
+    turn_key: Sequence[str] | None = ids(turns_t.c.turn_key, "turnKey")
     grounding_source: Sequence[GroundingSource] | None = on(turns_t.c.grounding_source)
     verification: Sequence[SurfaceVerification] | None = on(surfaces_t.c.verification)
     epistemic_state: Sequence[str] | None = on(turns_t.c.epistemic_state)

@@ -25,15 +25,20 @@ from sqlalchemy import (
     Subquery,
     cast,
     func,
+    literal,
     select,
+    union_all,
 )
 
-from store.db.queries.as_of import Snapshot, snapshot_at
+from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.filters import ResidualFilter, SurfaceFilter, TurnFilter
 from store.db.queries.listings import SURFACES, TURNS
 from store.db.queries.pages import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from store.db.schema.tables import TALLY_DIMENSIONS
+from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
+from store.db.schema.tables import residual_occurrences as occurrences_t
 from store.db.schema.tables import residual_tallies as tallies_t
 from store.db.schema.tables import surface_records as surfaces_t
 from store.db.schema.tables import turns as turns_t
@@ -159,10 +164,31 @@ def _ingest_times(dimensions: Mapping[str, str]) -> tuple[Dimension, ...]:
 
 
 def _residual_tallies(where: ResidualFilter | None, snapshot: Snapshot | None) -> Select[Any]:
+    if where is not None and where.has_ids():  # the tallies hold no ids: the rows, counted
+        return _residual_rows(where, snapshot)
     return (select(tallies_t, batches_t.c.ingested_at)
             .join(batches_t, batches_t.c.batch_id == tallies_t.c.batch_id)
             .where(*(where.conditions(tallies_t) if where else []),
                    *([] if snapshot is None else [snapshot.covers(tallies_t.c.batch_id)])))
+
+
+def _residual_rows(where: ResidualFilter, snapshot: Snapshot | None) -> Select[Any]:
+    """Rows shaped as the tallies (a residual counted by the batch that first stored it, a
+    sighting by the batch that recorded it), for a filter of residual ids."""
+    dimensions = [residuals_t.c[name] for name in TALLY_DIMENSIONS]
+    stored = (select(*dimensions, literal(1).label("residuals"),
+                     literal(0).label("occurrences"), batches_t.c.ingested_at)
+              .join(batches_t, batches_t.c.batch_id == residuals_t.c.batch_id)
+              .where(*where.conditions(), *held(snapshot, residuals_t)))
+    seen = (select(*dimensions, literal(0).label("residuals"),
+                   literal(1).label("occurrences"), batches_t.c.ingested_at)
+            .select_from(occurrences_t.join(
+                residuals_t, residuals_t.c.residual_id == occurrences_t.c.residual_id).join(
+                batches_t, batches_t.c.batch_id == occurrences_t.c.batch_id))
+            .where(*where.without_range().conditions(),
+                   *where.batch_conditions(occurrences_t.c.batch_id),
+                   *held(snapshot, occurrences_t)))
+    return select(union_all(stored, seen).subquery("tallied_rows"))
 
 
 def _with_ingest_time(listing_rows: Callable[[Any, Snapshot | None], Select[Any]],

@@ -17,7 +17,7 @@ from store.db.log.stored_log import (
     stored_origin,
 )
 from store.db.queries.as_of import snapshot_at
-from store.db.queries.errors import QueryError
+from store.db.queries.errors import LimitExceeded, QueryError
 from store.db.queries.records import ConsistencyProof, InclusionProof, LedgerStatus
 from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.db.schema.tables import metadata
@@ -133,7 +133,7 @@ def changes(connection: Connection, from_size: int, to_size: int | None = None) 
     if first.tree_size > end:
         raise QueryError(f"fromSize {first.tree_size} is above toSize {end}")
     if end - first.tree_size > MAX_CHANGES:
-        raise QueryError(f"{end - first.tree_size} leaves between sizes {first.tree_size} and "
+        raise LimitExceeded(f"{end - first.tree_size} leaves between sizes {first.tree_size} and "
                          f"{end}: ask for at most {MAX_CHANGES} at a time (a recorded head in "
                          "between)")
     proof = consistency_proof(connection, first.tree_size, end)

@@ -17,7 +17,7 @@ from sqlalchemy import (
 from store.db.log.stored_log import latest_head
 from store.db.queries.as_of import Snapshot, snapshot_at
 from store.db.queries.cursors import cursor_for, decode_cursor, encode_cursor, key_in
-from store.db.queries.errors import CursorError, PageSizeError
+from store.db.queries.errors import CursorError, PageSizeError, PageSizeLimit
 from store.db.queries.orders import (
     Listing,
     Order,
@@ -45,7 +45,9 @@ def page_size(first: int | None, last: int | None = None) -> int:
     argument, size = ("first", first) if last is None else ("last", last)
     if size is None:
         return DEFAULT_PAGE_SIZE
-    if size < 0 or size > MAX_PAGE_SIZE:
+    if size > MAX_PAGE_SIZE:
+        raise PageSizeLimit(f"{argument}: must be between 0 and {MAX_PAGE_SIZE}, got {size}")
+    if size < 0:
         raise PageSizeError(f"{argument}: must be between 0 and {MAX_PAGE_SIZE}, got {size}")
     return size
 

@@ -55,6 +55,11 @@ class BatchRange:
     ingested_from: datetime | None = None
     ingested_to: datetime | None = None
 
+    def has_range(self) -> bool:
+        """Whether a batch or ingest-time bound is given."""
+        return any(bound is not None for bound in (
+            self.batch_id_from, self.batch_id_to, self.ingested_from, self.ingested_to))
+
     def batch_conditions(self, batch_id: ColumnElement[Any]) -> list[ColumnElement[bool]]:
         """On a table's `batch_id` column (a record's, or a tally's)."""
         found: list[ColumnElement[bool]] = []

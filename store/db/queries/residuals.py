@@ -1,4 +1,5 @@
-"""Residuals: counts and facets (both sum the tallies)."""
+"""Residuals: counts and facets (both sum the tallies; a filter of residual ids, which the
+tallies do not hold, counts the rows)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from sqlalchemy import (
     select,
 )
 
-from store.db.queries.as_of import Snapshot
-from store.db.queries.facets import grouped_facets
+from store.db.queries.as_of import Snapshot, held
+from store.db.queries.facets import grouped_facets, range_facets
 from store.db.queries.filters import ResidualFilter
 from store.db.queries.records import ResidualFacets
 from store.db.schema.tables import TALLY_DIMENSIONS
+from store.db.schema.tables import contract_residuals as residuals_t
+from store.db.schema.tables import residual_occurrences as occurrences_t
 from store.db.schema.tables import residual_tallies as tallies_t
 
 
@@ -27,7 +30,11 @@ def _tallies(where: ResidualFilter | None, snapshot: Snapshot | None) -> Select[
 
 def residuals_from_tallies(connection: Connection, where: ResidualFilter | None,
                            snapshot: Snapshot | None) -> int:
-    """Matching residuals, summed from the tallies (every filter field is a tally column)."""
+    """Matching residuals, summed from the tallies (every filter field but the ids is a tally
+    column); with ids, counted (at most MAX_IDS rows)."""
+    if where is not None and where.has_ids():
+        return int(connection.execute(select(func.count()).select_from(residuals_t).where(
+            *where.conditions(), *held(snapshot, residuals_t))).scalar_one())
     tallies = _tallies(where, snapshot).subquery("tallies")
     # int(): PostgreSQL's sum() of integers is bigint or numeric.
     return int(connection.execute(
@@ -39,7 +46,13 @@ def residual_facets_of(connection: Connection, rows: Select[Any],
                        ) -> ResidualFacets:
     """Counts per kind, axis, organ, family and code over the filtered residuals: sums of the
     batches' tallies, so the cost follows the number of batches, not of residuals. With a
-    batch range, `occurrences` are the sightings recorded in those batches."""
+    batch range, `occurrences` are the sightings recorded in those batches (with ids, the
+    same counts from the rows)."""
+    if where is not None and where.has_ids():
+        total, occurrences, lists = range_facets(
+            connection, residuals_t, "residual_id", occurrences_t, where, snapshot,
+            TALLY_DIMENSIONS)
+        return ResidualFacets(total, occurrences, *lists)
     tallies = _tallies(where, snapshot)
     total, occurrences, lists = grouped_facets(
         connection, tallies, {name: tallies_t.c[name] for name in TALLY_DIMENSIONS},

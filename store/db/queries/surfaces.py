@@ -13,13 +13,14 @@ from sqlalchemy import (
 
 from store.db.queries.as_of import Snapshot, held
 from store.db.queries.batches import BATCH_COLUMNS, BATCH_RECORD
-from store.db.queries.facets import grouped_facets
+from store.db.queries.facets import grouped_facets, range_facets
 from store.db.queries.filters import SurfaceFilter, equals
 from store.db.queries.pages import PageArgs, seq_page
 from store.db.queries.records import Page, SurfaceFacets, SurfaceOccurrence
 from store.db.queries.row_records import flat_record
 from store.db.schema.tables import ingest_batches as batches_t
 from store.db.schema.tables import surface_occurrences as sightings_t
+from store.db.schema.tables import surface_records as surfaces_t
 
 _surface_occurrence = flat_record(SurfaceOccurrence, batch=BATCH_RECORD.at("batch_"))
 
@@ -42,9 +43,13 @@ def list_surface_occurrences(connection: Connection, surface_id: str, first: int
 def surface_facets_of(connection: Connection, rows: Select[Any],
                       where: SurfaceFilter | None, snapshot: Snapshot | None) -> SurfaceFacets:
     """Counts per grounding source, corpus, intent and verification over the filtered surfaces
-    (`rows`, with their sightings)."""
-    filtered = rows.subquery("filtered")
+    (`rows`, with their sightings); over a range, as residualFacets count (range_facets)."""
     names = ("grounding_source", "corpus_id", "intent", "verification")
+    if where is not None and where.has_range():
+        total, occurrences, lists = range_facets(
+            connection, surfaces_t, "surface_id", sightings_t, where, snapshot, names)
+        return SurfaceFacets(total, occurrences, *lists)
+    filtered = rows.subquery("filtered")
     total, occurrences, lists = grouped_facets(
         connection, select(filtered), {name: filtered.c[name] for name in names},
         func.count(), func.sum(filtered.c.occurrence_count))
