@@ -27,7 +27,9 @@ import orjson
 from store.db.write.row_builders import InputStart
 from store.errors import InputError
 from store.model.jsonl import MAX_LINE_BYTES
-from store.model.turns import TurnKind, turn_line_kind
+from store.model.turns import TurnKind, stored_turn_key, turn_line_kind
+
+JOURNAL_KIND = TurnKind.WORKBENCH_JOURNAL.value
 
 _DIGEST_BYTES = 16  # per followed line: 1.6 MB for 100,000 lines
 
@@ -57,6 +59,7 @@ class FollowedFile:
     size: int = 0  # bytes up to the end of the last of them
     digests: bytearray = field(default_factory=bytearray)
     next_turn: int = 1  # the turn_id a journal line after them must have
+    journal_id: str | None = None  # the turn_key of its journal's turn 1 (turn_fields)
     prefix: Any = field(default_factory=hashlib.sha256)  # of their bytes, 0 to `size`
     seen: FileState | None = None  # the file as last read: unchanged, it is not read again
 
@@ -92,6 +95,7 @@ class FollowedFile:
         self.prefix = reader.prefix
         self.lines = reader.line
         self.next_turn = reader.next_turn
+        self.journal_id = reader.journal_id
         self.size = reader.size
         self.seen = reader.opened
         return replaced
@@ -114,6 +118,7 @@ class PrefixReader:
         self.new_digests = bytearray()
         self.prefix = followed.prefix.copy()  # grows with each new complete line
         self.next_turn = followed.next_turn
+        self.journal_id = followed.journal_id
         self._current = hashlib.sha256()
         self._text = bytearray()  # the line being read, while it may be a journal line
         self._ended = False
@@ -123,7 +128,8 @@ class PrefixReader:
         """Where what the writer reads begins in the file (None: at its start)."""
         if not self.tail:
             return None
-        return InputStart(self.followed.lines + 1, self.followed.next_turn)
+        return InputStart(self.followed.lines + 1, self.followed.next_turn,
+                          self.followed.journal_id)
 
     def readline(self, limit: int = -1, /) -> bytes:
         if self._ended:
@@ -197,3 +203,6 @@ class PrefixReader:
             turn_id = value.get("turn_id")
             if isinstance(turn_id, int) and not isinstance(turn_id, bool):
                 self.next_turn = turn_id + 1
+                if turn_id == 1:  # a tail batch's turns name their journal by this turn
+                    line = text.decode("utf-8", "replace").rstrip("\r\n")
+                    self.journal_id = stored_turn_key(JOURNAL_KIND, line, None)

@@ -212,6 +212,7 @@ class InputStart(NamedTuple):
 
     line: int = 1
     turn_id: int = 1
+    journal_id: str | None = None  # the turn_key of the file's turn 1, when turn_id > 1
 
 
 class RecordReader:

@@ -68,7 +68,7 @@ _LOOKUP_ORDER = sorted(INPUT_KINDS, key=lambda k: k.part_of is not None)  # pare
 
 class _BatchWriter:
     def __init__(self, connection: Connection, summary: BatchSummary, batch_id: int,
-                 guards: InsertGuards) -> None:
+                 guards: InsertGuards, start: InputStart | None = None) -> None:
         self.connection = connection
         self.guards = guards
         self.flushes = 0
@@ -88,7 +88,8 @@ class _BatchWriter:
         self.written = WrittenBatch(self.appender.tree.copy())  # what prove_batch checks
         self.journal = JournalTurns()
         self.turn_batches: set[int] = set()  # the batches of the turns found stored
-        self.turn_fields = TurnFieldsWriter(batch_id)
+        # A tail batch (`follow`) has no turn 1: its journal is named by the caller.
+        self.turn_fields = TurnFieldsWriter(batch_id, start.journal_id if start else None)
 
     def add(self, chunk: RowChunk) -> None:
         summary = self.summary
@@ -330,7 +331,7 @@ def append_batch(
             return row_chunks(source_lines, batch_id, registry, max_line_bytes, start)
 
         with insert_guards_liftable(connection) as guards:  # back before the batch's own rows
-            writer = _BatchWriter(connection, summary, batch_id, guards)
+            writer = _BatchWriter(connection, summary, batch_id, guards, start)
             for chunk in (chunks_in_process(chunks) if parallel else chunks()):
                 if on_bytes and chunk.bytes_read:
                     on_bytes(chunk.bytes_read)
