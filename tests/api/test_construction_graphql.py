@@ -37,7 +37,7 @@ EXAMPLE_A = (REPO / "examples" / "adr_0225_frames.jsonl").read_text(
     encoding="utf-8").splitlines()[0]
 assert json.loads(EXAMPLE_A)["source_ref"] == "adr-0225:example-a"
 
-TURN = """query($key: ID!, $asOf: Int) { turn(id: $key, asOf: $asOf) {
+TURN = """query($key: ID!, $asOf: LogIndex) { turn(id: $key, asOf: $asOf) {
   turnId constructionStatus constructionMissingReason
   assessments { assessmentId sourceRef problemText candidateOrgan runnable turn { turnKey } }
   residuals { residualId residualCode turns { totalCount nodes { turnId prompt } } } } }"""
