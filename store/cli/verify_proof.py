@@ -46,9 +46,12 @@ def _text(data: bytes, path: Path) -> str:
               help="The C2SP checkpoint whose tree a JSON proof must reach (required unless "
                    "PROOF is a proof file or a .tlog-proof bundle holding one).")
 @policy_options
+@click.option("--consistency-only", is_flag=True,
+              help="Check the proof against the checkpoint with no key: says only that the "
+                   "proof and the checkpoint agree, not who vouches for the checkpoint.")
 def verify_proof(proof_file: Path, checkpoint_file: Path | None, keys: tuple[Path, ...],
                  witness_keys: tuple[str, ...], quorum: int | None,
-                 policy_file: Path | None) -> None:
+                 policy_file: Path | None, consistency_only: bool) -> None:
     """Check a `core-audit prove` proof, offline (no store, no network): a JSON proof against
     --checkpoint (inclusion of an entry in, or consistency of an older tree with, its tree),
     or a C2SP tlog-proof bundle (`prove --bundle`) against the keys given. Exit 1 if not.
@@ -60,8 +63,20 @@ def verify_proof(proof_file: Path, checkpoint_file: Path | None, keys: tuple[Pat
     it reaches); without --checkpoint the file's own checkpoint is used, and the output says
     so: compare its root with one you kept. Prints `valid: ...`, or `invalid: REASON` with
     exit 1.
+
+    Nothing but a key authenticates a checkpoint: without --key or --policy the command
+    refuses (exit 1), unless --consistency-only asks for the proof checked against the
+    checkpoint alone (the output then says nothing vouches for it). The log key's name must
+    be the checkpoint's origin (C2SP tlog-policy).
     """
     policy = build_policy(keys, witness_keys, quorum, policy_file)
+    if consistency_only and policy is not None:
+        raise click.UsageError("--consistency-only checks without keys: drop --key/--policy")
+    if policy is None and not consistency_only:
+        click.echo("invalid: nothing authenticates the checkpoint: give the log's key (--key) "
+                   "or a --policy; --consistency-only checks the proof against the checkpoint "
+                   "alone, vouching for nothing", err=True)
+        sys.exit(1)
     against = ""
     try:
         data = _read_bytes(proof_file)
@@ -89,6 +104,9 @@ def verify_proof(proof_file: Path, checkpoint_file: Path | None, keys: tuple[Pat
                                        "checkpoint")
             message = check_proof(proof, checkpoint)
             message += f"; {signed_by}" if signed_by else ""
+            if policy is None:
+                message += ("; consistency only: no key checked, nothing vouches for the "
+                            "checkpoint")
     except click.UsageError:
         raise
     except (click.ClickException, VerificationError) as exc:

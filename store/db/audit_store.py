@@ -43,7 +43,7 @@ from store.db.write.row_builders import RegistryProvider
 from store.db.write.writer import append_batch
 from store.errors import StoreError
 from store.model.checkpoint import Checkpoint, NoteSignature, SignerKey, VerifierKey, sign
-from store.model.cosignature import check_note, cosignature_time
+from store.model.cosignature import check_note, cosignature_time, is_witness_line
 from store.model.teaching_surface import default_registry
 
 P = ParamSpec("P")
@@ -250,7 +250,6 @@ class AuditStore:
                          witnesses: list[VerifierKey]) -> KeptCheckpoint:
         """Append the cosignature lines of `witnesses` to kept checkpoint `checkpoint_id`,
         each checked against its body first; a witness already kept is left as it is."""
-        by_name = {(w.name, w.key_hash): w for w in witnesses}
         with self.write_engine().begin() as connection:
             kept = kept_checkpoint(connection, checkpoint_id)
             if kept is None:
@@ -258,7 +257,9 @@ class AuditStore:
             body = kept.signed_note[:kept.signed_note.index("\n\n") + 1]
             rows, seen = [], set(kept.cosigners)
             for line in lines:
-                witness = by_name.get((line.name, line.key_hash))
+                # a cosignature/v1 line (key ID over 0x04) or, for a witness given by a plain
+                # 0x01 key, its Ed25519 note signature line
+                witness = next((w for w in witnesses if is_witness_line(line, w)), None)
                 if witness is None:
                     raise StoreError(f"cosignature by {line.name}: not one of the witness "
                                      "keys given")
