@@ -39,6 +39,7 @@ from store.db.verify.store_checks import VerifyReport, verify_store
 from store.db.verify.wal_file import wal_problem
 from store.db.write.batch_summary import BatchSummary
 from store.db.write.inserts import insert_rows, lock_log_tip
+from store.db.write.origin_batch import log_origin_choice
 from store.db.write.row_builders import RegistryProvider
 from store.db.write.writer import append_batch
 from store.errors import StoreError
@@ -209,8 +210,11 @@ class AuditStore:
             with self.write_engine().begin() as connection:
                 lock_log_tip(connection)
                 if stored_origin(connection) is None:
+                    # logged as a leaf first: the choice is part of every later signed tree
+                    log_origin_choice(connection, origin)
                     insert_rows(connection, "log_origin", [{"origin": origin}])
                 origin = stored_origin(connection)
+                head = latest_head(connection)  # the origin's own leaf included
             settle_sqlite(self.write_engine())
         assert origin is not None
         return Checkpoint(origin=origin, size=head.size, root=head.root)

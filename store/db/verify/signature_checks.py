@@ -13,6 +13,7 @@ from sqlalchemy import Connection
 
 from store.db.log.kept_checkpoints import KeptCheckpoint, kept_checkpoints
 from store.db.verify.problems import Problem
+from store.db.write.origin_batch import logged_origins
 from store.errors import CheckpointError
 from store.model.checkpoint import VerifierKey, parse_checkpoint
 from store.model.cosignature import check_note, cosignature_time, is_witness_line
@@ -72,3 +73,21 @@ def signature_problems(connection: Connection, origin: str | None,
                 cosignature_time(line, body, keys[0])
             except CheckpointError as exc:
                 yield Problem(None, "checkpoint_cosignatures", place, str(exc))
+
+
+def origin_problems(connection: Connection, origin: str | None) -> Iterator[Problem]:
+    """`log_origin` must hold the origin the log's own leaf chose (store.db.write.origin_batch);
+    a second choice logged later is named. A store that chose its origin before the choice
+    was logged has no such leaf: its kept checkpoints' origins are all there is to check."""
+    logged = logged_origins(connection)
+    if not logged:
+        return
+    batch_id, chosen = logged[0]
+    if origin != chosen:
+        yield Problem(None, "log_origin", repr(origin),
+                      f"the origin chosen in the log (batch {batch_id}) is {chosen!r}, "
+                      f"log_origin holds {origin!r} (rewritten out of band)")
+    for later, other in logged[1:]:
+        yield Problem(None, "ingest_batches", f"batch {later}",
+                      f"a second origin choice ({other!r}) after batch {batch_id}'s "
+                      f"{chosen!r}: the origin is chosen once")
