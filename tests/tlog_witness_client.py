@@ -75,8 +75,8 @@ def _subproof(m: int, leaves: Sequence[bytes], whole: bool) -> list[bytes]:
     while k * 2 < n:
         k *= 2
     if m <= k:
-        return _subproof(m, leaves[:k], whole) + [tree_hash(leaves[k:])]
-    return _subproof(m - k, leaves[k:], False) + [tree_hash(leaves[:k])]
+        return [*_subproof(m, leaves[:k], whole), tree_hash(leaves[k:])]
+    return [*_subproof(m - k, leaves[k:], False), tree_hash(leaves[:k])]
 
 
 def consistency_proof(m: int, leaves: Sequence[bytes]) -> list[bytes]:
