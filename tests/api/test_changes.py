@@ -56,11 +56,23 @@ def test_changes_are_exactly_the_leaves_between_two_heads(three_batches: dict[st
     assert newest["toSize"] == heads[-1][0] and len(newest["entries"]) == heads[-1][0]  # type: ignore[arg-type]
 
 
+def test_changes_between_any_sizes_the_log_has_passed(three_batches: dict[str, object]):
+    """Not only recorded heads: any size from 0 to the newest head's is a tree the log had."""
+    log: list[dict[str, object]] = three_batches["log"]  # type: ignore[assignment]
+    found = _changes(three_batches["db"], 5, 11)  # type: ignore[arg-type]
+    assert [e["leafIndex"] for e in found["entries"]] == list(range(5, 11))  # type: ignore[union-attr]
+    assert found["entries"] == [{"leafIndex": e["index"], "entry": e["entry"]}
+                                for e in log[5:11]]
+    path = [bytes.fromhex(h) for h in found["consistencyPath"]]  # type: ignore[union-attr]
+    assert consistency_ok(5, 11, bytes.fromhex(str(found["fromRoot"])),
+                          bytes.fromhex(str(found["toRoot"])), path)
+
+
 @pytest.mark.parametrize(("first", "second", "message"), [
-    (5, None, "5 is not a tree size this store recorded"),
+    (100000, None, "fromSize: must be between 0 and the tree size"),
     ("second", "first", "is above toSize"),
 ])
-def test_changes_between_sizes_that_are_not_heads_are_refused(
+def test_changes_between_sizes_the_log_never_had_are_refused(
         three_batches: dict[str, object], first: object, second: object, message: str):
     heads: list[tuple[int, str]] = three_batches["heads"]  # type: ignore[assignment]
     sizes = {"first": heads[0][0], "second": heads[1][0]}
