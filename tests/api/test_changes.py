@@ -104,5 +104,31 @@ def test_export_since_a_head_with_its_proof(three_batches: dict[str, object]):
     valid = ok("verify-proof", folder / "since.json", "--checkpoint", folder / "cp.txt",
                "--key", folder / "log.pub")
     assert valid.startswith(f"valid: the tree of size {size_3}")
+    # the export itself: exactly the residual leaves between the two trees
+    export = folder / "new.jsonl"
+    export.write_text(ok("export", "residuals", "--db", db, "--format", "jsonl", "--since",
+                         str(size_1), "--proof", folder / "since.json"))
+    exact = ok("verify-proof", folder / "since.json", "--checkpoint", folder / "cp.txt",
+               "--key", folder / "log.pub", "--records", export)
+    assert (f"; the {len(rows)} records are exactly the leaves of contract_residuals between "
+            "them") in exact
+    lines = export.read_text().splitlines(keepends=True)
+    for damaged, message in (
+            (lines[:-1], "1 leaves of contract_residuals between the trees are not in the "
+                         "records"),
+            ([lines[0], *lines], "is not after the previous record's"),
+            ([lines[0].replace('"residual_code":"', '"residual_code":"X'), *lines[1:]],
+             "is not leaf")):
+        export.write_text("".join(damaged))
+        refused = cli("verify-proof", folder / "since.json", "--checkpoint", folder / "cp.txt",
+                      "--key", folder / "log.pub", "--records", export)
+        assert refused.exit_code == 1 and message in refused.stderr, refused.stderr
+    # a leaf hash changed in the proof file: the leaves no longer make the checkpoint's root
+    document = json.loads((folder / "since.json").read_text())
+    document["leaves"][0][1] = "00" * 32
+    (folder / "forged.json").write_text(json.dumps(document))
+    forged = cli("verify-proof", folder / "forged.json", "--checkpoint", folder / "cp.txt",
+                 "--key", folder / "log.pub")
+    assert forged.exit_code == 1 and "the leaves make root" in forged.stderr
     refused = cli("export", "residuals", "--db", db, "--format", "jsonl", "--since", "7")
     assert refused.exit_code == 2 and "7 is not a tree size this store recorded" in refused.stderr
