@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from cli_runs import subprocess_environ
+from go_interop import go_client, run_go
 from tlog_witness_client import (
     NoteKey,
     Reply,
@@ -31,6 +32,7 @@ from tlog_witness_client import (
     tree_hash,
 )
 
+__all__ = ["go_client"]  # a fixture
 ORIGIN = "log.example/witnessed"
 LOG = NoteKey(ORIGIN, b"\x21" * 32)
 STRANGER = NoteKey(ORIGIN, b"\x22" * 32)  # the log's name, another key
@@ -155,3 +157,24 @@ def test_a_size_zero_checkpoint_needs_the_empty_root(witness: tuple[WitnessClien
     assert client.add_checkpoint(add_checkpoint_body(0, [LEAVES[1]], note(5)[1])).status == 422
     empty = signed_checkpoint(checkpoint_body(ORIGIN, 0, tree_hash([])), LOG)
     assert cosignature_lines(client.add_checkpoint(add_checkpoint_body(0, [], empty)))
+
+
+@pytest.mark.slow
+def test_go_checks_cosignatures_of_checkpoints_with_extension_lines(
+        witness: tuple[WitnessClient, NoteKey], go_client: Path, tmp_path: Path):
+    """Go's x/mod note.Open verifies the log's signature over the body with its extension
+    line, and crypto/ed25519 the witness's cosignature/v1 over the same body, whether the
+    witness key is given as 0x04 or as a plain 0x01 Ed25519 vkey."""
+    client, key = witness
+    _, text = note(12)
+    reply = client.add_checkpoint(add_checkpoint_body(0, [], text))
+    assert cosignature_lines(reply)
+    (tmp_path / "cosigned.txt").write_bytes(text.encode() + reply.body)
+    result = run_go(go_client, "-note", str(tmp_path / "cosigned.txt"), LOG.vkey(), key.vkey())
+    assert result.returncode == 0, result.stderr
+    assert f"checkpoint {ORIGIN} size 12 with 1 extension line(s)" in result.stdout
+    assert f"cosigned by {key.name} at " in result.stdout
+    edited = text.replace(EXTENSION[0], EXTENSION[0] + "!")  # the extension line is signed
+    (tmp_path / "edited.txt").write_bytes(edited.encode() + reply.body)
+    assert run_go(go_client, "-note", str(tmp_path / "edited.txt"), LOG.vkey(),
+                  key.vkey()).returncode == 1
