@@ -187,3 +187,36 @@ def test_a_policy_counts_keys_not_names(signed: dict[str, object], tmp_path: Pat
                "--witness-key", str(W1.verifier), "--witness-key",
                str(SignerKey("w9.example", b"\x05" * 32, COSIGNATURE_V1).verifier))
     assert same.exit_code == 1 and "key is listed twice" in same.stderr
+
+
+def test_kept_cosignatures_of_a_plain_ed25519_witness_key(tmp_path: Path):
+    """add_cosignatures takes a 0x01 witness key's lines (cosignature/v1 and plain Ed25519),
+    and verify --witness-key checks them against that key."""
+    db = f"sqlite:///{tmp_path / 'audit.db'}"
+    plain = SignerKey("w3.example", b"\x0b" * 32)  # type 0x01
+    (tmp_path / "log.key").write_text(str(LOG) + "\n")
+    (tmp_path / "log.pub").write_text(str(LOG.verifier) + "\n")
+    ok("ingest", "--db", db, EXAMPLE_FILES[0])
+    ok("checkpoint", "--db", db, "--key", tmp_path / "log.key", "--origin", ORIGIN)
+    from store.model.checkpoint import NoteSignature
+
+    with AuditStore.open(db) as store:
+        note = str(raw_query(db, "SELECT note FROM checkpoints")[0][0])
+        body = parse_checkpoint(note).text
+        kept = store.add_cosignatures(1, [cosign(body, plain, 1700000000)], [plain.verifier])
+        assert kept.cosigners == ("w3.example",)
+    good = cli("verify", "--db", db, "--key", tmp_path / "log.pub", "--witness-key",
+               str(plain.verifier))
+    assert good.exit_code == 0, good.output
+    other = SignerKey("w3.example", b"\x0c" * 32)
+    bad = cli("verify", "--db", db, "--key", tmp_path / "log.pub", "--witness-key",
+              str(other.verifier))
+    assert bad.exit_code == 1 and "is not witness w3.example's key given" in bad.stderr
+    db2 = f"sqlite:///{tmp_path / 'two.db'}"
+    ok("ingest", "--db", db2, EXAMPLE_FILES[0])
+    ok("checkpoint", "--db", db2, "--key", tmp_path / "log.key", "--origin", ORIGIN)
+    with AuditStore.open(db2) as store:
+        note = str(raw_query(db2, "SELECT note FROM checkpoints")[0][0])
+        body = parse_checkpoint(note).text
+        line = NoteSignature(plain.name, plain.verifier.key_hash, plain.sign(body.encode()))
+        assert store.add_cosignatures(1, [line], [plain.verifier]).cosigners == ("w3.example",)
