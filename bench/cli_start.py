@@ -57,8 +57,10 @@ def _commands(env: dict[str, str]) -> dict[str, list[str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=15,
+                        help="rounds, each timing every command once (interleaved)")
     parser.add_argument("--base", type=Path, help="another source tree to time beside this one")
     args = parser.parse_args()
 

@@ -115,11 +115,14 @@ def sqlite_cli(path: Path, table: str, columns: list[str], fmt: str, out: Path) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", default=None, help="store path (SQLite; default: a temp file)")
-    parser.add_argument("--occurrences", type=int, default=1_000_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--kinds", default="occurrences,residuals,assessments")
+    parser.add_argument("--occurrences", type=int, default=1_000_000,
+                        help="residual occurrences to generate if the store must be built")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated frames")
+    parser.add_argument("--kinds", default="occurrences,residuals,assessments",
+                        help="comma-separated record kinds to export")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="core-audit-ebench-") as tmp:

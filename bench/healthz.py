@@ -106,11 +106,15 @@ def figures(taken: list[float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=200)
-    parser.add_argument("--slow", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--probes-per-second", type=float, default=20)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=200,
+                        help="GraphQL clients posting reads back to back")
+    parser.add_argument("--slow", type=int, default=50,
+                        help="slow clients sending a body one byte every half second")
+    parser.add_argument("--seconds", type=float, default=20, help="length of each phase")
+    parser.add_argument("--probes-per-second", type=float, default=20,
+                        help="GET /healthz probes a second, on fresh connections")
     parser.add_argument("--db", help="a store to serve (default: the bundled examples)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="core-audit-healthz-"))

@@ -230,19 +230,24 @@ def generator_runs(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--generator", type=Path, default=GENERATOR,
                         help="gen_frames.py, the independent generator (default: %(default)s)")
     parser.add_argument("--frames", type=int, default=400_000, help="generator frames")
-    parser.add_argument("--generator-seed", type=int, default=20261202)
+    parser.add_argument("--generator-seed", type=int, default=20261202,
+                        help="the generator's --seed")
     parser.add_argument("--compare", type=Path, help="another source tree, timed beside this one")
-    parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--only", choices=("generator", "frames"))
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="rounds (each ingests every input once, into a fresh store)")
+    parser.add_argument("--only", choices=("generator", "frames"),
+                        help="ingest only the generator's output or only bench/frames.py's")
     parser.add_argument("--postgres", metavar="URL",
                         help="also ingest the generator's frames into a fresh schema of this "
                              "PostgreSQL server, in the same rounds")
-    parser.add_argument("--occurrences", type=int, default=1_000_000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--occurrences", type=int, default=1_000_000,
+                        help="residual occurrences of bench/frames.py's input")
+    parser.add_argument("--seed", type=int, default=0, help="seed of bench/frames.py's input")
     parser.add_argument("--db", help="store URL or path (default: a fresh file in a temp dir)")
     parser.add_argument("--profile", type=int, metavar="N", default=0,
                         help="also print the N hottest functions of the ingest (cProfile)")

@@ -93,7 +93,7 @@ VARIANTS: dict[str, Variant] = {
     "keys only (floor)": Variant((
         _NO_TRIGGERS,
         _drop("INDEX", _named("SELECT name FROM sqlite_master WHERE type = 'index'"
-                              " AND name LIKE 'ix_%'")))),
+                             " AND name LIKE 'ix_%'")))),
 }
 
 
@@ -154,10 +154,13 @@ def replay(rows: list[tuple[int, str, tuple]], columns: dict[str, list[str]], pa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--occurrences", type=int, default=300_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--variants", nargs="*", choices=sorted(VARIANTS), default=list(VARIANTS))
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--occurrences", type=int, default=300_000,
+                        help="residual occurrences to generate")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated frames")
+    parser.add_argument("--variants", nargs="*", choices=sorted(VARIANTS), default=list(VARIANTS),
+                        help="the schema variants to replay into (default: all)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="core-audit-bench-") as tmp:
         directory = Path(tmp)

@@ -63,9 +63,11 @@ def show(label: str, figures: tuple[float, float],
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", required=True, help="store path, holding residuals")
-    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=20,
+                        help="times each page is read (the median is printed)")
     parser.add_argument("--size", type=int, default=100, help="rows per page")
     args = parser.parse_args()
     db = AuditStore.open(args.db, read_only=True, time_limit=3600)

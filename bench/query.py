@@ -451,14 +451,16 @@ def ms(seconds: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--occurrences", type=int, default=1_000_000,
                         help="residual occurrences to generate if the store must be built")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated frames")
     parser.add_argument("--db", help="store URL or path; reused if it holds residuals"
                         " (default: a fresh file in a temp dir)")
     parser.add_argument("--requests", type=int, default=200, help="per operation and mode")
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=8,
+                        help="clients in the concurrent phase")
     parser.add_argument("--workers", type=int, default=1, help="server processes (serve --workers)")
     parser.add_argument("--max-seconds", type=float, default=60.0,
                         help="stop a phase (operation x mode) after this long")

@@ -68,10 +68,12 @@ def timed(database: AuditStore, call: object, *args: object, repeat: int = 5) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=100_000)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batches", type=int, default=100_000,
+                        help="synthetic batches of tally rows")
     parser.add_argument("--combos", type=int, default=20, help="tally rows per batch")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic tallies")
     parser.add_argument("--no-index", action="store_true",
                         help="drop the covering index on the tallies first")
     args = parser.parse_args()

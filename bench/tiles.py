@@ -119,14 +119,22 @@ def report(name: str, times: list[float], floor: list[float] | None = None) -> N
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", default="/tmp/core-audit-bench-tiles.db")
-    parser.add_argument("--occurrences", type=int, default=420_000)
-    parser.add_argument("--requests", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", default="/tmp/core-audit-bench-tiles.db",
+                        help="store path; reused if it exists, else built here (about 660 MB at"
+                             " the default size; delete it after)")
+    parser.add_argument("--occurrences", type=int, default=420_000,
+                        help="residual occurrences to generate if the store must be built")
+    parser.add_argument("--requests", type=int, default=300, help="requests per measured figure")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated frames")
     args = parser.parse_args()
 
     if not Path(args.db).exists():
+        # Say where the disk goes before it goes: the default store is about 660 MB.
+        print(f"building {args.db} ({args.occurrences:,} occurrences, about "
+              f"{args.occurrences * 1_600 // 1_000_000:,} MB; kept for the next run, delete it "
+              "after)", flush=True)
         build_store(args.db, args.occurrences, args.seed)
     with AuditStore.open(args.db) as store:
         with store.engine.connect() as connection:

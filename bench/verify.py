@@ -52,12 +52,17 @@ def _load() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", default="/tmp/gen1m.db")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", default="/tmp/gen1m.db",
+                        help="a built store to copy and verify (e.g. one bench/ingest.py made"
+                             " from gen_frames.py)")
     parser.add_argument("--work", default=None, help="the copy verified (default: a temp file)")
-    parser.add_argument("--new-frames", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--new-frames", type=int, default=1000,
+                        help="frames of the small batch the incremental verify checks")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of each verify")
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                        help="worker processes of the parallel verify (default: one per core)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="verify-bench-") as scratch:

@@ -17,14 +17,14 @@ INPUT_VARIABLES = ("CORE_AUDIT_DB", "CORE_AUDIT_PACKS", "CORE_AUDIT_TEACHING", "
                    "CORE_AUDIT_IMMUTABLE")
 
 
-def cli(*args: str | Path, env: dict[str, str] | None = None) -> Result:
+def cli(*args: str | Path, env: dict[str, str] | None = None, input: str | None = None) -> Result:
     """`core-audit ARGS` in-process, stdout and stderr kept apart, with only `env`'s settings.
 
     An exception the CLI lets out fails the test with its traceback instead of becoming exit
     status 1; click's own exits (SystemExit) still end up in `exit_code`.
     """
     settings: dict[str, str | None] = {**dict.fromkeys(INPUT_VARIABLES), **(env or {})}
-    return CliRunner().invoke(main, [str(a) for a in args], env=settings,
+    return CliRunner().invoke(main, [str(a) for a in args], env=settings, input=input,
                               catch_exceptions=False)
 
 

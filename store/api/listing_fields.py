@@ -25,6 +25,7 @@ from strawberry.types.field import StrawberryField
 
 from store.api.context import RequestContext
 from store.api.filter_types import filter_input
+from store.api.group_types import Groups, dimension_enum
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView
 from store.api.surface_types import Surface, SurfaceFacets
@@ -41,6 +42,7 @@ from store.api.types import (
     connection,
 )
 from store.db import queries
+from store.db.queries import groups as group_queries
 
 Ctx = Info[RequestContext, None]
 Last = Annotated[int | None, strawberry.argument(description=LAST_HELP)]
@@ -145,6 +147,26 @@ def _facets_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> 
     return strawberry.field(facets, description=listing.facets_help)
 
 
+def _groups_field(listing: queries.RecordListing[Any, Any],
+                  grouping: group_queries.Grouping) -> StrawberryField:
+    dimension = dimension_enum(listing.api_type, grouping)
+
+    async def groups(self: Any, info: Ctx, by: list[dimension],  # type: ignore[valid-type]
+                     filter: Any = None, first: int | None = None, as_of: AsOf = None
+                     ) -> Groups:
+        where = filter.to_query() if filter else None
+        names = [str(member.value) for member in by]  # type: ignore[attr-defined]
+        return Groups.of(await info.context.run(grouping.groups, names, where, first, as_of))
+
+    _filter_argument(groups, listing)
+    names = ", ".join(d.name for d in grouping.dimensions)
+    return strawberry.field(groups, description=(
+        f"{listing.name.capitalize()} counted per combination of 1 to "
+        f"{group_queries.MAX_DIMENSIONS} dimensions of `by` ({names}), filtered, largest "
+        f"first; `first` groups (default {group_queries.DEFAULT_GROUPS}, at most "
+        f"{group_queries.MAX_GROUPS})."))
+
+
 def listing_fields(listings: tuple[queries.RecordListing[Any, Any], ...]
                    ) -> dict[str, StrawberryField]:
     """The Query fields of `listings`, by Python name, in their order."""
@@ -157,4 +179,7 @@ def listing_fields(listings: tuple[queries.RecordListing[Any, Any], ...]
         if listing.facets is not None:
             fields[f"{listing.one}_facets"] = _facets_field(listing,
                                                             view_of(listing.facets_type))
+        grouping = group_queries.GROUPINGS.get(listing.name)
+        if grouping is not None:
+            fields[f"{listing.one}_groups"] = _groups_field(listing, grouping)
     return fields

@@ -44,8 +44,9 @@ def demo(path: str | None, host: str, port: int, no_console: bool) -> None:
                                        source=example.name)
             except BatchRejected as exc:
                 raise click.ClickException(str(exc)) from exc
+            # "present": rows already stored, by an earlier batch or earlier in the same file
             click.echo(f"{example.name}: {summary.new_rows} new, {summary.present_rows} already"
-                       " present", err=True)
+                       " present (stored before: kept once, counted)", err=True)
     banner = f"Paste into GraphiQL:\n\n{DEMO_QUERY}\n"
     run_server(AppSettings(db=path, host=host, console=not no_console), port=port,
                banner=banner)

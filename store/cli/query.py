@@ -15,13 +15,17 @@ from store.cli.options import db_option, open_database
 @click.command()
 @click.argument("document", required=False)
 @db_option
-@click.option("--file", "file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Read the operation from a .graphql file (e.g. graphql/workbench/X.graphql).")
+@click.option("--file", "file", type=click.Path(exists=True, dir_okay=False, allow_dash=True,
+                                                path_type=Path),
+              help="Read the operation from a .graphql file (e.g. graphql/workbench/X.graphql);"
+                   " - reads standard input.")
 @click.option("--variables", default=None, metavar="JSON", help="Variables as a JSON object.")
 @click.option("--operation", default=None, metavar="NAME", help="Operation to run by name.")
 def query(document: str | None, db: str | None, file: Path | None, variables: str | None,
           operation: str | None) -> None:
     """Run the GraphQL DOCUMENT (or --file) against the store; print the JSON result.
+
+    DOCUMENT - (or --file -) reads the document from standard input, e.g. a heredoc.
 
     Exit status 1 if the result has errors. Runs in-process through the server's schema
     and limits. A document of several operations needs --operation (as the server needs
@@ -29,7 +33,10 @@ def query(document: str | None, db: str | None, file: Path | None, variables: st
     """
     if (document is None) == (file is None):
         raise click.UsageError("give exactly one of DOCUMENT or --file")
-    source = file.read_text(encoding="utf-8") if file is not None else str(document)
+    if document == "-" or str(file) == "-":
+        source = sys.stdin.read()
+    else:
+        source = file.read_text(encoding="utf-8") if file is not None else str(document)
     try:
         values = orjson.loads(variables) if variables else None
     except orjson.JSONDecodeError as exc:

@@ -188,6 +188,9 @@ def run_server(settings: AppSettings, *, port: int, workers: int = 1, root_path:
     if app is None:
         settings.check()  # a bad checkout, store or document: an error before serving
     _check_port(settings.host, port)
+    listening = _any_free_port(settings.host) if port == 0 else None
+    if listening is not None:  # --port 0: the URL printed names the port the system chose
+        port = int(listening.getsockname()[1])
     origin = f"http://{_url_host(settings.host)}:{port}{root_path}"
     console = f"; the console at {origin}/" if settings.console else ""
     click.echo(f"GraphQL at {origin}/graphql (read-only){console}", err=True)
@@ -196,6 +199,8 @@ def run_server(settings: AppSettings, *, port: int, workers: int = 1, root_path:
     server: dict[str, Any] = {"host": settings.host, "port": port, "root_path": root_path,
                               "log_level": log_level,
                               "log_config": log_config(log_level, log_format)}
+    if listening is not None:
+        server["fd"] = listening.fileno()  # uvicorn serves the socket bound above
     if app is not None:
         uvicorn.run(app, **server)
         return
@@ -222,6 +227,16 @@ def _check_port(host: str, port: int) -> None:
             raise click.ClickException(
                 f"{_url_host(host)}:{port} cannot be served: {exc.strerror} (another server "
                 f"on it?): choose another port with --port N, e.g. --port {port + 1}") from exc
+
+
+def _any_free_port(host: str) -> socket.socket:
+    """A listening socket on a port the system chooses (kept open for uvicorn to serve)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listening.bind((host, 0))
+    listening.set_inheritable(True)  # `--workers N`: uvicorn's worker processes serve it too
+    return listening
 
 
 def _url_host(host: str) -> str:

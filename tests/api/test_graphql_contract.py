@@ -248,6 +248,16 @@ def test_query_command_inline_and_errors(example_store_url: str) -> None:
     assert bad_json.exit_code == 2
 
 
+def test_query_reads_the_document_from_standard_input(example_store_url: str) -> None:
+    """`core-audit query - <<'EOF'` (a heredoc, the shell's way to paste a multi-line query)
+    and `--file -` read the document from standard input."""
+    expected = {"data": {"ledger": {"treeSize": LEDGER_LENGTH}}}
+    for args in (["-"], ["--file", "-"]):
+        done = cli("query", "--db", example_store_url, *args, input="{\n ledger { treeSize }\n}\n")
+        assert done.exit_code == 0, done.output
+        assert json.loads(done.output) == expected
+
+
 def test_query_command_with_several_operations_needs_a_known_name(example_store_url: str) -> None:
     two = "query Size { ledger { treeSize } } query Root { ledger { rootHash } }"
     chosen = cli("query", "--db", example_store_url, two, "--operation", "Size")

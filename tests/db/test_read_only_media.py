@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from backends import EXAMPLE_FILES
-from cli_runs import cli
+from cli_runs import cli, subprocess_environ
 from spec_values import LEDGER_LENGTH
 from starlette.testclient import TestClient
 
@@ -175,6 +175,30 @@ def test_without_the_immutable_switch_a_copied_wal_is_read(live_wal: Path, tmp_p
     result = cli("verify", "--db", db)
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"intact: {TREE_SIZE} leaves")
+
+
+def test_verify_workers_ignore_the_switch_a_newer_fork_server_was_started_with(
+        live_wal: Path, store: Path, tmp_path: Path) -> None:
+    """The fork server starts once a process, with the environment of the verify that first
+    needs it: an immutable verify before, then a plain one of a copied live store, must read
+    its -wal (the workers open as this verify did, not as the fork server's environment
+    says). Run in a process of its own, so the fork server is this test's."""
+    db = copied(live_wal, tmp_path / "copy", "-wal")
+    script = (
+        "import os, sys\n"
+        "from click.testing import CliRunner\n"
+        "from store.cli import main\n"
+        "first = CliRunner().invoke(main, ['verify', '--jobs', '2', '--db', sys.argv[1]],\n"
+        "                           env={'CORE_AUDIT_IMMUTABLE': '1'})\n"
+        "assert first.exit_code == 0, first.output\n"
+        "os.environ.pop('CORE_AUDIT_IMMUTABLE', None)\n"
+        "second = CliRunner().invoke(main, ['verify', '--jobs', '2', '--db', sys.argv[2]])\n"
+        "print(second.exit_code, second.output)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(store), str(db)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300,
+                          env={**subprocess_environ(), "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"0 intact: {TREE_SIZE} leaves"), done.stdout
 
 
 # --- a real read-only mount -----------------------------------------------------------------

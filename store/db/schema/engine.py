@@ -52,11 +52,13 @@ def sqlite_path(url: str) -> Path | None:
 
 
 def create_store_engine(url: str, *, read_only: bool = False, write: bool = False,
-                        pooled: bool = True, immutable: bool = False) -> Engine:
+                        pooled: bool = True, immutable: bool | None = None) -> Engine:
     """An engine for `url`. `write` takes the write lock at BEGIN; `read_only` cannot write;
     not `pooled`: every connect opens the store anew (a health check sees it as it is now);
-    `immutable` (with `read_only`): open a SQLite file immutable whatever read_only_mode says
-    (a verify worker opens the store as the process that started it did)."""
+    `immutable` (with `read_only`): True or False opens a SQLite file immutable or not
+    whatever read_only_mode says (a verify worker opens the store as the process that started
+    it did: the fork server's environment may be older or newer); None: read_only_mode
+    decides."""
     parsed = make_url(url)
     pool: dict[str, Any] = {} if pooled else {"poolclass": NullPool}
     if parsed.get_backend_name() == "sqlite":
@@ -99,12 +101,13 @@ def opened_immutable(engine: Engine) -> Path | None:
 
 
 def _sqlite_engine(url: str, *, read_only: bool, write: bool, pool: dict[str, Any],
-                   immutable: bool) -> Engine:
+                   immutable: bool | None) -> Engine:
     path = sqlite_path(url)
     if read_only and path is not None:
         # mode=ro: the driver itself refuses writes, whatever SQL a resolver sends;
         # immutable=1 also takes no lock and creates no -wal or -shm beside the file.
-        immutable = immutable or read_only_mode(path) == "immutable"
+        if immutable is None:
+            immutable = read_only_mode(path) == "immutable"
         mode = "mode=ro&immutable=1" if immutable else "mode=ro"
         url = f"sqlite:///file:{path}?{mode}&uri=true"
     engine = create_engine(url, **pool)

@@ -48,7 +48,8 @@ class CheckOutcome:
 
 def run_check(url: str, name: str, scope: Scope, immutable: bool = False) -> CheckOutcome:
     """One heavy check on a read-only connection of its own (in a worker process), opened
-    immutable when verify's own open was: the fork server's environment may be older."""
+    immutable exactly when verify's own open was: the fork server's environment (its
+    CORE_AUDIT_IMMUTABLE) may be older or newer than this verify's."""
     engine = create_store_engine(url, read_only=True, pooled=False, immutable=immutable)
     report = VerifyReport()
     problems: list[Problem] = []
