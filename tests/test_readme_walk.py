@@ -85,13 +85,15 @@ def test_the_readme_runs_top_to_bottom_in_a_fresh_checkout(checkout: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "command not found" not in done.stderr
     assert "intact: 83 leaves" in done.stdout + done.stderr
-    assert "extends the checkpoint of size 83" in done.stdout + done.stderr
+    # choosing the origin logs it as one more leaf: 84
+    assert "intact: 84 leaves" in done.stdout + done.stderr
+    assert "extends the checkpoint of size 84" in done.stdout + done.stderr
 
     # The "signed C2SP checkpoint" is signed: origin, size, root, blank line, a signature line.
     note = (checkout / "checkpoint.txt").read_text(encoding="utf-8")
     body, _, signatures = note.partition("\n\n")
-    assert body.splitlines()[:2] == ["audit.example.org/core", "83"]
-    assert signatures.startswith("— audit.example.org ")
+    assert body.splitlines()[:2] == ["audit.example.org/log", "84"]
+    assert signatures.startswith("— audit.example.org/log ")
     # The secret key the walk wrote is one git would not commit.
     ignored = subprocess.run(["git", "check-ignore", "--no-index", "-q", "auditor.key"],
                              cwd=REPO)
@@ -104,6 +106,6 @@ def test_the_readme_runs_top_to_bottom_in_a_fresh_checkout(checkout: Path) -> No
                              "--port", "0"], checkout)
     try:
         answer = httpx.post(f"{base}/graphql", json={"query": "{ ledger { origin } }"}).json()
-        assert answer == {"data": {"ledger": {"origin": "audit.example.org/core"}}}
+        assert answer == {"data": {"ledger": {"origin": "audit.example.org/log"}}}
     finally:
         _stop(server)

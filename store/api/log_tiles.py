@@ -1,9 +1,13 @@
 """The log as C2SP tlog-tiles, under /log/: `checkpoint` (the newest kept signed checkpoint,
-with its cosignatures), `tile/<L>/<N>[.p/<W>]` and `tile/entries/<N>[.p/<W>]`. Full tiles
-never change: cached for a year, immutable; the checkpoint is not cached."""
+with its cosignatures), `tile/<L>/<N>[.p/<W>]` and `tile/entries/<N>[.p/<W>]`. Every tile,
+partial ones too (a path names its width: its bytes never change), is cached for a year,
+immutable, as tlog-tiles says ("This endpoint is immutable, so its caching headers SHOULD be
+long-lived"); entry bundles are gzip-compressed for a client that accepts gzip; the
+checkpoint is not cached."""
 
 from __future__ import annotations
 
+import gzip
 import logging
 
 from starlette.requests import Request
@@ -23,7 +27,6 @@ from store.model.tiles.layout import (
     parse_tile_path,
 )
 
-PARTIAL_CACHE = "public, max-age=60"  # a partial tile is superseded by a wider one soon
 LOG_PREFIX = "/log"
 logger = logging.getLogger(__name__)
 
@@ -31,6 +34,23 @@ logger = logging.getLogger(__name__)
 def _not_found(reason: str) -> Response:
     return PlainTextResponse(reason + "\n", status_code=404,
                              headers={"Cache-Control": CHECKPOINT_CACHE})
+
+
+def accepts_gzip(header: str) -> bool:
+    """Whether an Accept-Encoding header accepts gzip (RFC 9110: `gzip` or `*`, q above 0)."""
+    accepted = {}
+    for item in header.split(","):
+        coding, _, params = item.strip().partition(";")
+        quality = 1.0
+        for param in params.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        accepted[coding.strip().lower()] = quality
+    return accepted.get("gzip", accepted.get("x-gzip", accepted.get("*", 0.0))) > 0
 
 
 def log_routes(db: AuditStore) -> Mount:
@@ -61,8 +81,13 @@ def log_routes(db: AuditStore) -> Mount:
             return PlainTextResponse(f"{said}\n", status_code=503)
         if data is None:
             return _not_found(f"{wanted.path()}: not in the log's tree yet")
-        return Response(data, media_type=CONTENT_TYPE, headers={
-            "Cache-Control": IMMUTABLE if wanted.full else PARTIAL_CACHE})
+        headers = {"Cache-Control": IMMUTABLE}
+        if wanted.level is None:  # "Entry bundles SHOULD be compressed at the HTTP layer"
+            headers["Vary"] = "Accept-Encoding"
+            if accepts_gzip(request.headers.get("accept-encoding", "")):
+                data = gzip.compress(data, compresslevel=6, mtime=0)  # mtime 0: same bytes
+                headers["Content-Encoding"] = "gzip"
+        return Response(data, media_type=CONTENT_TYPE, headers=headers)
 
     return Mount(LOG_PREFIX, routes=[
         Route("/checkpoint", checkpoint, methods=["GET", "HEAD"]),

@@ -128,9 +128,9 @@ class LogEntry:
     entry: str
 
 
-@strawberry.type(description="What was appended between two tree heads: every leaf from "
-                             "fromSize to toSize, in order, and the RFC 9162 proof that the "
-                             "later tree extends the earlier one.")
+@strawberry.type(description="What was appended between two tree sizes: every leaf from "
+                             "fromSize to toSize, in order (one page), and the RFC 9162 proof "
+                             "that the later tree extends the earlier one.")
 class Changes:
     from_size: LogIndex
     to_size: LogIndex
@@ -138,6 +138,10 @@ class Changes:
     to_root: str
     consistency_path: list[str] = strawberry.field(description="Hex hashes, deepest first.")
     entries: list[LogEntry]
+    next_from_size: LogIndex | None = strawberry.field(
+        description="Where the next page starts (ask changes(fromSize: this) for it); null "
+                    f"when this page reaches the size asked for. A page holds at most "
+                    f"{ledger_queries.MAX_CHANGES} entries, toSize being its own end.")
 
     @classmethod
     def of(cls, found: ledger_queries.Changes) -> Changes:
@@ -145,4 +149,5 @@ class Changes:
         return cls(from_size=LogIndex(proof.first), to_size=LogIndex(proof.second),
                    from_root=proof.first_root,
                    to_root=proof.second_root, consistency_path=proof.consistency_path,
-                   entries=[LogEntry(leaf_index=LogIndex(i), entry=e) for i, e in found.entries])
+                   entries=[LogEntry(leaf_index=LogIndex(i), entry=e) for i, e in found.entries],
+                   next_from_size=None if found.next_from is None else LogIndex(found.next_from))

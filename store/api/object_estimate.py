@@ -6,7 +6,10 @@ the event loop, past any SQL time limit. The estimate counts each object a selec
 produce: a list in a page (`edges`, `nodes`) holds `first` (or `last`) items (default
 DEFAULT_PAGE_SIZE, at most MAX_PAGE_SIZE); a list without a page (facet values, evidence
 spans, an assessment's residuals) counts as one item; aliases and fragments count each time
-they are selected; an inclusion or consistency proof counts as PROOF_COST objects.
+they are selected; an inclusion or consistency proof counts as PROOF_COST objects, and so
+does `changes` (its consistency proof), whose `entries` hold toSize - fromSize leaves when
+both are given as numbers, else MAX_CHANGES (issue 32: 30 aliased `changes { entries }` must
+not resolve 30,000 entries past the limit).
 """
 
 from __future__ import annotations
@@ -38,12 +41,14 @@ from graphql import (
 )
 
 from store.db.queries import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from store.db.queries.ledger import MAX_CHANGES
 
 DEFAULT_MAX_OBJECTS = 20_000  # ~1.5 s of result building at ~15,000 objects/s: within 5 s
 # A proof reads and hashes ~2 log2(n) tree nodes: ~60 ms on a 250,000-leaf store, the time
 # ~900 objects take; counted lower, as the proofs of one request run in parallel threads.
 PROOF_COST = 400
-_FIELD_COST = {"inclusionProof": PROOF_COST, "consistencyProof": PROOF_COST}
+_FIELD_COST = {"inclusionProof": PROOF_COST, "consistencyProof": PROOF_COST,
+               "changes": PROOF_COST}
 _PAGE_ARGUMENTS = ("first", "last")
 
 
@@ -98,6 +103,8 @@ class _Walk:
 
     def _page_size(self, node: FieldNode, definition: GraphQLField) -> int:
         """How many items the lists of this field's value hold: 1 unless it is a page."""
+        if node.name.value == "changes":
+            return self._changes_size(node)
         if not any(name in definition.args for name in _PAGE_ARGUMENTS):
             return 1
         given = [self._int(argument.value) for argument in node.arguments or ()
@@ -105,6 +112,16 @@ class _Walk:
         sizes = [DEFAULT_PAGE_SIZE if value is None else value for value in given]
         # Over the cap is refused by the resolver, with its own message: count the cap.
         return min(max(sizes or [DEFAULT_PAGE_SIZE]), MAX_PAGE_SIZE)
+
+    def _changes_size(self, node: FieldNode) -> int:
+        """The entries `changes` may list: toSize - fromSize when both are known numbers,
+        at most MAX_CHANGES (a page's bound)."""
+        given = {argument.name.value: self._int(argument.value)
+                 for argument in node.arguments or ()}
+        start, end = given.get("fromSize"), given.get("toSize")
+        if start is None or end is None:
+            return MAX_CHANGES
+        return max(0, min(end - start, MAX_CHANGES))
 
     def _int(self, node: ValueNode) -> int | None:
         """An Int argument's value (None: not given); a value that is no Int counts as the

@@ -73,11 +73,12 @@ class _LogAndDomainFields:
         return Ledger(tree_size=LogIndex(status.tree_size), root_hash=status.root_hash,
                       origin=status.origin)
 
-    @strawberry.field(description="What was appended between the tree heads of fromSize and "
-                                  "toSize leaves (0 or a recorded head's size; toSize default: "
+    @strawberry.field(description="What was appended between the trees of fromSize and "
+                                  "toSize leaves (any sizes the log has passed; toSize default: "
                                   "the newest), with the consistency proof between them: what "
                                   "changed since an auditor last looked, provably complete. "
-                                  f"At most {ledger_queries.MAX_CHANGES} leaves an answer.")
+                                  f"Pages of at most {ledger_queries.MAX_CHANGES} leaves, each "
+                                  "with its own proof; nextFromSize starts the next.")
     async def changes(self, info: Info[RequestContext, None], from_size: LogIndex,
                       to_size: LogIndex | None = None) -> Changes:
         found = await info.context.run(ledger_queries.changes, from_size, to_size)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from store.errors import CheckpointError, VerificationError
 from store.model.checkpoint import NoteSignature, VerifierKey, parse_checkpoint
-from store.model.cosignature import cosignature_time
+from store.model.cosignature import cosignature_time, is_witness_line
 from store.model.witness import request_body
 
 TIMEOUT = 30.0
@@ -65,7 +65,7 @@ def request_cosignature(base_url: str, witness: VerifierKey, note: str,
             raise WitnessError(f"witness {witness.name} answered no signature lines: "
                                f"{exc}") from exc
         for line in lines:
-            if line.name == witness.name and line.key_hash == witness.key_hash:
+            if is_witness_line(line, witness):
                 cosignature_time(line, parsed.text, witness)  # SignatureError if forged
                 return line
         raise WitnessError(f"witness {witness.name} answered no cosignature by its key")

@@ -108,11 +108,7 @@ def _witness_option(value: str) -> tuple[str, VerifierKey]:
     if not equals or not url.startswith(("http://", "https://")):
         raise click.BadParameter(f"{value[:80]!r}: give URL=VERIFIERKEY, URL http(s)://...",
                                  param_hint="--witness")
-    verifier = load_verifier(key, f"--witness {url}")
-    if not verifier.is_cosigner:
-        raise click.BadParameter(f"{url}: {verifier.name} is not a witness's cosigning key "
-                                 "(type 0x04)", param_hint="--witness")
-    return url, verifier
+    return url, load_verifier(key, f"--witness {url}")  # type 0x04 or 0x01: both cosign
 
 
 def _cosigned(store: AuditStore, kept: KeptCheckpoint, url: str, witness: VerifierKey

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
 import functools
 import io
 import itertools
-import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -17,6 +15,7 @@ from typing import IO, Any, TypeVar
 
 import click
 import orjson
+from sqlalchemy import Connection
 from sqlalchemy.exc import DatabaseError
 
 from store.cli.options import db_option, open_store
@@ -43,8 +42,9 @@ from store.model.spreadsheet_cells import neutralized_rows
                    "what changed since a checkpoint an auditor holds.")
 @click.option("--proof", "proof_out", type=click.Path(dir_okay=False, path_type=Path),
               default=None, metavar="FILE",
-              help="With --since: write the consistency proof from size N to the --as-of size "
-                   "(or the newest) to FILE, as `prove --consistency` prints it.")
+              help="With --since: write FILE, the proof that the records exported are the "
+                   "leaves of KIND's table between size N and the --as-of size (or the "
+                   "newest): `verify-proof FILE --records EXPORT.jsonl` checks it.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to FILE (replaced only once complete); default: standard output.")
 @click.option("--csv-raw", "csv_raw", is_flag=True,
@@ -74,7 +74,8 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
     =, +, -, @, a tab or a carriage return) get a ' in front, as OWASP recommends against CSV
     injection; --csv-raw writes them as stored. --since N --as-of M: the records appended
     between those two tree heads; with --proof, the proof that the tree of M extends the tree
-    of N (`verify-proof`).
+    of N and lists every leaf between them (`verify-proof FILE --records EXPORT.jsonl`: the
+    export is exactly the leaves of KIND's table between them).
     """
     if proof_out is not None and since is None:
         raise click.UsageError("--proof needs --since")
@@ -90,16 +91,16 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
                                      csv_raw=csv_raw)
                 rows = (export_rows(connection, kind, where, as_of, since) if lines is None
                         else None)
-                proof = None if proof_out is None else consistency_proof(
-                    connection, since or 0, as_of)
+                if proof_out is not None:
+                    consistency_proof(connection, since or 0, as_of)  # the sizes, checked
             except QueryError as exc:  # checked before anything is written
                 if str(exc).startswith(_FILTER_BOUNDS):  # a filter's bound, not the tree's
                     raise click.BadParameter(str(exc), param_hint="'--filter'") from None
                 raise click.BadParameter(str(exc).removeprefix("asOf: "),
                                          param_hint="'--as-of' or '--since'") from None
-            if proof is not None and proof_out is not None:
-                proof_out.write_text(json.dumps(dataclasses.asdict(proof), indent=2) + "\n",
-                                     encoding="utf-8")
+            if proof_out is not None:
+                _write_since_proof(connection, proof_out, kind, filter_json is not None,
+                                   since or 0, as_of)
             with _output(out) as stream:
                 if lines is not None:
                     count = _write_lines(kind, output_format, lines, stream)
@@ -115,6 +116,22 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
 
 # Filter fields whose bounds the query layer checks (their messages start with the name).
 _FILTER_BOUNDS = ("timeFrom: ", "timeTo: ", "batchIdFrom: ", "batchIdTo: ")
+
+
+def _write_since_proof(connection: Connection, path: Path, kind: str, filtered: bool,
+                       first: int, second: int | None) -> None:
+    """The proof file, written beside `path` and moved into place once complete."""
+    from store.db.queries.since_proofs import write_since_proof
+
+    table = EXPORT_KINDS[kind].table.name
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with partial.open("wb") as stream:
+            write_since_proof(connection, stream, kind, table, filtered, first, second)
+        os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise click.ClickException(f"{path}: cannot write the proof: {exc.strerror}") from exc
 
 
 def _filter(kind: str, filter_json: str | None) -> ExportFilter | None:

@@ -106,6 +106,19 @@ def build_policy(keys: tuple[Path, ...], witness_keys: tuple[str, ...], quorum: 
         raise click.ClickException(str(exc)) from exc
 
 
+def kept_signature_problems(store: Any, origin: str | None, policy: WitnessPolicy
+                            ) -> tuple[list[Any], int]:
+    """Every kept checkpoint row and cosignature row checked against the keys given, and how
+    many kept checkpoints there are."""
+    from store.db.log.kept_checkpoints import count_kept_checkpoints
+    from store.db.verify.signature_checks import signature_problems
+
+    with store.engine.connect() as connection:
+        return (list(signature_problems(connection, origin, policy.logs,
+                                        list(policy.witnesses.values()))),
+                count_kept_checkpoints(connection))
+
+
 def _not_intact(problems: list[str], as_json: bool) -> NoReturn:
     problems = [one_line(problem) for problem in problems]
     if as_json:
@@ -202,7 +215,11 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
     Every checkpoint the store kept must be one its log extends.
 
     With --key (or --policy) the checkpoint must be signed by a listed log key and cosigned
-    by the witness quorum; the output says which key signed and who cosigned.
+    by the witness quorum; the output says which key signed and who cosigned. With or without
+    --checkpoint, the keys also check every checkpoint the store kept: each row's note must be
+    signed by a listed log key named for the store's origin, each kept cosignature must verify
+    against the listed witness key of its name (cosignatures of witnesses not listed are not
+    checked); a row that does not is named. Kept checkpoints must grow with their ids.
 
     Incremental: `--record FILE --record-key auditor.key` after a full verify keeps the tree
     it recomputed; a later `--checkpoint FILE --record-key auditor.pub` checks only what came
@@ -210,8 +227,6 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
     (docs/transparency-log.md says what that trusts).
     """
     policy = build_policy(keys, witness_keys, quorum, policy_file)
-    if policy is not None and checkpoint_file is None:
-        raise click.UsageError("--key, --witness-key and --policy need --checkpoint")
     if quick and checkpoint_file is None:
         raise click.UsageError("--quick needs --checkpoint")
     signer, record_verifier = load_record_key(record_key) if record_key else (None, None)
@@ -265,6 +280,10 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
             report = store.verify(checkpoint, quick=quick, jobs=jobs or available_cores(),
                                   since=since, since_sums=since_sums if since else None,
                                   record=record_file is not None)
+            kept_count = None
+            if policy is not None:
+                kept_signatures, kept_count = kept_signature_problems(store, origin, policy)
+                report.problems.extend(kept_signatures)
             if report.intact and record_file is not None and signer is not None:
                 tip = report.tip
                 assert tip is not None
@@ -305,6 +324,10 @@ def verify(db: str | None, checkpoint_file: Path | None, keys: tuple[Path, ...],
                    else "no leaves")
         extends = (f"; {checked} after the verified tree of size {since.size} (record signed "
                    f"by {record_verifier.name}), which it extends")
+    if kept_count is not None:
+        extends += (f"; {kept_count} kept checkpoint(s) signed by the log key given" +
+                    (" and their cosignatures by the witnesses given verified"
+                     if policy is not None and policy.witnesses else ""))
     if record_file is not None:
         extends += f"; record written to {record_file}"
     # --quick recomputed nothing: it checked the tree head (of that many leaves), not leaves.

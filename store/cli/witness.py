@@ -38,18 +38,19 @@ def witness() -> None:
               help="Port to listen on.")
 def serve(key: Path, logs: tuple[str, ...], state: Path, host: str, port: int) -> None:
     """Serve POST /add-checkpoint (C2SP tlog-witness): check the log's signature and the
-    consistency proof from the size last cosigned, refuse rollbacks and forks (409 with the
-    size held), unknown logs (404), bad signatures (403) and bad proofs (422); answer a
-    cosignature/v1 line. The state is written and fsynced before each answer."""
+    consistency proof from the size last cosigned, refuse an old size that is not the one
+    held (409, body the size held, Content-Type text/x.tlog.size), unknown logs (404), bad
+    signatures (403), malformed requests (400), forks at the same size and bad proofs (422);
+    answer a cosignature/v1 line (extension lines included in what it signs). The state is
+    written and fsynced before each answer. GET /<sha256(origin) hex>/checkpoint serves the
+    newest checkpoint cosigned for a log. The key may be a cosigning key (0x04) or a plain
+    Ed25519 key (0x01); either way it answers cosignature/v1 lines."""
     import uvicorn
 
     from store.api.witness_server import Witness, WitnessState, create_witness_app
     from store.model.checkpoint import VerifierKey
 
-    signer = load_signer(key)
-    if not signer.verifier.is_cosigner:
-        raise click.ClickException(f"{key}: a log's signing key, not a witness's cosigning "
-                                   "key (make one with `keygen NAME --witness`)")
+    signer = load_signer(key)  # type 0x04 (`keygen --witness`) or a plain 0x01 Ed25519 key
     trusted: dict[str, list[VerifierKey]] = {}
     for value in logs:
         origin, text = parse_log_option(value)
@@ -58,6 +59,9 @@ def serve(key: Path, logs: tuple[str, ...], state: Path, host: str, port: int) -
             raise click.ClickException(f"--log {origin}: a witness key, not a log's key")
         trusted.setdefault(origin, []).append(verifier)
     app = create_witness_app(Witness(signer, trusted, WitnessState(state)))
+    for origin in trusted:
+        if any(v.public_key == signer.verifier.public_key for v in trusted[origin]):
+            raise click.ClickException(f"--log {origin}: that is the witness's own key")
     click.echo(f"witness {signer.verifier} at http://{host}:{port}/add-checkpoint for "
                f"{', '.join(sorted(trusted))}", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -40,11 +40,12 @@ from store.db.verify.problems import Problem
 from store.db.verify.store_checks import VerifyReport, verify_store
 from store.db.write.batch_summary import BatchSummary
 from store.db.write.inserts import insert_rows, lock_log_tip
+from store.db.write.origin_batch import log_origin_choice
 from store.db.write.row_builders import InputStart, RegistryProvider
 from store.db.write.writer import append_batch
 from store.errors import StoreError
 from store.model.checkpoint import Checkpoint, NoteSignature, SignerKey, VerifierKey, sign
-from store.model.cosignature import check_note, cosignature_time
+from store.model.cosignature import check_note, cosignature_time, is_witness_line
 from store.model.teaching_surface import default_registry
 
 P = ParamSpec("P")
@@ -215,8 +216,11 @@ class AuditStore:
             with self.write_engine().begin() as connection:
                 lock_log_tip(connection)
                 if stored_origin(connection) is None:
+                    # logged as a leaf first: the choice is part of every later signed tree
+                    log_origin_choice(connection, origin)
                     insert_rows(connection, "log_origin", [{"origin": origin}])
                 origin = stored_origin(connection)
+                head = latest_head(connection)  # the origin's own leaf included
             settle_sqlite(self.write_engine())
         assert origin is not None
         return Checkpoint(origin=origin, size=head.size, root=head.root)
@@ -256,7 +260,6 @@ class AuditStore:
                          witnesses: list[VerifierKey]) -> KeptCheckpoint:
         """Append the cosignature lines of `witnesses` to kept checkpoint `checkpoint_id`,
         each checked against its body first; a witness already kept is left as it is."""
-        by_name = {(w.name, w.key_hash): w for w in witnesses}
         with self.write_engine().begin() as connection:
             kept = kept_checkpoint(connection, checkpoint_id)
             if kept is None:
@@ -264,7 +267,9 @@ class AuditStore:
             body = kept.signed_note[:kept.signed_note.index("\n\n") + 1]
             rows, seen = [], set(kept.cosigners)
             for line in lines:
-                witness = by_name.get((line.name, line.key_hash))
+                # a cosignature/v1 line (key ID over 0x04) or, for a witness given by a plain
+                # 0x01 key, its Ed25519 note signature line
+                witness = next((w for w in witnesses if is_witness_line(line, w)), None)
                 if witness is None:
                     raise StoreError(f"cosignature by {line.name}: not one of the witness "
                                      "keys given")

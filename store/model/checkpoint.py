@@ -56,11 +56,14 @@ def key_hash(name: str, public_key: bytes, key_type: int = ED25519) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
-    """A tree head: the log's origin, its size in leaves and its RFC 9162 root hash."""
+    """A tree head: the log's origin, its size in leaves and its RFC 9162 root hash, and any
+    extension lines after them (C2SP tlog-checkpoint: "opaque and OPTIONAL"; kept as read, and
+    part of the signed and cosigned body; this log writes none)."""
 
     origin: str
     size: int
     root: bytes
+    extensions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.origin or not self.origin.isprintable():
@@ -69,10 +72,17 @@ class Checkpoint:
             raise CheckpointError(f"tree size {self.size} is not in [0, 2**63)")
         if not isinstance(self.root, bytes) or len(self.root) != 32:
             raise CheckpointError(f"root hash is {len(self.root)} bytes, not 32")
+        for line in self.extensions:
+            if not line or "\n" in line or not line.isprintable():
+                raise CheckpointError(f"extension line {line[:80]!r} must be non-empty and "
+                                      "printable")
 
     def body(self) -> str:
-        """The signed text: origin, decimal size, base64 root, one per line."""
-        return f"{self.origin}\n{self.size}\n{base64.b64encode(self.root).decode('ascii')}\n"
+        """The signed text: origin, decimal size, base64 root, then any extension lines, one
+        per line."""
+        extra = "".join(f"{line}\n" for line in self.extensions)
+        return (f"{self.origin}\n{self.size}\n{base64.b64encode(self.root).decode('ascii')}\n"
+                + extra)
 
     def unsigned_note(self) -> str:
         """The checkpoint as a note with no signature lines (body, blank line)."""
@@ -115,9 +125,11 @@ def _parse_body(body: str) -> Checkpoint:
     raw_root = _b64decode(root, "root hash")
     if len(raw_root) != 32:
         raise CheckpointError(f"root hash is {len(raw_root)} bytes, not 32")
-    if len(lines) > 3:  # C2SP allows extension lines; this log writes none and accepts none
-        raise CheckpointError(f"checkpoint has extension lines (line 4: {lines[3][:80]!r})")
-    return Checkpoint(origin, int(size), raw_root)
+    extensions = tuple(lines[3:])  # C2SP: "opaque and OPTIONAL", "MUST be non-empty"
+    for number, line in enumerate(extensions, 4):
+        if not line:
+            raise CheckpointError(f"checkpoint line {number} is an empty extension line")
+    return Checkpoint(origin, int(size), raw_root, extensions)
 
 
 def _parse_signature(line: str) -> NoteSignature:

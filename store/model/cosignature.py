@@ -3,7 +3,14 @@ log's signatures (any listed key, several during a key rotation) and witnesses' 
 
 A cosignature line is `— <witness name> base64(key hash ‖ u64 big-endian timestamp ‖ Ed25519
 signature)`, the key hash over type 0x04, the signature over
-"cosignature/v1\\ntime <timestamp>\\n" followed by the checkpoint's body.
+"cosignature/v1\\ntime <timestamp>\\n" followed by the checkpoint's body (extension lines
+included: C2SP tlog-cosignature, "if present MUST be included in the cosigned message").
+
+A witness is known by its Ed25519 public key, given as a type 0x04 verifier key (the
+cosignature/v1 form tlog-cosignature describes) or as a standard type 0x01 one (signed-note's
+Ed25519 vkey, which witnesses also publish): either way its cosignature/v1 lines carry the key
+ID over 0x04; with a 0x01 key, a plain Ed25519 note signature line (key ID over 0x01, no
+timestamp) is accepted too, as older witnesses wrote.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from store.model.checkpoint import (
     NoteSignature,
     SignerKey,
     VerifierKey,
+    key_hash,
     parse_checkpoint,
 )
 
@@ -33,20 +41,45 @@ def cosigned_message(body: str, timestamp: int) -> bytes:
     return f"{COSIGNATURE_HEADER}\ntime {timestamp}\n{body}".encode()
 
 
+def cosigner_key_hash(witness: VerifierKey) -> bytes:
+    """The key ID of `witness`'s cosignature/v1 lines: over type 0x04, whichever type its
+    verifier key was given as."""
+    return key_hash(witness.name, witness.public_key, COSIGNATURE_V1)
+
+
+def is_witness_line(line: NoteSignature, witness: VerifierKey) -> bool:
+    """Whether `line` is by `witness`: its name and a key ID of its key (0x04; with a type
+    0x01 key also the plain Ed25519 note signature's)."""
+    return line.name == witness.name and (
+        line.key_hash == cosigner_key_hash(witness)
+        or (witness.key_type == ED25519 and line.key_hash == witness.key_hash))
+
+
 def cosign(body: str, witness: SignerKey, timestamp: int) -> NoteSignature:
-    """`witness`'s cosignature/v1 of the checkpoint body `body` at POSIX time `timestamp`."""
-    if witness.key_type != COSIGNATURE_V1:
-        raise CheckpointError(f"key {witness.name} is not a witness's cosigning key (type 0x04)")
+    """`witness`'s cosignature/v1 of the checkpoint body `body` at POSIX time `timestamp` (its
+    key ID over 0x04, whether the key was made as type 0x04 or as a plain 0x01 Ed25519 key)."""
     if not 0 <= timestamp <= MAX_TIMESTAMP:
         raise CheckpointError(f"cosignature timestamp {timestamp} is not in [0, 2**63)")
     signature = witness.sign(cosigned_message(body, timestamp))
-    return NoteSignature(witness.name, witness.verifier.key_hash,
+    return NoteSignature(witness.name, cosigner_key_hash(witness.verifier),
                          _TIMESTAMP.pack(timestamp) + signature)
 
 
 def cosignature_time(line: NoteSignature, body: str, witness: VerifierKey) -> int:
-    """The timestamp of `line`, a cosignature by `witness` of `body`; SignatureError if it is
-    not one."""
+    """The timestamp of `line`, a cosignature by `witness` of `body` (0 for a plain Ed25519
+    note signature by a type 0x01 witness key, which has none); SignatureError if it is not
+    one."""
+    if line.name != witness.name:
+        raise SignatureError(f"line by {line.name} is not by witness {witness.name}")
+    if line.key_hash != cosigner_key_hash(witness):
+        if witness.key_type == ED25519 and line.key_hash == witness.key_hash:
+            if not witness.verify(body.encode(), line.signature):
+                raise SignatureError(f"signature by witness {witness.name} does not verify: "
+                                     "the checkpoint was changed after signing, or it is not "
+                                     "this witness's")
+            return 0
+        raise SignatureError(f"line by {line.name} has key ID {line.key_hash.hex()}, not "
+                             f"witness key {witness}'s")
     blob = line.signature
     if len(blob) != 8 + 64:
         raise SignatureError(f"cosignature by {witness.name} is {len(blob)} bytes after its key "
@@ -66,6 +99,7 @@ class Cosigned:
 
     witness: str
     timestamp: int
+    public_key: bytes = b""  # the witness's Ed25519 key: a quorum counts keys, not names
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +121,12 @@ class CheckedCheckpoint:
 
 def _lines_of(signatures: Sequence[NoteSignature], key: VerifierKey) -> list[NoteSignature]:
     return [s for s in signatures if s.name == key.name and s.key_hash == key.key_hash]
+
+
+def witness_lines(signatures: Sequence[NoteSignature], witness: VerifierKey
+                  ) -> list[NoteSignature]:
+    """The lines of `signatures` by `witness` (is_witness_line), in order."""
+    return [s for s in signatures if is_witness_line(s, witness)]
 
 
 def check_note(text: str, log_keys: Sequence[VerifierKey],
@@ -118,12 +158,13 @@ def check_note(text: str, log_keys: Sequence[VerifierKey],
                              f"by {names}")
     cosigners = []
     for witness in witness_keys:
-        if witness.key_type != COSIGNATURE_V1:
-            raise SignatureError(f"witness key {witness.name} is not a cosigning key (type 0x04)")
-        lines = _lines_of(parsed.signatures, witness)
+        if witness.key_type not in (COSIGNATURE_V1, ED25519):
+            raise SignatureError(f"witness key {witness.name} is not an Ed25519 key")
+        lines = witness_lines(parsed.signatures, witness)
         if lines:
             cosigners.append(Cosigned(witness.name,
-                                      cosignature_time(lines[0], parsed.text, witness)))
+                                      cosignature_time(lines[0], parsed.text, witness),
+                                      witness.public_key))
     return CheckedCheckpoint(parsed.checkpoint, tuple(signers), tuple(cosigners))
 
 

@@ -3,8 +3,9 @@
 A witness keeps, per log origin, the size and root it last cosigned. It cosigns a new
 checkpoint only if a trusted key of the log signed it and a consistency proof shows it extends
 that tree; it answers 404 (unknown log), 403 (no trusted signature), 400 (malformed, or an old
-size above the new), 409 (old size not the one it holds, with that size; or the same size
-with another root: a fork), 422 (the proof does not verify).
+size above the new), 409 (old size not the one it holds, with that size), 422 (the proof does
+not verify; or the same size with another root: a fork; or an empty tree's root not the
+empty hash).
 """
 
 from __future__ import annotations
@@ -108,19 +109,18 @@ def decide(request: AddCheckpoint, logs: Mapping[str, Sequence[VerifierKey]],
     if old != held_size:
         raise WitnessRefusal(409, f"old size {old} is not the size {held_size} this witness "
                                   "cosigned last", held_size)
+    if checkpoint.size == 0 and checkpoint.root != EMPTY_ROOT:
+        raise WitnessRefusal(422, "an empty tree's root must be SHA-256 of nothing")
     if held is not None and old == checkpoint.size:
-        if checkpoint.root != held.root:
-            raise WitnessRefusal(409, f"a fork: size {old} was cosigned with root "
-                                      f"{held.root.hex()}, not {checkpoint.root.hex()}",
-                                 held_size)
+        if checkpoint.root != held.root:  # tlog-witness: "If they don't match ... 422"
+            raise WitnessRefusal(422, f"a fork: size {old} was cosigned with root "
+                                      f"{held.root.hex()}, not {checkpoint.root.hex()}")
         if request.proof:
             raise WitnessRefusal(422, "same size: the consistency proof must be empty")
         return checkpoint
     if old == 0:
         if request.proof:
             raise WitnessRefusal(422, "old size 0: the consistency proof must be empty")
-        if checkpoint.size == 0 and checkpoint.root != EMPTY_ROOT:
-            raise WitnessRefusal(422, "an empty tree's root must be SHA-256 of nothing")
         return checkpoint
     assert held is not None
     try:

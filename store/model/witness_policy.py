@@ -39,12 +39,13 @@ class WitnessPolicy:
         """`quorum` of `witnesses` (default: all of them; none when no witness is listed)."""
         named: dict[str, VerifierKey] = {}
         for key in witnesses:
-            if key.key_type != COSIGNATURE_V1:
-                raise CheckpointError(f"witness key {key.name} is not a cosigning key (type "
-                                      "0x04; make one with `keygen --witness`)")
+            _check_witness_key(key)
             if key.name in named:
-                raise CheckpointError(f"witness {key.name} is listed twice")
+                raise CheckpointError(f"witness {key.name} is listed twice (a quorum counts "
+                                      "each witness once: give each key once, each name once)")
+            _check_new_key(key, named)
             named[key.name] = key
+        _check_not_a_log_key(logs, named)
         needed = len(named) if quorum is None else quorum
         if not 0 <= needed <= len(named):
             raise CheckpointError(f"quorum {needed}: must be between 0 and the {len(named)} "
@@ -71,24 +72,35 @@ class WitnessPolicy:
                 raise CheckpointError(f"{where}: {exc}") from None
         if quorum is None:
             raise CheckpointError("policy has no quorum line")
+        _check_not_a_log_key(logs, witnesses)
         return cls(tuple(logs), witnesses, groups, quorum)
 
-    def _witnessed(self, name: str, cosigned: set[str]) -> bool:
+    def _witnessed(self, name: str, cosigned: set[bytes]) -> bool:
+        """Counted by key: a witness counts when its own public key's cosignature verified,
+        never because another key of the same name cosigned."""
         if name == NONE:
             return True
         group = self.groups.get(name)
         if group is None:
-            return self.witnesses[name].name in cosigned
+            return self.witnesses[name].public_key in cosigned
         return sum(self._witnessed(m, cosigned) for m in group.members) >= group.threshold
 
     def check(self, note: str) -> CheckedCheckpoint:
         """The checkpoint if a listed log signed it and the quorum cosigned it."""
         checked = check_note(note, self.logs, list(self.witnesses.values()))
-        cosigned = {c.witness for c in checked.cosigners}
+        origin = checked.checkpoint.origin
+        if not any(key.name == origin for key in checked.log_signers):
+            # tlog-policy: the log key's name "MUST correspond to the log's origin line"
+            names = ", ".join(key.name for key in checked.log_signers)
+            raise SignatureError(f"checkpoint of origin {origin!r} is signed by log key "
+                                 f"{names}, whose name is not its origin: a log key names the "
+                                 "log it signs for (make one with `keygen ORIGIN`)")
+        cosigned = {c.public_key for c in checked.cosigners}
         if not self._witnessed(self.quorum, cosigned):
-            signed = ", ".join(sorted(cosigned)) or "none"
-            missing = ", ".join(sorted(k.name for k in self.witnesses.values()
-                                       if k.name not in cosigned)) or "none"
+            signed = ", ".join(sorted(n for n, k in self.witnesses.items()
+                                      if k.public_key in cosigned)) or "none"
+            missing = ", ".join(sorted(n for n, k in self.witnesses.items()
+                                       if k.public_key not in cosigned)) or "none"
             raise SignatureError(f"checkpoint is short of the witness quorum ({self.describe()})"
                                  f": cosigned by {signed}; not by {missing}")
         return checked
@@ -117,10 +129,8 @@ def _policy_line(words: list[str], logs: list[VerifierKey], witnesses: dict[str,
         name, key = args[0], VerifierKey.parse(args[1])
         if name in defined or name == NONE:
             raise CheckpointError(f"name {name} is defined twice")
-        if key.key_type != COSIGNATURE_V1:
-            raise CheckpointError(f"witness key {key.name} is not a cosigning key (type 0x04)")
-        if any(k.public_key == key.public_key for k in witnesses.values()):
-            raise CheckpointError(f"witness {name}'s key is listed twice")
+        _check_witness_key(key)
+        _check_new_key(key, witnesses, name)
         witnesses[name] = key
     elif keyword == "group" and len(args) >= 3:
         name, k, members = args[0], args[1], tuple(args[2:])
@@ -146,6 +156,31 @@ def _policy_line(words: list[str], logs: list[VerifierKey], witnesses: dict[str,
     else:
         raise CheckpointError(f"not a log, witness, group or quorum line: {' '.join(words)[:80]}")
     return quorum
+
+
+def _check_witness_key(key: VerifierKey) -> None:
+    if key.key_type not in (COSIGNATURE_V1, ED25519):
+        raise CheckpointError(f"witness key {key.name} is not an Ed25519 key (type 0x04, or "
+                              "0x01)")
+
+
+def _check_not_a_log_key(logs: Sequence[VerifierKey], witnesses: Mapping[str, VerifierKey]
+                         ) -> None:
+    """A log's own key never counts as a witness of it."""
+    for name, key in witnesses.items():
+        if any(log.public_key == key.public_key for log in logs):
+            raise CheckpointError(f"witness {name}'s key is the log's key {key.name}: a log "
+                                  "cannot witness itself")
+
+
+def _check_new_key(key: VerifierKey, known: Mapping[str, VerifierKey],
+                   name: str | None = None) -> None:
+    """tlog-policy: "Duplicate witnesses, i.e., multiple witness lines with the same public
+    key, are not allowed" (whatever their key names or types)."""
+    for other_name, other in known.items():
+        if other.public_key == key.public_key:
+            raise CheckpointError(f"witness {name or key.name}'s key is listed twice: it is "
+                                  f"also witness {other_name}'s (one key counts once)")
 
 
 def checkpoint_under(policy: WitnessPolicy | None, text: str) -> tuple[Checkpoint, str]:

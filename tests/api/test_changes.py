@@ -56,11 +56,23 @@ def test_changes_are_exactly_the_leaves_between_two_heads(three_batches: dict[st
     assert newest["toSize"] == heads[-1][0] and len(newest["entries"]) == heads[-1][0]  # type: ignore[arg-type]
 
 
+def test_changes_between_any_sizes_the_log_has_passed(three_batches: dict[str, object]):
+    """Not only recorded heads: any size from 0 to the newest head's is a tree the log had."""
+    log: list[dict[str, object]] = three_batches["log"]  # type: ignore[assignment]
+    found = _changes(three_batches["db"], 5, 11)  # type: ignore[arg-type]
+    assert [e["leafIndex"] for e in found["entries"]] == list(range(5, 11))  # type: ignore[union-attr]
+    assert found["entries"] == [{"leafIndex": e["index"], "entry": e["entry"]}
+                                for e in log[5:11]]
+    path = [bytes.fromhex(h) for h in found["consistencyPath"]]  # type: ignore[union-attr]
+    assert consistency_ok(5, 11, bytes.fromhex(str(found["fromRoot"])),
+                          bytes.fromhex(str(found["toRoot"])), path)
+
+
 @pytest.mark.parametrize(("first", "second", "message"), [
-    (5, None, "5 is not a tree size this store recorded"),
+    (100000, None, "fromSize: must be between 0 and the tree size"),
     ("second", "first", "is above toSize"),
 ])
-def test_changes_between_sizes_that_are_not_heads_are_refused(
+def test_changes_between_sizes_the_log_never_had_are_refused(
         three_batches: dict[str, object], first: object, second: object, message: str):
     heads: list[tuple[int, str]] = three_batches["heads"]  # type: ignore[assignment]
     sizes = {"first": heads[0][0], "second": heads[1][0]}
@@ -93,5 +105,31 @@ def test_export_since_a_head_with_its_proof(three_batches: dict[str, object]):
     valid = ok("verify-proof", folder / "since.json", "--checkpoint", folder / "cp.txt",
                "--key", folder / "log.pub")
     assert valid.startswith(f"valid: the tree of size {size_3}")
+    # the export itself: exactly the residual leaves between the two trees
+    export = folder / "new.jsonl"
+    export.write_text(ok("export", "residuals", "--db", db, "--format", "jsonl", "--since",
+                         str(size_1), "--proof", folder / "since.json"))
+    exact = ok("verify-proof", folder / "since.json", "--checkpoint", folder / "cp.txt",
+               "--key", folder / "log.pub", "--records", export)
+    assert (f"; the {len(rows)} records are exactly the leaves of contract_residuals between "
+            "them") in exact
+    lines = export.read_text().splitlines(keepends=True)
+    for damaged, message in (
+            (lines[:-1], "1 leaves of contract_residuals between the trees are not in the "
+                         "records"),
+            ([lines[0], *lines], "is not after the previous record's"),
+            ([lines[0].replace('"residual_code":"', '"residual_code":"X'), *lines[1:]],
+             "is not leaf")):
+        export.write_text("".join(damaged))
+        refused = cli("verify-proof", folder / "since.json", "--checkpoint", folder / "cp.txt",
+                      "--key", folder / "log.pub", "--records", export)
+        assert refused.exit_code == 1 and message in refused.stderr, refused.stderr
+    # a leaf hash changed in the proof file: the leaves no longer make the checkpoint's root
+    document = json.loads((folder / "since.json").read_text())
+    document["leaves"][0][1] = "00" * 32
+    (folder / "forged.json").write_text(json.dumps(document))
+    forged = cli("verify-proof", folder / "forged.json", "--checkpoint", folder / "cp.txt",
+                 "--key", folder / "log.pub")
+    assert forged.exit_code == 1 and "the leaves make root" in forged.stderr
     refused = cli("export", "residuals", "--db", db, "--format", "jsonl", "--since", "7")
     assert refused.exit_code == 2 and "7 is not a tree size this store recorded" in refused.stderr

@@ -91,13 +91,39 @@ def test_tiles_hold_the_hashes_of_the_logs_entries(client: TestClient,
     width = size - 512
     partial = client.get(f"/log/tile/0/002.p/{width}")
     assert partial.content == b"".join(leaves[512:])
-    assert partial.headers["cache-control"] == "public, max-age=60"
+    # tlog-tiles: "This endpoint is immutable, so its caching headers SHOULD be long-lived."
+    # A partial tile's path names its width: its bytes never change either.
+    assert partial.headers["cache-control"] == "public, max-age=31536000, immutable"
     assert client.get("/log/tile/0/002.p/3").content == b"".join(leaves[512:515])
     level1 = client.get("/log/tile/1/000.p/2")
     assert level1.content == mth(leaves[:256]) + mth(leaves[256:512])
     bundle = client.get("/log/tile/entries/000")
     assert bundle.content == _bundle(entries[:256])
     assert client.get(f"/log/tile/entries/002.p/{width}").content == _bundle(entries[512:])
+
+
+def test_entry_bundles_are_gzip_compressed_for_a_client_that_accepts_it(
+        client: TestClient, tiled: dict[str, object]):
+    """tlog-tiles: "Entry bundles SHOULD be compressed at the HTTP layer. Logs MAY use
+    `Content-Encoding: gzip` with no negotiation, or any compression algorithm requested by
+    the client with `Accept-Encoding`." """
+    import gzip
+
+    entries: list[bytes] = tiled["entries"]  # type: ignore[assignment]
+    with client.stream("GET", "/log/tile/entries/000",
+                       headers={"Accept-Encoding": "gzip, identity"}) as zipped:
+        raw = b"".join(zipped.iter_raw())
+        assert zipped.headers["content-encoding"] == "gzip"
+        assert zipped.headers["vary"] == "Accept-Encoding"
+        assert zipped.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert gzip.decompress(raw) == _bundle(entries[:256]) and len(raw) < len(_bundle(
+        entries[:256])) // 2
+    for accept in ("identity", "gzip;q=0", "br"):
+        plain = client.get("/log/tile/entries/000", headers={"Accept-Encoding": accept})
+        assert "content-encoding" not in plain.headers and plain.content == _bundle(
+            entries[:256])
+    tile = client.get("/log/tile/0/000", headers={"Accept-Encoding": "gzip"})
+    assert "content-encoding" not in tile.headers  # hashes do not compress: sent as they are
 
 
 @pytest.mark.parametrize("path", [

@@ -66,6 +66,13 @@ def estimate(query: str, variables: dict[str, Any] | None = None,
     ("{ residuals(first: 10000) { nodes { seq } } }", None, 1 + 500),
     ("query ($n: Int) { residuals(first: $n) { nodes { seq } } }", {"n": "x"}, 1 + 500),
     ("{ residuals(first: -5) { nodes { seq } } }", None, 1),
+    # `changes`: its proof (400) and its entries, toSize - fromSize when both are numbers,
+    # else a whole page of 1,000 (issue 32: entries were one object)
+    ("{ changes(fromSize: 0) { entries { leafIndex } } }", None, 400 + 1000),
+    ("{ changes(fromSize: 10, toSize: 30) { entries { leafIndex } } }", None, 400 + 20),
+    ("{ changes(fromSize: 0, toSize: 5000) { entries { leafIndex } } }", None, 400 + 1000),
+    ("query ($f: Int!) { changes(fromSize: $f, toSize: 12) { entries { leafIndex } } }",
+     {"f": 2}, 400 + 10),
     # no operation named: the largest, whichever the executor runs
     ("query A { ledger { treeSize } } query B { residuals { nodes { seq } } }", None, 51),
 ])
@@ -106,6 +113,19 @@ def test_a_fan_out_is_refused_before_it_runs(client: TestClient,
         "this query may resolve 251001 objects, over this server's limit of 20000: ask for "
         "smaller pages (`first`) or fewer nested lists (each list in a page holds up to "
         "`first` items, default 50)"), "extensions": {"code": "LIMIT_EXCEEDED"}}]}
+    assert statements == []
+
+
+def test_thirty_aliased_changes_are_refused_before_they_run(client: TestClient,
+                                                          statements: list[str]) -> None:
+    """Issue 32: 30 aliases of `changes { entries }` resolved 29,430 entries past
+    --max-objects 20000; each now counts its page of entries."""
+    query = "{ " + " ".join(f"c{i}: changes(fromSize: 0) {{ entries {{ entry }} }}"
+                            for i in range(30)) + " }"
+    response = client.post("/graphql", json={"query": query})
+    assert response.json()["data"] is None
+    assert response.json()["errors"][0]["message"].startswith(
+        "this query may resolve 42000 objects, over this server's limit of 20000")
     assert statements == []
 
 

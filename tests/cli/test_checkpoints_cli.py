@@ -138,6 +138,8 @@ def test_verify_refuses_a_store_that_contradicts_a_kept_checkpoint(
     result = cli("verify", "--db", backend_url, "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout)["problems"] == [
+        f"checkpoints checkpoint 2: tree size 3 is below the {size} of earlier checkpoint 1: "
+        "kept checkpoints must grow (an old checkpoint appended again?)",
         f"checkpoints checkpoint 2: kept note (origin '{ORIGIN}', size {size}, signed by "
         f"{ORIGIN}) is not its row's (origin '{ORIGIN}', size 3, signed by {ORIGIN})"]
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from cli_runs import cli
 
-from store.model.checkpoint import SignerKey, VerifierKey, key_hash
+from store.model.checkpoint import SignerKey, VerifierKey, key_hash, parse_checkpoint, sign
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.jsonl"))
@@ -39,10 +39,17 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ok("keygen", "other", "--out", folder / "other")
     files = {"db": db, "key": folder / "auditor.key", "pub": folder / "auditor.pub",
              "other_pub": folder / "other.pub"}
-    ok("checkpoint", "--db", db, "--origin", "audit.example.org/core")  # chosen once
-    for name, key in (("checkpoint", files["key"]), ("other_checkpoint", folder / "other.key")):
-        files[name] = folder / f"{name}.txt"
-        files[name].write_text(ok("checkpoint", "--db", db, "--key", key), encoding="utf-8")
+    # chosen once; a log key names its log (tlog-policy: "This name MUST correspond to the
+    # log's origin line"), so the origin is the key's name
+    ok("checkpoint", "--db", db, "--origin", "auditor")
+    files["checkpoint"] = folder / "checkpoint.txt"
+    note = ok("checkpoint", "--db", db, "--key", files["key"])
+    files["checkpoint"].write_text(note, encoding="utf-8")
+    # the same head signed by another key, outside the store (the store keeps only its own)
+    other = SignerKey.parse((folder / "other.key").read_text())
+    files["other_checkpoint"] = folder / "other_checkpoint.txt"
+    files["other_checkpoint"].write_text(sign(parse_checkpoint(note).checkpoint, other),
+                                         encoding="utf-8")
     residual = str(json.loads(ok("query", "--db", db, "{ residuals(first: 1) { nodes { "
                                  "residualId } } }"))["data"]["residuals"]["nodes"][0]
                    ["residualId"])
@@ -106,8 +113,29 @@ def test_a_signed_checkpoint_verifies_with_verify_and_verify_proof(signed: dict[
     for proof in ("inclusion", "consistency"):
         code, output = verify_proof(signed[proof], signed["checkpoint"], signed["pub"])
         assert (code, output[:7]) == (0, "valid: "), output
-        code, output = verify_proof(signed[proof], signed["checkpoint"], None)  # unsigned use
-        assert code == 0, output
+        code, output = verify_proof(signed[proof], signed["checkpoint"], None)  # no key
+        assert code == 1 and "nothing authenticates the checkpoint" in output, output
+        alone = cli("verify-proof", signed[proof], "--checkpoint", signed["checkpoint"],
+                    "--consistency-only")
+        assert alone.exit_code == 0 and "nothing vouches for the checkpoint" in alone.stdout
+
+
+def test_verify_proof_refuses_a_log_key_not_named_for_the_origin(signed: dict[str, Path],
+                                                                tmp_path: Path) -> None:
+    """C2SP tlog-policy: "The log's vkey includes a "key name". This name MUST correspond to
+    the log's origin line, representing the identity of the log." """
+    ok("keygen", "someone.else", "--out", tmp_path / "else")
+    db = tmp_path / "audit.db"
+    ok("ingest", "--db", db, EXAMPLES[0])
+    ok("checkpoint", "--db", db, "--origin", "audit.example.org/core")
+    note = tmp_path / "c.txt"
+    note.write_text(ok("checkpoint", "--db", db, "--key", tmp_path / "else.key"))
+    proof = tmp_path / "p.json"
+    proof.write_text(ok("prove", "--db", db, "--consistency", "0"))
+    result = cli("verify-proof", proof, "--checkpoint", note, "--key", tmp_path / "else.pub")
+    assert result.exit_code == 1
+    assert ("checkpoint of origin 'audit.example.org/core' is signed by log key someone.else, "
+            "whose name is not its origin") in result.stderr
 
 
 def edit(text: str, line: int, value: str) -> str:
@@ -235,7 +263,8 @@ def test_a_proof_file_holds_the_proof_and_its_checkpoint(signed: dict[str, Path]
     assert document["proof"] == json.loads(signed["inclusion"].read_text())
     checkpoint_body = signed["checkpoint"].read_text().split("\n\n", 1)[0] + "\n\n"
     assert document["checkpoint"] == checkpoint_body  # the same head, unsigned
-    alone = cli("verify-proof", proof_file)
+    assert cli("verify-proof", proof_file).exit_code == 1  # nothing authenticates it
+    alone = cli("verify-proof", proof_file, "--consistency-only")
     assert alone.exit_code == 0 and "against the checkpoint inside the file" in alone.stdout
     # A kept, signed checkpoint decides; the file's own unsigned one cannot pass --key.
     assert verify_proof(proof_file, signed["checkpoint"], signed["pub"])[0] == 0
@@ -251,11 +280,11 @@ def test_a_proof_file_against_another_tree_is_invalid(signed: dict[str, Path],
                 "checkpoint": "core-audit/x\n5\n" + "A" * 43 + "=\n\n"}
     proof_file = tmp_path / "proof.json"
     proof_file.write_text(json.dumps(document))
-    result = cli("verify-proof", proof_file)
+    result = cli("verify-proof", proof_file, "--consistency-only")
     assert result.exit_code == 1
     assert "the checkpoint is size 5, root " + "00" * 32 in result.stderr
     proof_file.write_text(json.dumps({**document, "extra": 1}))
     assert "has exactly the keys checkpoint, format, proof" in cli(
-        "verify-proof", proof_file).stderr
+        "verify-proof", proof_file, "--consistency-only").stderr
     assert cli("prove", "--db", signed["db"], "--consistency", "5",
                "--with-checkpoint").exit_code == 2

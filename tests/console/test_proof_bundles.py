@@ -3,8 +3,9 @@ for byte, against the newest kept signed checkpoint (at asOf=N, the kept one of 
 `verify-proof` accepts offline with the log's key (and the witnesses' when cosigned); and the
 page saying plainly when no signed checkpoint holds the record.
 
-The store: the three example files (tree heads 18, 37, 66); checkpoint #1 signed at 18 and
-cosigned by a witness, #2 signed at 37 with no cosignature, none at 66."""
+The store: the three example files and the leaf choosing the origin after the first (tree
+heads 18 and 19, 38, 67); checkpoint #1 signed at 19 and
+cosigned by a witness, #2 signed at 38 with no cosignature, none at 67."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from store.model.cosignature import cosign
 ORIGIN = "audit.example/console"
 LOG = SignerKey(ORIGIN, b"\x03" * 32)
 WITNESS = SignerKey("w.example", b"\x07" * 32, COSIGNATURE_V1)
-SIZES = (18, 37, 66)  # the tree heads after each example file
+SIZES = (19, 38, 67)  # the tree heads after each example file
 
 
 @pytest.fixture(scope="module")
@@ -83,24 +84,24 @@ def test_the_download_is_prove_bundle_byte_for_byte_and_verifies_offline(
     href = bundle_link(page.text)
     assert href == f"/proofs/residuals/{DELTA_QUANTITY_ID}.tlog-proof"
     shown = text(page.text)
-    assert ("signed checkpoint #2 of tree size 37, signed by audit.example/console, with no "
+    assert ("signed checkpoint #2 of tree size 38, signed by audit.example/console, with no "
             "witness cosignature") in shown
     assert (f"core-audit prove --residual {DELTA_QUANTITY_ID} --bundle "
-            f"residual-{DELTA_QUANTITY_ID[:16]}-37.tlog-proof") in shown
-    # This page proves at the newest head (66); the signed proof is at 37: linked.
-    assert f"/residuals/{DELTA_QUANTITY_ID}?asOf=37" in links(page.text)
+            f"residual-{DELTA_QUANTITY_ID[:16]}-38.tlog-proof") in shown
+    # This page proves at the newest head (67); the signed proof is at 38: linked.
+    assert f"/residuals/{DELTA_QUANTITY_ID}?asOf=38" in links(page.text)
     download = client.get(href)
     assert download.status_code == 200
     assert download.headers["content-disposition"] == (
-        f'attachment; filename="residual-{DELTA_QUANTITY_ID[:16]}-37.tlog-proof"')
+        f'attachment; filename="residual-{DELTA_QUANTITY_ID[:16]}-38.tlog-proof"')
     assert download.content == prove_bundle(signed, "--residual", DELTA_QUANTITY_ID)
     assert download.content.startswith(b"c2sp.org/tlog-proof@v1\nextra ")
-    assert f"\n\n{ORIGIN}\n37\n".encode() in download.content
+    assert f"\n\n{ORIGIN}\n38\n".encode() in download.content
     saved = tmp_path / "residual.tlog-proof"
     saved.write_bytes(download.content)
     code, said = verify(saved, "--key", Path(signed["dir"]) / "log.pub")
     assert code == 0, said
-    assert said.startswith("valid: leaf ") and "is in the tree of size 37" in said
+    assert said.startswith("valid: leaf ") and "is in the tree of size 38" in said
 
 
 @pytest.mark.parametrize("where", ["extra", "path", "signature"])
@@ -122,16 +123,16 @@ def test_an_altered_byte_of_the_download_is_refused(
 
 def test_as_of_a_signed_size_the_download_is_the_cosigned_checkpoints_bundle(
         client: TestClient, signed: dict[str, Path | str], tmp_path: Path) -> None:
-    page = client.get(f"/residuals/{DELTA_QUANTITY_ID}?asOf=18")
+    page = client.get(f"/residuals/{DELTA_QUANTITY_ID}?asOf=19")
     assert page.headers["cache-control"] == "public, max-age=31536000, immutable"
-    assert "signed checkpoint #1 of tree size 18, signed by audit.example/console, cosigned " \
+    assert "signed checkpoint #1 of tree size 19, signed by audit.example/console, cosigned " \
            "by w.example" in text(page.text)
-    assert f"--tree-size 18 --bundle residual-{DELTA_QUANTITY_ID[:16]}-18" in text(page.text)
+    assert f"--tree-size 19 --bundle residual-{DELTA_QUANTITY_ID[:16]}-19" in text(page.text)
     href = bundle_link(page.text)
-    assert href == f"/proofs/residuals/{DELTA_QUANTITY_ID}.tlog-proof?asOf=18"
+    assert href == f"/proofs/residuals/{DELTA_QUANTITY_ID}.tlog-proof?asOf=19"
     download = client.get(href)
     assert download.content == prove_bundle(signed, "--residual", DELTA_QUANTITY_ID,
-                                            "--tree-size", "18")
+                                            "--tree-size", "19")
     assert download.content.endswith(b"\n\xe2\x80\x94 w.example " +
                                      download.content.rsplit(b" ", 1)[1])
     saved = tmp_path / "at18.tlog-proof"
@@ -140,8 +141,8 @@ def test_as_of_a_signed_size_the_download_is_the_cosigned_checkpoints_bundle(
     code, said = verify(saved, "--key", key, "--witness-key", str(WITNESS.verifier),
                         "--quorum", "1")
     assert code == 0, said
-    assert "is in the tree of size 18" in said and "cosigned by w.example" in said
-    # The checkpoint at 37 has no cosignature: a quorum of one refuses its bundle.
+    assert "is in the tree of size 19" in said and "cosigned by w.example" in said
+    # The checkpoint at 38 has no cosignature: a quorum of one refuses its bundle.
     newest = tmp_path / "at37.tlog-proof"
     newest.write_bytes(client.get(f"/proofs/residuals/{DELTA_QUANTITY_ID}.tlog-proof").content)
     code, said = verify(newest, "--key", key, "--witness-key", str(WITNESS.verifier),
@@ -151,17 +152,17 @@ def test_as_of_a_signed_size_the_download_is_the_cosigned_checkpoints_bundle(
 
 def test_a_size_with_no_signed_checkpoint_says_so_and_offers_none(
         client: TestClient) -> None:
-    page = client.get(f"/residuals/{DELTA_QUANTITY_ID}?asOf=66")
+    page = client.get(f"/residuals/{DELTA_QUANTITY_ID}?asOf=67")
     assert page.status_code == 200
     assert bundle_link(page.text) is None
     assert ("No signed proof to download: this store keeps no signed checkpoint of tree size "
-            "66") in text(page.text)
-    assert f"/residuals/{DELTA_QUANTITY_ID}?asOf=37" in links(page.text)
+            "67") in text(page.text)
+    assert f"/residuals/{DELTA_QUANTITY_ID}?asOf=38" in links(page.text)
     # The newest head may still be signed: its page is not cached as immutable.
     assert page.headers["cache-control"] == "no-cache"
-    download = client.get(f"/proofs/residuals/{DELTA_QUANTITY_ID}.tlog-proof?asOf=66")
+    download = client.get(f"/proofs/residuals/{DELTA_QUANTITY_ID}.tlog-proof?asOf=67")
     assert download.status_code == 404
-    assert "no kept signed checkpoint of tree size 66" in download.text
+    assert "no kept signed checkpoint of tree size 67" in download.text
 
 
 def test_a_record_newer_than_the_newest_signed_checkpoint_says_so(
@@ -171,10 +172,10 @@ def test_a_record_newer_than_the_newest_signed_checkpoint_says_so(
     page = client.get(surface)
     assert bundle_link(page.text) is None
     assert re.search(r"No signed proof to download: leaf \d+ was appended after the newest "
-                     r"signed checkpoint \(#2, tree size 37\)", text(page.text))
+                     r"signed checkpoint \(#2, tree size 38\)", text(page.text))
     download = client.get(surface.replace("/surfaces/", "/proofs/surfaces/") + ".tlog-proof")
     assert download.status_code == 404
-    assert "was appended after the kept checkpoint of size 37" in download.text
+    assert "was appended after the kept checkpoint of size 38" in download.text
 
 
 def test_a_batch_page_offers_its_bundle_as_prove_index_writes_it(
@@ -182,7 +183,7 @@ def test_a_batch_page_offers_its_bundle_as_prove_index_writes_it(
     page = client.get("/batches/1")
     index = re.search(r'data-leaf-index="(\d+)"', page.text)
     assert index is not None
-    assert f"core-audit prove --index {index.group(1)} --bundle batch-1-37" in text(page.text)
+    assert f"core-audit prove --index {index.group(1)} --bundle batch-1-38" in text(page.text)
     download = client.get("/proofs/batches/1.tlog-proof")
     assert download.content == prove_bundle(signed, "--index", index.group(1))
 

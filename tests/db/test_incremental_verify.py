@@ -24,7 +24,7 @@ from store_support import (
 from store.model.verify_record import RECORD_HEADER
 
 ORIGIN = "audit.example.org/core"
-NOT_EXTENDED = ("NOT intact: first problem at log checkpoint 18: the store does not extend "
+NOT_EXTENDED = ("NOT intact: first problem at log checkpoint 19: the store does not extend "
                 "the checkpoint's tree (history was rewritten)")
 
 
@@ -48,7 +48,8 @@ def _record(store: Path, keys: Path, record: Path) -> None:
 
 @pytest.fixture
 def recorded(examples_store: Path, keys: Path, tmp_path: Path) -> Path:
-    """The examples store (18 leaves, its origin chosen) with a record of its full verify."""
+    """The examples store (18 leaves, and the leaf choosing its origin: 19) with a record of
+    its full verify."""
     assert cli("checkpoint", "--db", examples_store, "--origin", ORIGIN).exit_code == 0
     _record(examples_store, keys, tmp_path / "verified.txt")
     return tmp_path / "verified.txt"
@@ -69,7 +70,7 @@ def test_the_record_is_the_recomputed_tree_signed_by_the_auditor(
         ["derived", "sighting_counts", "6"], ["derived", "tree_heads", "1"],
         ["derived", "turn_fields", "0"]]  # the frames of batch 1 hold no turn
     assert lines[4] == "derived tree_heads 1 1 18 64"  # batch 1, size 18, a 64-digit root
-    assert lines[6:8] == [ORIGIN, "18"]
+    assert lines[6:8] == [ORIGIN, "19"]
     root = cli("verify", "--db", examples_store).stdout.split("root ")[1].strip()
     assert base64.b64decode(lines[8]).hex() == root
     assert lines[9] == "" and lines[10].startswith("— auditor.example ")
@@ -83,9 +84,9 @@ def test_after_a_new_batch_only_the_new_leaves_are_checked(
     result = _incremental(examples_store, recorded, keys)
     assert result.exit_code == 0, result.stderr
     assert result.stdout == (
-        f"{full.removesuffix(chr(10))}; leaves 18..{size - 1} checked after the verified tree "
-        "of size 18 (record signed by auditor.example), which it extends\n")
-    assert "the first 18 leaves were not re-read" in result.stderr
+        f"{full.removesuffix(chr(10))}; leaves 19..{size - 1} checked after the verified tree "
+        "of size 19 (record signed by auditor.example), which it extends\n")
+    assert "the first 19 leaves were not re-read" in result.stderr
     assert "integrity_check did not run" in result.stderr
     as_json = _incremental(examples_store, recorded, keys).stdout  # the same, asked twice
     assert as_json == result.stdout
@@ -96,7 +97,7 @@ def test_a_forged_new_leaf_is_found(examples_store: Path, recorded: Path, keys: 
     _ingest(examples_store, tmp_path, 3, "new")
     with triggers_bypassed(examples_store) as connection:
         seq, key = connection.execute(
-            "SELECT seq, residual_id FROM contract_residuals WHERE seq > 18 ORDER BY seq"
+            "SELECT seq, residual_id FROM contract_residuals WHERE seq > 19 ORDER BY seq"
         ).fetchone()
         connection.execute("UPDATE contract_residuals SET residual_code = 'forged' "
                            "WHERE residual_id = ?", (key,))
@@ -121,7 +122,7 @@ def test_a_forged_old_leaf_breaks_the_consistency_with_the_record(
     assert result.exit_code == 1
     assert result.stderr.splitlines()[:2] == [
         NOT_EXTENDED,
-        "  also log checkpoint 18: the stored log's first 18 leaves no longer make the root "
+        "  also log checkpoint 19: the stored log's first 19 leaves no longer make the root "
         "the full verify recorded (changed since)"]
 
 
@@ -182,7 +183,7 @@ def test_a_checkpoint_the_verify_did_not_record_is_refused(
     assert other_key.exit_code == 1
     assert "the record is not signed by key someone.else" in other_key.stderr
     edited = tmp_path / "edited.txt"
-    edited.write_text(recorded.read_text().replace("\n18\n", "\n17\n"))
+    edited.write_text(recorded.read_text().replace("\n19\n", "\n18\n"))
     changed = cli("verify", "--db", examples_store, "--checkpoint", edited,
                   "--record-key", f"{keys}.pub")
     assert changed.exit_code == 1
@@ -193,7 +194,7 @@ def test_a_record_without_its_key_is_a_plain_checkpoint_and_a_full_verify(
         examples_store: Path, recorded: Path) -> None:
     result = cli("verify", "--db", examples_store, "--checkpoint", recorded)
     assert result.exit_code == 0
-    assert result.stdout.endswith("; extends the checkpoint of size 18\n")
+    assert result.stdout.endswith("; extends the checkpoint of size 19\n")
     assert "is a verify record, checked as a plain checkpoint with a full recompute" \
         in result.stderr
 

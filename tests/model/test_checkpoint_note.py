@@ -239,7 +239,7 @@ MALFORMED = [
     ("\n" + BODY + "\n", "origin line"),
     ("audit\texample\n" + BODY.split("\n", 1)[1] + "\n", "control or non-printable"),
     (BODY.replace("\n5\n", "\n5\r\n") + "\n", "control or non-printable"),
-    (BODY + "extension line\n\n", "extension lines"),
+    (BODY + "\nextension line\n\n", "empty extension line"),
     (BODY + "\n-- name AAAAAAAA\n", "does not start with '— '"),
     (BODY + "\n— name\n", "is not '— <name> <base64>'"),
     (BODY + "\n— na+me AAAAAAAA\n", "no space or '+'"),

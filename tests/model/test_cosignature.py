@@ -115,7 +115,7 @@ def test_a_quorum_of_two_passes_with_two_and_fails_with_one():
     assert WitnessPolicy.of_keys([LOG.verifier], []).check(sign(CHECKPOINT, LOG))
     with pytest.raises(CheckpointError, match="quorum 3: must be between 0 and the 2"):
         WitnessPolicy.of_keys([LOG.verifier], [W1.verifier, W2.verifier], 3)
-    with pytest.raises(CheckpointError, match="not a cosigning key"):
+    with pytest.raises(CheckpointError, match="a log cannot witness itself"):
         WitnessPolicy.of_keys([LOG.verifier], [LOG.verifier], 1)
 
 
@@ -142,7 +142,7 @@ def test_the_spec_policy_file_with_groups():
     ("group g 1 a\nquorum none\n", "members must be defined above"),
     ("witness w {w}\ngroup g 2 w\nquorum g\n", "threshold '2' is not all, any or 1..1"),
     ("witness w {w}\nwitness w {w}\nquorum none\n", "line 2: name w is defined twice"),
-    ("witness w {log}\nquorum none\n", "not a cosigning key"),
+    ("witness w {log}\nlog {log}\nquorum none\n", "a log cannot witness itself"),
     ("log {w}\nquorum none\n", "not a note signing key"),
     ("frobnicate\nquorum none\n", "line 1: not a log, witness, group or quorum line"),
 ])
@@ -201,3 +201,60 @@ def test_a_bundle_verifies_offline_against_a_policy():
 def test_malformed_bundles_are_refused(edit, message):
     with pytest.raises(ProofError, match=message):
         parse_bundle(edit(_bundle()))
+
+
+# --- issue 31: extension lines, 0x01 witness keys, quorums by key ---------------------------
+
+def test_extension_lines_are_kept_signed_and_cosigned():
+    """tlog-checkpoint: "Any following lines are extension lines, opaque and OPTIONAL";
+    tlog-cosignature: "Extension lines MAY be included in the checkpoint by the log, and if
+    present MUST be included in the cosigned message"."""
+    extended = Checkpoint(ORIGIN, 3, CHECKPOINT.root, ("ext one", "ext two"))
+    note = sign(extended, LOG)
+    assert note.startswith(CHECKPOINT.body() + "ext one\next two\n\n")
+    assert parse_checkpoint(note).checkpoint == extended
+    line = cosign(extended.body(), W1, 1700000000)
+    assert line.signature[8:] == W1.sign(cosigned_message(extended.body(), 1700000000))
+    checked = check_note(add_signature_lines(note, [line]), [LOG.verifier], [W1.verifier])
+    assert [c.witness for c in checked.cosigners] == ["witness1.example"]
+    dropped = sign(CHECKPOINT, LOG) + line.line()  # the same cosignature on the body without
+    with pytest.raises(SignatureError, match=r"cosignature by witness1\.example does not verify"):
+        check_note(dropped, [LOG.verifier], [W1.verifier])
+
+
+def test_a_witness_given_by_a_plain_ed25519_key():
+    """A 0x01 vkey names the witness's Ed25519 key: its cosignature/v1 lines carry the key ID
+    over 0x04 ("SHA-256(<name> || "\\n" || 0x04 || 32-byte Ed25519 cosigner public key)[:4]");
+    a plain Ed25519 note signature by it (key ID over 0x01) counts too."""
+    plain = _key("witness9.example", 19)  # type 0x01
+    expected_id = hashlib.sha256(b"witness9.example\n\x04" + plain.verifier.public_key
+                                 ).digest()[:4]
+    line = cosign(CHECKPOINT.body(), plain, 1700000000)
+    assert line.key_hash == expected_id
+    note = sign(CHECKPOINT, LOG)
+    policy = WitnessPolicy.of_keys([LOG.verifier], [plain.verifier], 1)
+    assert policy.check(add_signature_lines(note, [line])).cosigners[0].timestamp == 1700000000
+    from store.model.checkpoint import NoteSignature
+
+    old_style = NoteSignature(plain.name, plain.verifier.key_hash,
+                              plain.sign(CHECKPOINT.body().encode()))
+    assert policy.check(add_signature_lines(note, [old_style])).cosigners[0].timestamp == 0
+    text = f"log {LOG.verifier}\nwitness p {plain.verifier}\nquorum p\n"
+    assert WitnessPolicy.parse(text).check(add_signature_lines(note, [line]))
+
+
+def test_a_quorum_counts_keys_and_refuses_one_key_twice():
+    """tlog-policy: "Duplicate witnesses, i.e., multiple witness lines with the same public
+    key, are not allowed." Two keys under one name: only the key that cosigned counts."""
+    evil = _key("witness1.example", 77, COSIGNATURE_V1)
+    policy = WitnessPolicy.parse(f"log {LOG.verifier}\nwitness real {W1.verifier}\n"
+                                 f"witness evil {evil.verifier}\nquorum real\n")
+    with pytest.raises(SignatureError, match="cosigned by evil; not by real"):
+        policy.check(_cosigned(evil))
+    assert policy.check(_cosigned(W1))
+    as_plain = VerifierKey(W1.name + "-again", W1.verifier.public_key)  # same key, 0x01
+    with pytest.raises(CheckpointError, match="key is listed twice"):
+        WitnessPolicy.parse(f"log {LOG.verifier}\nwitness a {W1.verifier}\n"
+                            f"witness b {as_plain}\nquorum a\n")
+    with pytest.raises(CheckpointError, match="key is listed twice"):
+        WitnessPolicy.of_keys([LOG.verifier], [W1.verifier, as_plain])

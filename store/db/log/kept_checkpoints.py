@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, func, select
 
-from store.db.schema.tables import checkpoint_cosignatures, checkpoints
+from store.db.schema.tables import checkpoint_cosignatures, checkpoints, tree_heads
+from store.errors import CheckpointError
+from store.model.checkpoint import parse_checkpoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +75,27 @@ def kept_checkpoint(connection: Connection, checkpoint_id: int) -> KeptCheckpoin
     return found[0] if found else None
 
 
+CURRENT_CANDIDATES = 16  # rows looked at for the current checkpoint: bounds a request's work
+
+
 def newest_kept_checkpoint(connection: Connection) -> KeptCheckpoint | None:
-    found = kept_checkpoints(connection, limit=1)
-    return found[0] if found else None
+    """The log's current checkpoint: the kept one of the largest tree (of those, the newest
+    id) whose size and root are a tree head the store recorded. Never simply the newest id:
+    an old checkpoint appended again as the newest row must not freeze the log's head (verify
+    names such a row)."""
+    rows = connection.execute(
+        select(*_COLUMNS).join(tree_heads, (tree_heads.c.tree_size == checkpoints.c.tree_size)
+                               & (tree_heads.c.root_hash == checkpoints.c.root_hash))
+        .order_by(checkpoints.c.tree_size.desc(), checkpoints.c.checkpoint_id.desc())
+        .limit(CURRENT_CANDIDATES)).all()
+    for kept in _kept(connection, [tuple(row) for row in rows]):
+        try:
+            found = parse_checkpoint(kept.signed_note).checkpoint
+        except CheckpointError:
+            continue
+        if (found.size, found.root.hex()) == (kept.tree_size, kept.root_hash):
+            return kept
+    return None
 
 
 def count_kept_checkpoints(connection: Connection) -> int:

@@ -17,7 +17,7 @@ from store.db.log.stored_log import (
     stored_origin,
 )
 from store.db.queries.as_of import snapshot_at
-from store.db.queries.errors import LimitExceeded, QueryError
+from store.db.queries.errors import QueryError
 from store.db.queries.records import ConsistencyProof, InclusionProof, LedgerStatus
 from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.db.schema.tables import metadata
@@ -111,32 +111,36 @@ def consistency_proof(connection: Connection, first: int, second: int | None = N
                             consistency_path=[h.hex() for h in log.consistency(first, size)])
 
 
-MAX_CHANGES = 1000  # leaves a `changes` answer lists: ask in ranges for more
+MAX_CHANGES = 1000  # leaves a `changes` answer lists: one page; ask from nextFromSize for more
 
 
 @dataclass(frozen=True, slots=True)
 class Changes:
-    """The leaves appended between two tree heads, and the RFC 9162 consistency proof that
-    the later tree extends the earlier: nothing of the earlier changed, these were added."""
+    """The leaves appended between two tree sizes, one page at a time, and the RFC 9162
+    consistency proof that the tree at the page's end extends the tree at its start: nothing
+    of the earlier changed, these were added. `next_from`: where the next page starts (None:
+    this page reaches the size asked for)."""
 
     proof: ConsistencyProof
     entries: list[tuple[int, str]]  # (leaf index, entry), every leaf from first to second
+    next_from: int | None = None
 
 
 def changes(connection: Connection, from_size: int, to_size: int | None = None) -> Changes:
-    """What was appended between the heads of `from_size` and `to_size` leaves (each 0 or a
-    recorded head's size; default: the newest), with the proof; QueryError otherwise."""
-    first = snapshot_at(connection, from_size)
-    second = snapshot_at(connection, to_size)
-    assert first is not None
-    end = latest_head(connection).size if second is None else second.tree_size
-    if first.tree_size > end:
-        raise QueryError(f"fromSize {first.tree_size} is above toSize {end}")
-    if end - first.tree_size > MAX_CHANGES:
-        raise LimitExceeded(f"{end - first.tree_size} leaves between sizes {first.tree_size} and "
-                         f"{end}: ask for at most {MAX_CHANGES} at a time (a recorded head in "
-                         "between)")
-    proof = consistency_proof(connection, first.tree_size, end)
+    """What was appended between the trees of `from_size` and `to_size` leaves (any sizes the
+    log has passed, 0 to the newest head's; `to_size` default: the newest), at most
+    MAX_CHANGES leaves a page, with the proof for that page; QueryError otherwise."""
+    head = latest_head(connection).size
+    end = head if to_size is None else to_size
+    if not 0 <= from_size <= head:
+        raise QueryError(f"fromSize: must be between 0 and the tree size {head}, got "
+                         f"{from_size}")
+    if not 0 <= end <= head:
+        raise QueryError(f"toSize: must be between 0 and the tree size {head}, got {end}")
+    if from_size > end:
+        raise QueryError(f"fromSize {from_size} is above toSize {end}")
+    stop = min(end, from_size + MAX_CHANGES)
+    proof = consistency_proof(connection, from_size, stop)
     entries = [(index, entry.decode("utf-8"))
-               for index, entry in log_entries(connection, first.tree_size, end)]
-    return Changes(proof, entries)
+               for index, entry in log_entries(connection, from_size, stop)]
+    return Changes(proof, entries, stop if stop < end else None)

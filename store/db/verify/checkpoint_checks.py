@@ -10,6 +10,7 @@ from sqlalchemy import Connection
 from store.db.log.kept_checkpoints import kept_checkpoints
 from store.db.log.stored_log import LogError, StoredLog, latest_head, stored_origin
 from store.db.verify.problems import Problem
+from store.db.verify.signature_checks import growth_problems, origin_problems
 from store.errors import CheckpointError, StoreError
 from store.model.checkpoint import Checkpoint, parse_checkpoint
 from store.model.merkle import consistency_holds
@@ -42,7 +43,11 @@ def kept_checkpoint_problems(connection: Connection) -> Iterator[Problem]:
         origin: str | None = stored_origin(connection)
     except StoreError:  # two origins: reported with log_origin; check the rest regardless
         origin = None
-    for kept in kept_checkpoints(connection, newest_first=False):
+    else:
+        yield from origin_problems(connection, origin)
+    every = kept_checkpoints(connection, newest_first=False)
+    yield from growth_problems(every)
+    for kept in every:
         where = f"checkpoint {kept.checkpoint_id}"
         try:
             parsed = parse_checkpoint(kept.note)

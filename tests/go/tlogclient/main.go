@@ -5,6 +5,10 @@
 // with an older size. It shares no code with core-audit.
 //
 //	tlogclient BASEURL LOGVKEY [-old SIZE:BASE64ROOT] [WITNESSVKEY...]
+//	tlogclient -note FILE LOGVKEY [WITNESSVKEY...]
+//
+// A witness key is a type 0x04 (cosignature/v1) or a plain 0x01 Ed25519 vkey: either way the
+// cosignature line's key ID is SHA-256(name || 0x0A || 0x04 || key)[:4].
 package main
 
 import (
@@ -120,13 +124,15 @@ func checkCosignature(vkey, body, text string) {
 	}
 	name := parts[0]
 	raw, err := base64.StdEncoding.DecodeString(parts[2])
-	if err != nil || len(raw) != 33 || raw[0] != 0x04 {
-		fail("witness key %q is not an Ed25519 cosignature/v1 key", vkey)
+	if err != nil || len(raw) != 33 || (raw[0] != 0x04 && raw[0] != 0x01) {
+		fail("witness key %q is not an Ed25519 key (type 0x04 or 0x01)", vkey)
 	}
-	h := sha256.Sum256(append([]byte(name+"\n\x04"), raw[1:]...))
-	if fmt.Sprintf("%x", h[:4]) != parts[1] {
+	// the vkey's own key ID is over its type; a cosignature/v1 line's is over 0x04
+	own := sha256.Sum256(append([]byte(name+"\n"), raw...))
+	if fmt.Sprintf("%x", own[:4]) != parts[1] {
 		fail("witness key %q: key hash", vkey)
 	}
+	h := sha256.Sum256(append([]byte(name+"\n\x04"), raw[1:]...))
 	for _, line := range strings.Split(text, "\n") {
 		if !strings.HasPrefix(line, "\u2014 "+name+" ") {
 			continue
@@ -146,9 +152,41 @@ func checkCosignature(vkey, body, text string) {
 	fail("no cosignature by %s", name)
 }
 
+// checkNoteFile: -note FILE LOGVKEY [WITNESSVKEY...]: a cosigned checkpoint from a file, its
+// extension lines (if any) part of the signed and cosigned text.
+func checkNoteFile(args []string) {
+	if len(args) < 2 {
+		fail("usage: tlogclient -note FILE LOGVKEY [WITNESSVKEY...]")
+	}
+	text, err := os.ReadFile(args[0])
+	if err != nil {
+		fail("read %s: %v", args[0], err)
+	}
+	verifier, err := note.NewVerifier(args[1])
+	if err != nil {
+		fail("log key: %v", err)
+	}
+	n, err := note.Open(text, note.VerifierList(verifier))
+	if err != nil {
+		fail("checkpoint: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(n.Text, "\n"), "\n")
+	if len(lines) < 3 || lines[0] != verifier.Name() {
+		fail("checkpoint body %q", n.Text)
+	}
+	fmt.Printf("checkpoint %s size %s with %d extension line(s)\n", lines[0], lines[1], len(lines)-3)
+	for _, w := range args[2:] {
+		checkCosignature(w, n.Text, string(text))
+	}
+}
+
 func main() {
 	if len(os.Args) < 3 {
 		fail("usage: tlogclient BASEURL LOGVKEY [-old SIZE:ROOT] [WITNESSVKEY...]")
+	}
+	if os.Args[1] == "-note" {
+		checkNoteFile(os.Args[2:])
+		return
 	}
 	base, vkey, rest := strings.TrimSuffix(os.Args[1], "/"), os.Args[2], os.Args[3:]
 	verifier, err := note.NewVerifier(vkey)
