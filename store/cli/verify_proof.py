@@ -109,8 +109,10 @@ def verify_proof(proof_file: Path, checkpoint_file: Path | None, keys: tuple[Pat
                 raise click.UsageError("--checkpoint is required: this proof holds no "
                                        "checkpoint")
             if is_since_proof(proof):
+                from store.db.schema.record_kinds import LATE_COLUMNS
+
                 message = check_since(proof, checkpoint, None if records_file is None
-                                      else _lines(records_file))
+                                      else _lines(records_file), LATE_COLUMNS)
             elif records_file is not None:
                 raise click.UsageError("--records goes with a proof `export --since N "
                                        "--proof FILE` wrote")

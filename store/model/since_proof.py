@@ -68,10 +68,12 @@ def _leaves(document: Mapping[str, Any]) -> tuple[list[str], list[tuple[int, byt
 
 
 def check_since(document: Mapping[str, Any], checkpoint: Checkpoint,
-                records: Iterable[bytes] | None = None) -> str:
+                records: Iterable[bytes] | None = None,
+                late_columns: Mapping[str, frozenset[str]] | None = None) -> str:
     """What the document shows about the checkpoint's tree, and with `records` (the lines of
     the export's JSONL) that they are the table's leaves between the two trees; ProofError
-    saying what does not hold."""
+    saying what does not hold. `late_columns`: per table, the columns a later revision added
+    (record_kinds.LATE_COLUMNS, given by the caller: the domain layer reads no schema)."""
     first, second = _size(document, "first"), _size(document, "second")
     if second != checkpoint.size:
         raise ProofError(f"the proof is to the tree of size {second}; the checkpoint is size "
@@ -103,17 +105,17 @@ def check_since(document: Mapping[str, Any], checkpoint: Checkpoint,
             "leaves listed")
     if records is None:
         return said
-    return said + "; " + _check_records(document, first, tables, leaves, records)
+    return said + "; " + _check_records(document, first, tables, leaves, records,
+                                        late_columns or {})
 
 
 def _check_records(document: Mapping[str, Any], first: int, tables: list[str],
-                   leaves: list[tuple[int, bytes]], records: Iterable[bytes]) -> str:
-    from store.db.schema.record_kinds import LATE_COLUMNS  # the table's late columns
-
+                   leaves: list[tuple[int, bytes]], records: Iterable[bytes],
+                   late_columns: Mapping[str, frozenset[str]]) -> str:
     table = document.get("table")
     if not isinstance(table, str):
         raise ProofError("table is not a table name")
-    late = LATE_COLUMNS.get(table, frozenset())
+    late = late_columns.get(table, frozenset())
     seen: list[int] = []
     for number, line in enumerate(records, 1):
         if not line.strip():

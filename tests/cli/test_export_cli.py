@@ -202,7 +202,7 @@ def test_nothing_matching_gives_a_header_alone(store: str) -> None:
     ("residuals", '{"family_id": ["x"]}', "unknown field 'family_id'"),
     ("residuals", '{"kind": ["ABSTAIN"]}', "ResidualFilter.kind[0]: Value 'ABSTAIN'"),
     ("residuals", '{"groundingSource": ["TEACHING"]}', "unknown field 'groundingSource'"),
-    ("occurrences", '{"kind": "missing_role"}', "ResidualFilter.kind: Value 'missing_role'"),
+    ("occurrences", '{"kind": "missing-role"}', "ResidualFilter.kind: Value 'missing-role'"),
     ("assessments", '{"runnable": "yes"}', "AssessmentFilter.runnable: Boolean cannot"),
     ("assessments", '{"batchId": ["one"]}', "AssessmentFilter.batchId[0]: Int cannot"),
     ("turns", '["TEACHING"]', "Expected value of type 'TurnFilter' to be an object"),

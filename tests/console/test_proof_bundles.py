@@ -222,12 +222,13 @@ def test_a_record_page_shows_the_signed_checkpoint_and_never_a_key_of_its_own(
         newest = db.execute(kept_checkpoint, 2)
         first = db.execute(kept_checkpoint, 1)
     page = client.get(f"/residuals/{DELTA_QUANTITY_ID}").text
-    assert f'<pre class="signed-checkpoint" data-size="37">{newest.note}</pre>' in page
+    assert f'<pre class="signed-checkpoint" data-size="38">{newest.note}</pre>' in page
     assert "/log/checkpoint" in links(page)
     assert client.get("/log/checkpoint").text == newest.note
-    # asOf=18: the newest kept checkpoint of a tree of at most 18 leaves, with its cosignature.
-    batch = client.get("/batches/1?asOf=18").text
-    assert f'data-size="18">{first.note}</pre>' in batch and "\u2014 w.example " in first.note
+    # asOf=19 (batch 1 and the origin's batch): the newest kept checkpoint of a tree of at
+    # most 19 leaves, with its cosignature.
+    batch = client.get("/batches/1?asOf=19").text
+    assert f'data-size="19">{first.note}</pre>' in batch and "\u2014 w.example " in first.note
     for path in ("/", "/log", "/keys", f"/residuals/{DELTA_QUANTITY_ID}", "/batches/1"):
         shown = client.get(path).text
         assert str(LOG.verifier) not in shown and str(WITNESS.verifier) not in shown, path
@@ -238,19 +239,19 @@ def test_the_consistency_json_is_the_rfc_9162_proof_between_two_sizes(
         client: TestClient) -> None:
     from store.model.merkle import consistency_holds
 
-    answer = client.get("/proofs/consistency.json?from=18&to=66")
+    answer = client.get("/proofs/consistency.json?from=19&to=67")
     assert answer.status_code == 200
     assert answer.headers["content-type"] == "application/json"
     proof = answer.json()
     assert sorted(proof) == ["from", "from_root", "path", "to", "to_root"]
-    assert (proof["from"], proof["to"]) == (18, 66)
+    assert (proof["from"], proof["to"]) == (19, 67)
     log = client.get("/log").text
     assert proof["to_root"] in log
-    assert consistency_holds(18, 66, bytes.fromhex(proof["from_root"]),
+    assert consistency_holds(19, 67, bytes.fromhex(proof["from_root"]),
                              bytes.fromhex(proof["to_root"]),
                              [bytes.fromhex(h) for h in proof["path"]])
-    assert client.get("/proofs/consistency.json?from=37&to=37").json()["path"] == []
-    for query, parameter in (("from=37&to=18", "from"), ("from=1&to=67", "to"),
+    assert client.get("/proofs/consistency.json?from=38&to=38").json()["path"] == []
+    for query, parameter in (("from=38&to=19", "from"), ("from=1&to=68", "to"),
                              ("from=1", "to"), ("from=1&to=2&asOf=3", "asOf")):
         refused = client.get(f"/proofs/consistency.json?{query}")
         assert refused.status_code == 400, query

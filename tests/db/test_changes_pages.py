@@ -26,7 +26,7 @@ def test_changes_of_a_batch_over_a_thousand_leaves_come_in_proven_pages(tmp_path
     ok("ingest", "--db", db, write_jsonl(tmp_path / "big.jsonl", distinct_frames(250, "big")))
     log = [json.loads(line) for line in ok("log", "--db", db).splitlines()]
     assert len(log) > 1500
-    query = ("query($from: Int!) { changes(fromSize: $from) { fromSize toSize fromRoot toRoot "
+    query = ("query($from: LogIndex!) { changes(fromSize: $from) { fromSize toSize fromRoot toRoot "
              "consistencyPath nextFromSize entries { leafIndex entry } } }")
     start, seen, pages = 0, [], 0
     while True:

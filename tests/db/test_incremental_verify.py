@@ -67,9 +67,11 @@ def test_the_record_is_the_recomputed_tree_signed_by_the_auditor(
     # Per derived table: its rows under the tree, then each column's sum (texts: lengths).
     assert [line.split(" ")[:3] for line in lines[1:6]] == [
         ["derived", "log_subtrees", "0"], ["derived", "residual_tallies", "6"],
-        ["derived", "sighting_counts", "6"], ["derived", "tree_heads", "1"],
+        ["derived", "sighting_counts", "6"], ["derived", "tree_heads", "2"],
         ["derived", "turn_fields", "0"]]  # the frames of batch 1 hold no turn
-    assert lines[4] == "derived tree_heads 1 1 18 64"  # batch 1, size 18, a 64-digit root
+    # Batch 1 (size 18) and the origin's batch 2 (size 19): batch ids 1 + 2, sizes 18 + 19,
+    # two 64-digit roots.
+    assert lines[4] == "derived tree_heads 2 3 37 128"
     assert lines[6:8] == [ORIGIN, "19"]
     root = cli("verify", "--db", examples_store).stdout.split("root ")[1].strip()
     assert base64.b64decode(lines[8]).hex() == root
