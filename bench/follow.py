@@ -81,11 +81,12 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=200)
-    parser.add_argument("--interval", type=float, default=0.1)
-    parser.add_argument("--floors", type=int, default=20)
-    parser.add_argument("--prefill", type=int, default=1)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lines", type=int, default=200, help="lines appended, one at a time")
+    parser.add_argument("--interval", type=float, default=0.1, help="follow's --interval")
+    parser.add_argument("--floors", type=int, default=20, help="one-line ingests (the floor)")
+    parser.add_argument("--prefill", type=int, default=1, help="journal lines before the run")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-follow-"))
     db, journal = folder / "audit.db", folder / "turn_journal.jsonl"

@@ -118,12 +118,13 @@ def timed(repeat: int, call: Callable[[int], Any]) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=100_000)
-    parser.add_argument("--journals", type=int, default=4)
-    parser.add_argument("--repeat", type=int, default=300)
-    parser.add_argument("--frames", type=int, default=0)
-    parser.add_argument("--db", type=Path)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=100_000, help="journal turns in all")
+    parser.add_argument("--journals", type=int, default=4, help="journals they are split into")
+    parser.add_argument("--repeat", type=int, default=300, help="timed calls of each operation")
+    parser.add_argument("--frames", type=int, default=0, help="generator frames ingested too")
+    parser.add_argument("--db", type=Path, help="store path (default: a temp file)")
     arguments = parser.parse_args()
     path = arguments.db or Path(tempfile.mkdtemp()) / "journal-bench.db"
     if not path.exists():

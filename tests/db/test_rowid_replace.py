@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from backends import EXAMPLE_FILES
 from cli_runs import cli
+from construction_data import recorded_payload
 from jsonl_files import write_jsonl
 from raw_reads import dump
 from store_support import distinct_frames, raw_connect
@@ -29,8 +30,10 @@ from store.model.cosignature import cosign
 @pytest.fixture
 def every_table_store(db_path: Path, tmp_path: Path) -> Path:
     journal = tmp_path / "turn_journal.jsonl"
-    journal.write_text(journal_line(journal_entry(1, "What is a pack?", "pack — a lexicon.",
-                                                  "pack")) + "\n", encoding="utf-8")
+    # A turn with construction evidence: its construction row, links and turn fields too.
+    journal.write_text(journal_line(journal_entry(
+        1, "What is a pack?", "pack — a lexicon.", "pack",
+        construction_evidence=recorded_payload())) + "\n", encoding="utf-8")
     # Over 256 leaves, so the log stores a subtree; a checkpoint chooses the log's origin.
     frames = write_jsonl(tmp_path / "frames.jsonl", list(distinct_frames(40, "rowid")))
     for path in (*EXAMPLE_FILES, journal, frames):
@@ -59,7 +62,8 @@ def test_the_tables_with_a_hidden_rowid() -> None:
     assert set(HIDDEN_ROWID_TABLES) == {
         "contract_assessments", "contract_residuals", "residual_occurrences",
         "surface_records", "surface_occurrences", "residual_tallies", "turns", "log_subtrees",
-        "log_origin", "checkpoint_cosignatures", "sighting_counts"}
+        "log_origin", "checkpoint_cosignatures", "sighting_counts", "turn_fields",
+        "turn_constructions", "turn_assessments"}
 
 
 def _fresh(value: object) -> object:
