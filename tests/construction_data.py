@@ -99,3 +99,13 @@ def equivalent_frame(turn_key: str) -> dict[str, Any]:
     return {"problem_text": PROBLEM, "source_ref": turn_key,
             "contract_assessments": [assessment(refused_assessment()),
                                      assessment(runnable_assessment())]}
+
+
+def construction_journal(turns: int = 4) -> list[bytes]:
+    """A Workbench journal of `turns` turns, each carrying recorded construction evidence
+    (two assessments each): rows in turn_constructions and turn_assessments for fixtures."""
+    from turn_data import DISCLOSURE, journal_entry, journal_line
+
+    return [(journal_line(journal_entry(n, PROBLEM, DISCLOSURE, "none",
+                                        construction_evidence=recorded_payload())) + "\n"
+             ).encode("utf-8") for n in range(1, turns + 1)]

@@ -32,7 +32,9 @@ from store.cli import main
 from store.model.checkpoint import Checkpoint, SignerKey, generate_key, sign
 
 # Defects of the code's own declarations, found at import: for a developer, not a user.
-DEVELOPER_ERRORS = {"RecordKindError"}
+# RecordKindError: a declaration a developer got wrong. RequestRefused: Starlette's
+# HTTPException, the server's 4xx answer before GraphQL runs, never raised to a caller.
+DEVELOPER_ERRORS = {"RecordKindError", "RequestRefused"}
 
 
 def _leaf(n: int) -> bytes:

@@ -62,8 +62,9 @@ COMMANDS: dict[str, CommandEntry] = {
                         'UTF-8).'),
     "export": CommandEntry("store.cli.export", "export", "Write every stored record of KIND "
                            "(residuals, occurrences, assessments, surfaces, sightings, turns, "
-                           "batches, tree-heads) matching --filter, in append order, one row "
-                           "per record and one column per stored column."),
+                           "batches, turn-constructions, turn-assessments, tree-heads) matching "
+                           "--filter, in append order, one row per record and one column per "
+                           "stored column."),
     "db": CommandEntry("store.cli.db", "db", "Upgrade, downgrade and inspect the store's "
                        "schema revision."),
     "copy": CommandEntry("store.cli.copy", "copy", "Copy every row, id, leaf and tree head "

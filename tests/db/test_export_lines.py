@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from backends import EXAMPLE_FILES
+from construction_data import construction_journal
 from jsonl_files import write_jsonl
 
 from store.db.audit_store import AuditStore
@@ -52,6 +53,7 @@ def store_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     with AuditStore.open(url) as store:
         for path in (*EXAMPLE_FILES, JOURNAL, write_jsonl(folder / "tricky.jsonl", _frames())):
             store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
+        store.ingest(construction_journal(), source="constructions.jsonl")
     return url
 
 

@@ -216,6 +216,9 @@ def test_references_are_every_foreign_key_but_the_batch() -> None:
         "surface_records": (),
         "surface_occurrences": (("surface_id", "surface_records"),),
         "turns": (("surface_id", "surface_records"),),
+        "turn_constructions": (("turn_key", "turns"),),
+        "turn_assessments": (("assessment_id", "contract_assessments"),
+                             ("turn_key", "turn_constructions")),
     }
 
 

@@ -35,7 +35,11 @@ def _entries(connection: Connection, table: str) -> list[tuple[bytes, bytes, boo
 def test_every_stored_row_encodes_as_its_log_entry(journal_db: AuditStore) -> None:
     tables = sorted(LEDGERED_KEYS)
     found = {table: journal_db.execute(_entries, table) for table in tables}
-    assert all(found[table] for table in tables)  # every table holds rows
+    # Every table holds rows but the construction tables (the example journal carries no
+    # construction evidence; tests/db/test_export_lines.py and the construction tests cover
+    # their rows' encodings).
+    assert all(found[table] for table in tables
+               if table not in ("turn_constructions", "turn_assessments"))
     for table in tables:
         assert [fast for fast, _, _ in found[table]] == [slow for _, slow, _ in found[table]]
     assert any(late for table in tables for _, _, late in found[table])  # a null late column

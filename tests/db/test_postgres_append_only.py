@@ -14,6 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from backends import libpq_url, raw_query
+from construction_data import construction_journal
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
@@ -51,6 +52,7 @@ def pg_store(pg_url: str) -> str:
         for path in EXAMPLES:
             store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
         store.ingest(_frames(100), source="frames.jsonl")
+        store.ingest(construction_journal(), source="constructions.jsonl")
         store.checkpoint("audit.example.org/core")  # the origin chosen: log_origin has a row
         witness = SignerKey("w", b"\x02" * 32, COSIGNATURE_V1)
         kept = store.keep_checkpoint([SignerKey("log", b"\x01" * 32)])
