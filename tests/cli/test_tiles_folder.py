@@ -20,7 +20,7 @@ JOURNAL = EXAMPLE_FILES[0].parent / "workbench_turn_journal.jsonl"
 
 @pytest.fixture(scope="module")
 def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The example store (66 leaves) with a kept signed checkpoint, and its key."""
+    """The example store (66 leaves, the origin's one: 67), a kept signed checkpoint, its key."""
     folder = tmp_path_factory.mktemp("signed")
     ok("keygen", ORIGIN, "--out", folder / "log")
     for source in EXAMPLE_FILES:
@@ -45,19 +45,19 @@ def test_a_rerun_leaves_every_unchanged_tile_as_it_is(store: Path, signed: dict[
                                                       tmp_path: Path) -> None:
     out = tmp_path / "public"
     first = ok("tiles", "--db", store, "--out", out)
-    assert first == f"wrote 2 tiles and the checkpoint of size 66 to {out}\n"
+    assert first == f"wrote 2 tiles and the checkpoint of size 67 to {out}\n"
     before = files_of(out)
-    assert sorted(before) == ["checkpoint", "tile/0/000.p/66", "tile/entries/000.p/66"]
+    assert sorted(before) == ["checkpoint", "tile/0/000.p/67", "tile/entries/000.p/67"]
     again = ok("tiles", "--db", store, "--out", out)
-    assert again == (f"wrote 0 tiles and the checkpoint (unchanged) of size 66 to {out} "
+    assert again == (f"wrote 0 tiles and the checkpoint (unchanged) of size 67 to {out} "
                      "(2 tiles already there, unchanged)\n")
     assert files_of(out) == before  # same inodes, same times: not one file rewritten
     # The log grows and a new checkpoint is signed: only the new tiles and checkpoint come.
     ok("ingest", "--db", store, JOURNAL)
     ok("checkpoint", "--db", store, "--key", signed["key"])
     grown = ok("tiles", "--db", store, "--out", out)
-    # 83's partial tiles are new; 66's, the older kept checkpoint's, are there already.
-    assert grown == (f"wrote 2 tiles and the checkpoint of size 83 to {out} "
+    # 84's partial tiles are new; 67's, the older kept checkpoint's, are there already.
+    assert grown == (f"wrote 2 tiles and the checkpoint of size 84 to {out} "
                      "(2 tiles already there, unchanged)\n")
     after = files_of(out)
     assert {name: after[name] for name in before if name != "checkpoint"} == {
@@ -71,14 +71,14 @@ def test_a_symlink_planted_for_a_tile_is_refused_and_its_target_untouched(
     victim.write_bytes(b"precious\n")
     (out / "tile" / "0").mkdir(parents=True)
     (out / "tile" / "0" / "000.p").mkdir()
-    os.symlink(victim, out / "tile" / "0" / "000.p" / "66")
+    os.symlink(victim, out / "tile" / "0" / "000.p" / "67")
     refused = cli("tiles", "--db", store, "--out", out)
     assert refused.exit_code == 1
     assert refused.stderr == (
-        f"Error: {out}/tile/0/000.p/66: a symbolic link core-audit did not make: refusing to "
+        f"Error: {out}/tile/0/000.p/67: a symbolic link core-audit did not make: refusing to "
         "replace or follow it; remove it and run `tiles` again\n")
     assert victim.read_bytes() == b"precious\n"
-    assert (out / "tile" / "0" / "000.p" / "66").is_symlink()
+    assert (out / "tile" / "0" / "000.p" / "67").is_symlink()
     assert not (out / "checkpoint").exists()  # the checkpoint comes last: never published
 
 
@@ -108,9 +108,9 @@ def test_a_symlink_planted_at_the_old_temporary_name_is_never_written_through(
     out, victim = tmp_path / "public", tmp_path / "victim.txt"
     victim.write_bytes(b"precious\n")
     (out / "tile" / "0" / "000.p").mkdir(parents=True)
-    os.symlink(victim, out / "tile" / "0" / "000.p" / "66.tmp")  # where 0.x wrote it
+    os.symlink(victim, out / "tile" / "0" / "000.p" / "67.tmp")  # where 0.x wrote it
     os.symlink(victim, out / "checkpoint.tmp")
     ok("tiles", "--db", store, "--out", out)
     assert victim.read_bytes() == b"precious\n"
-    assert (out / "tile" / "0" / "000.p" / "66").is_file()
-    assert not (out / "tile" / "0" / "000.p" / "66").is_symlink()
+    assert (out / "tile" / "0" / "000.p" / "67").is_file()
+    assert not (out / "tile" / "0" / "000.p" / "67").is_symlink()
