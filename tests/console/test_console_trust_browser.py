@@ -204,8 +204,9 @@ def test_a_record_appended_after_the_signed_checkpoint_says_only_the_server_back
     kept = _pin(browser, site)
     said, state = _visit(browser, f"{site.origin}/batches/1")
     assert state == "verified", said
-    # The third file's batch, ingested after the checkpoint.
-    said, state = _visit(browser, f"{site.origin}/batches/3")
+    # The third file's batch (4: choosing the origin was batch 2), ingested after the
+    # checkpoint.
+    said, state = _visit(browser, f"{site.origin}/batches/4")
     assert state == "unauthenticated", said
     assert said.endswith(f"the leaf was appended after the signed checkpoint of size "
                          f"{kept.tree_size}, so only the server's word backs it"), said
