@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Protocol
 
-from sqlalchemy import Connection, exists, func, inspect, literal, select, text, true
+from sqlalchemy import Connection, exists, func, literal, select, text, true
 
 from store.db.log.stored_log import (
     LogError,
@@ -18,7 +18,6 @@ from store.db.log.stored_log import (
     leaf_rows,
     log_entry,
 )
-from store.db.schema.guards import SINGLE_ROW_TABLES, hidden_rowid
 from store.db.schema.record_kinds import LEDGERED_KEYS, SIGHTED, RecordKind
 from store.db.schema.tables import (
     SUBTREE_LEVEL,
@@ -39,6 +38,7 @@ from store.db.verify.derived_record import DerivedSums, derived_record_problems,
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
 from store.db.verify.schema_snapshot import whole_schema_problems
+from store.db.verify.table_checks import single_row_problems, unreadable_tables
 from store.db.write.row_builders import ledger_key
 from store.model.checkpoint import Checkpoint
 from store.model.merkle import CompactRange, leaf_hash
@@ -228,46 +228,6 @@ def _reference_problems(connection: Connection, skip: Collection[str],
                               " which is not stored")
 
 
-def _unreadable_tables(connection: Connection) -> dict[str, Problem]:
-    """Tables dropped or stripped of columns out of band: reported, and not read further."""
-    inspector = inspect(connection)
-    present = set(inspector.get_table_names())
-    unreadable: dict[str, Problem] = {}
-    for name, table in metadata.tables.items():
-        if name not in present:
-            unreadable[name] = Problem(None, name, "", "table is missing (dropped out of band)")
-            continue
-        columns = {column["name"] for column in inspector.get_columns(name)}
-        lost = [column.name for column in table.columns if column.name not in columns]
-        if lost:
-            unreadable[name] = Problem(None, name, "", f"columns are missing: {', '.join(lost)}")
-    return unreadable
-
-
-def _rowid_problems(connection: Connection, skip: Collection[str]) -> Iterator[Problem]:
-    """SQLite: a row at rowid 0 or below was placed there on purpose (every writer of this
-    store lets SQLite pick rowids, from 1): ahead of every stored row in the file's order."""
-    if connection.dialect.name != "sqlite":
-        return
-    for name in sorted(set(metadata.tables) - set(skip)):
-        if hidden_rowid(name):
-            found = connection.exec_driver_sql(
-                f'SELECT count(*) FROM "{name}" WHERE rowid < 1').scalar_one()
-            if found:
-                yield Problem(None, name, "", f"{found} rows at an explicit rowid below 1: "
-                                              "inserted out of band")
-
-
-def _single_row_problems(connection: Connection, skip: Collection[str]) -> Iterator[Problem]:
-    yield from _rowid_problems(connection, skip)
-    for name in sorted(SINGLE_ROW_TABLES - set(skip)):
-        rows = connection.execute(
-            select(func.count()).select_from(metadata.tables[name])).scalar_one()
-        if rows > 1:
-            yield Problem(None, name, "", f"holds {rows} rows, one at most: rows were added "
-                                          "out of band (which one a reader takes is arbitrary)")
-
-
 HeavyCheck = Callable[[Connection, Scope, VerifyReport], Iterator[Problem]]
 
 
@@ -362,7 +322,7 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     its record keeps, which the rows under it must still make. `record`: an intact report
     carries the derived tables' sums under its tip, for a record."""
     report = VerifyReport()
-    unreadable = _unreadable_tables(connection)
+    unreadable = unreadable_tables(connection)
     log_tables = {"tree_heads", "log_subtrees", *LEDGERED_KEYS}
     heavy = heavy or InProcessChecks(connection)
     scope = Scope(frozenset(unreadable))
@@ -378,7 +338,7 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
     problems: list[Problem] = list(unreadable.values())
     problems.extend(schema_problems(connection))  # keys, duplicates, indexes, triggers
     problems.extend(whole_schema_problems(connection, report.notes))  # all else, vs head's
-    problems.extend(_single_row_problems(connection, unreadable.keys()))
+    problems.extend(single_row_problems(connection, unreadable.keys()))
     if log_tables & unreadable.keys():
         report.problems = problems[:MAX_PROBLEMS]
         return report
