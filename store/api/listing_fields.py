@@ -141,6 +141,7 @@ def _facets_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> 
         where = filter.to_query() if filter else None
         query = getattr(queries, name, listing.facet_counts)
         built: view = view.of(await info.context.run(query, where, as_of))  # type: ignore[valid-type]
+        built.facet_reader = (where, as_of)  # type: ignore[attr-defined]  # its `facet` pages
         return built
 
     _filter_argument(facets, listing)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import strawberry
 
+from store.api.facet_types import FacetCount, enum_facets, facet_page_field
 from store.api.log_index import LogIndex
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView, fields_of_record
-from store.api.types import (
-    Batch,
-    FacetCount,
-    enum_facets,
-    sightings_field,
-)
+from store.api.types import Batch, sightings_field
 from store.db import queries
 from store.model.surface_records import CheckedFile
 
@@ -83,4 +81,7 @@ class Surface(RecordView):
 class SurfaceFacets(RecordView):
     """The fields of queries.SurfaceFacets."""
 
-    _computed = enum_facets("by_grounding_source", "by_verification")
+    _computed = enum_facets("by_grounding_source", "by_verification", "by_form")
+    facet_reader: strawberry.Private[tuple[Any, int | None]] = (None, None)  # (filter, asOf)
+
+    facet = facet_page_field("surfaces")

@@ -11,10 +11,11 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from store.api.context import RequestContext
+from store.api.facet_types import FacetCount, enum_facets, facet_page_field
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView, fields_of_record
 from store.api.surface_types import Surface
-from store.api.types import Assessment, FacetCount, Residual, enum_facets
+from store.api.types import Assessment, Residual
 from store.db import queries
 from store.model.construction import ConstructionStatus
 from store.model.turn_fields import evidence_payload
@@ -152,4 +153,8 @@ class Turn(RecordView):
 class TurnFacets(RecordView):
     """The fields of queries.TurnFacets."""
 
-    _computed = enum_facets("by_grounding_source", "by_verification", "by_normative_clearance")
+    _computed = enum_facets("by_grounding_source", "by_verification", "by_normative_clearance",
+                            "by_kind", "by_trace_integrity", "by_form")
+    facet_reader: strawberry.Private[tuple[Any, int | None]] = (None, None)  # (filter, asOf)
+
+    facet = facet_page_field("turns")

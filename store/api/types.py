@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeAlias, TypeVar
 
 import strawberry
@@ -11,6 +11,7 @@ from strawberry.types import Info
 
 import store.api.enums  # noqa: F401  the domain enums, registered with strawberry
 from store.api.context import RequestContext
+from store.api.facet_types import FacetCount, enum_facets, facet_page_field
 from store.api.log_index import LogIndex
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView, fields_of_record
@@ -217,32 +218,6 @@ class Residual(RecordView):
     inclusion_proof = inclusion_field("contract_residuals", "residual_id")
 
 
-@strawberry.type(description="Records (residuals, surfaces or turns) sharing one value, and "
-                             "sightings.")
-class FacetCount(RecordView):
-    value: str | None = strawberry.field(
-        description="What a filter takes for it: an enum's GraphQL name for a facet of an "
-        "enum (MISSING_ROLE, TEACHING, VERIFIED), else the value as CORE writes it "
-        "(unary_delta_transition, decoded); null for a null column (family_id, corpus_id, "
-        "intent)."
-    )
-    count: int = strawberry.field(description="Distinct records.")
-    occurrences: int = strawberry.field(description="Sightings of those records.")
-
-    @classmethod
-    def named(cls, facet: queries.FacetCount) -> FacetCount:
-        """A facet of an enum's values, by their GraphQL names (the stored value upper-cased,
-        as every enum of this schema names its members): pasted into a filter, it selects."""
-        return cls(value=None if facet.value is None else facet.value.upper(),
-                   count=facet.count, occurrences=facet.occurrences)
-
-
-def enum_facets(*names: str) -> Mapping[str, Callable[[Any], list[FacetCount]]]:
-    """`_computed` for a facets view: the lists `names` (facets of enums) by GraphQL name."""
-    return {name: (lambda record, name=name: [  # type: ignore[misc]
-        FacetCount.named(facet) for facet in getattr(record, name)]) for name in names}
-
-
 @fields_of_record(
     queries.ResidualFacets, views={queries.FacetCount: FacetCount},
     description="Counts over the filtered residuals; lists by count desc, value.",
@@ -251,6 +226,9 @@ class ResidualFacets(RecordView):
     """The fields of queries.ResidualFacets."""
 
     _computed = enum_facets("by_kind", "by_axis")
+    facet_reader: strawberry.Private[tuple[Any, int | None]] = (None, None)  # (filter, asOf)
+
+    facet = facet_page_field("residuals")
 
 
 @strawberry.type

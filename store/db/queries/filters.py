@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
@@ -12,6 +13,7 @@ from sqlalchemy import (
     ColumnElement,
     Table,
     false,
+    or_,
 )
 
 from store.db.queries.errors import LimitExceeded, QueryError
@@ -93,7 +95,7 @@ class ResidualFilter(ColumnFilter):
     _table = residuals_t
     residual_id: Sequence[str] | None = ids(residuals_t.c.residual_id, "residualId")
     organ: Sequence[str] | None = on(residuals_t.c.candidate_organ)
-    family_id: Sequence[str] | None = on(residuals_t.c.family_id)
+    family_id: Sequence[str | None] | None = on(residuals_t.c.family_id)
     kind: Sequence[ResidualKind] | None = on(residuals_t.c.residual_kind)
     axis: Sequence[ResidualSourceAxis] | None = on(residuals_t.c.source_axis)
     code: Sequence[str] | None = on(residuals_t.c.residual_code)
@@ -108,7 +110,7 @@ class AssessmentFilter(ColumnFilter):
     organ: Sequence[str] | None = on(assessments_t.c.candidate_organ)
     family_id: Sequence[str] | None = None
     runnable: bool | None = None
-    source_ref: Sequence[str] | None = on(assessments_t.c.source_ref)
+    source_ref: Sequence[str | None] | None = on(assessments_t.c.source_ref)
     batch_id: Sequence[int] | None = on(assessments_t.c.batch_id)
 
     def conditions(self, table: Table | None = None) -> list[ColumnElement[bool]]:
@@ -131,11 +133,12 @@ class SurfaceFilter(ColumnFilter):
     _table = surfaces_t
     surface_id: Sequence[str] | None = ids(surfaces_t.c.surface_id, "surfaceId")
     grounding_source: Sequence[GroundingSource] | None = on(surfaces_t.c.grounding_source)
-    corpus_id: Sequence[str] | None = on(surfaces_t.c.corpus_id)
-    chain_id: Sequence[str] | None = on(surfaces_t.c.chain_id)
-    intent: Sequence[str] | None = on(surfaces_t.c.intent)
-    subject: Sequence[str] | None = on(surfaces_t.c.subject)
+    corpus_id: Sequence[str | None] | None = on(surfaces_t.c.corpus_id)
+    chain_id: Sequence[str | None] | None = on(surfaces_t.c.chain_id)
+    intent: Sequence[str | None] | None = on(surfaces_t.c.intent)
+    subject: Sequence[str | None] | None = on(surfaces_t.c.subject)
     verification: Sequence[SurfaceVerification] | None = on(surfaces_t.c.verification)
+    surface_form: Sequence[SurfaceForm | None] | None = on(surfaces_t.c.surface_form)
 
 
 def storable(value: str) -> bool:
@@ -145,8 +148,12 @@ def storable(value: str) -> bool:
 
 
 def any_of(column: Any, values: Sequence[Any]) -> ColumnElement[bool]:
+    """`column` is one of `values`; a None among them selects the rows where it is null (what
+    a facet's null value stands for)."""
     condition: ColumnElement[bool] = column.in_(
-        [v for v in values if not isinstance(v, str) or storable(v)])
+        [v for v in values if v is not None and (not isinstance(v, str) or storable(v))])
+    if any(v is None for v in values):
+        condition = or_(condition, column.is_(None))
     return condition
 
 
@@ -168,19 +175,21 @@ class TurnFilter(ColumnFilter):
     turn_key: Sequence[str] | None = ids(turns_t.c.turn_key, "turnKey")
     grounding_source: Sequence[GroundingSource] | None = on(turns_t.c.grounding_source)
     verification: Sequence[SurfaceVerification] | None = on(surfaces_t.c.verification)
-    epistemic_state: Sequence[str] | None = on(turns_t.c.epistemic_state)
-    normative_clearance: Sequence[NormativeClearance] | None = on(turns_t.c.normative_clearance)
-    corpus_id: Sequence[str] | None = on(surfaces_t.c.corpus_id)
-    chain_id: Sequence[str] | None = on(surfaces_t.c.chain_id)
-    surface_form: Sequence[SurfaceForm] | None = on(surfaces_t.c.surface_form)
+    epistemic_state: Sequence[str | None] | None = on(turns_t.c.epistemic_state)
+    normative_clearance: Sequence[NormativeClearance | None] | None = on(
+        turns_t.c.normative_clearance)
+    corpus_id: Sequence[str | None] | None = on(surfaces_t.c.corpus_id)
+    chain_id: Sequence[str | None] | None = on(surfaces_t.c.chain_id)
+    surface_form: Sequence[SurfaceForm | None] | None = on(surfaces_t.c.surface_form)
     # CORE's own identities (issue 30): the journal (its turn 1's turn_key), the journal's
     # turn_id, the trace_hash and journal_digest as CORE wrote them, the kind of line.
-    journal: Sequence[RecordId] | None = on(turn_fields_t.c.journal_id)
-    turn_id: Sequence[int] | None = on(turns_t.c.turn_id)
-    trace_hash: Sequence[str] | None = on(turns_t.c.trace_hash)
-    journal_digest: Sequence[str] | None = on(turns_t.c.journal_digest)
+    journal: Sequence[RecordId | None] | None = on(turn_fields_t.c.journal_id)
+    turn_id: Sequence[int | None] | None = on(turns_t.c.turn_id)
+    trace_hash: Sequence[str | None] | None = on(turns_t.c.trace_hash)
+    journal_digest: Sequence[str | None] | None = on(turns_t.c.journal_digest)
     kind: Sequence[TurnKind] | None = on(turns_t.c.kind)
-    trace_integrity: Sequence[TraceIntegrity] | None = on(turns_t.c.trace_integrity)
+    trace_integrity: Sequence[TraceIntegrity | None] | None = on(
+        turns_t.c.trace_integrity)
     # CORE's own time: the turn's timestamp, inclusive bounds, each with an offset.
     time_from: datetime | None = None
     time_to: datetime | None = None
@@ -209,3 +218,32 @@ def filter_order(filter_type: type[Any] | None) -> int:
 
 def _defined(base: type[Any]) -> list[type[Any]]:
     return [c for sub in base.__subclasses__() for c in (sub, *_defined(sub))]
+
+
+def takes_null(filter_field: Any, hints: dict[str, Any]) -> bool:
+    """Whether a filter field's list takes None (selecting the rows where its column is
+    null): its items are typed `X | None`."""
+    hint = hints[filter_field.name]
+    (item,) = typing.get_args(typing.get_args(hint)[0]) or (None,)
+    return type(None) in typing.get_args(item)
+
+
+def check_null_selection(filters: Sequence[type[Any]]) -> None:
+    """A field of a nullable column takes None in its list, one of a column that cannot be
+    null does not (a facet gives null only for the first): a field declared otherwise fails
+    when the module loads."""
+    problems = []
+    for each in filters:
+        hints = typing.get_type_hints(each)
+        for f in fields(each):
+            column = f.metadata.get("column")
+            if column is None or f.metadata.get("ids"):
+                continue
+            if takes_null(f, hints) != bool(column.nullable):
+                problems.append(f"{each.__name__}.{f.name}: its column is "
+                                f"{'' if column.nullable else 'not '}nullable")
+    if problems:
+        raise TypeError("; ".join(problems))
+
+
+check_null_selection((ResidualFilter, AssessmentFilter, SurfaceFilter, TurnFilter))

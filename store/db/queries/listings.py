@@ -12,14 +12,16 @@ CLI's `export` and `prove`, and the console read it. Adding a kind: docs/design.
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, Unpack
 
-from sqlalchemy import ColumnElement, Connection, Label, Select, Table, select
+from sqlalchemy import CTE, ColumnElement, Connection, Label, Select, Table, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.batches import BATCH_RECORD
+from store.db.queries.errors import QueryError
+from store.db.queries.facets import facet_page
 from store.db.queries.filters import (
     AssessmentFilter,
     ResidualFilter,
@@ -32,6 +34,7 @@ from store.db.queries.orders import TIME_ORDERS, Listing, Order, in_seq_order
 from store.db.queries.pages import PageArgs, count_rows, page_of
 from store.db.queries.records import (
     Batch,
+    FacetPage,
     Page,
     ProposalCandidate,
     ResidualFacets,
@@ -43,7 +46,12 @@ from store.db.queries.records import (
     TurnFacets,
     TurnFields,
 )
-from store.db.queries.residuals import residual_facets_of, residuals_from_tallies
+from store.db.queries.residuals import (
+    RESIDUAL_FACETS,
+    residual_combos,
+    residual_facets_of,
+    residuals_from_tallies,
+)
 from store.db.queries.row_records import (
     RowRecord,
     flat_record,
@@ -53,8 +61,8 @@ from store.db.queries.row_records import (
     optional,
 )
 from store.db.queries.sightings import few_rows, sighted_listing, sightings_count
-from store.db.queries.surfaces import surface_facets_of
-from store.db.queries.turns import turn_facets_of
+from store.db.queries.surfaces import SURFACE_FACETS, surface_combos, surface_facets_of
+from store.db.queries.turns import TURN_FACETS, turn_combos, turn_facets_of
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
@@ -82,6 +90,9 @@ R = TypeVar("R")
 # (connection, the filtered rows with their sightings and joined columns, the filter, the
 # snapshot) -> the listing's facets.
 Facets = Callable[[Connection, Select[Any], Any, Snapshot | None], Any]
+# (the filtered rows as `Facets` takes them, the filter, the snapshot, facet names) -> the
+# rows grouped by those facets, each group with its records `n` and sightings `s`.
+Combos = Callable[[Select[Any], Any, Snapshot | None, Sequence[str]], CTE]
 # (connection, the filter, the snapshot) -> how many match, for a listing counted otherwise.
 Counter = Callable[[Connection, Any, Snapshot | None], int]
 
@@ -112,6 +123,10 @@ class RecordListing(Generic[F, R]):
     counter: Counter | None = None  # default: the filtered rows, counted in SQL
     facets: Facets | None = None
     facets_type: str = ""  # the GraphQL type of its facets
+    # Every facet, as the filter field it selects (one a page at a time: `facet_page`), and
+    # the rows grouped by some of them.
+    facet_fields: tuple[str, ...] = ()
+    combos: Combos | None = None
     exported: bool = True  # `core-audit export` writes its table
     sightings_exported: str | None = None  # ...and its sightings table, under this name
     # GraphQL descriptions: of the list (before the page help), of get-by-key, of the facets,
@@ -236,6 +251,19 @@ class RecordListing(Generic[F, R]):
         snapshot = snapshot_at(connection, as_of)
         return self.facets(connection, self.rows(where, snapshot), where, snapshot)
 
+    def facet_page(self, connection: Connection, field: str, where: F | None = None,
+                   first: int | None = None, after: str | None = None,
+                   as_of: int | None = None) -> FacetPage:
+        """The values of its facet `field` (a filter field, in `facet_fields`) over the
+        records matching `where`, a page at a time: past `after`, the first `first`."""
+        assert self.combos is not None, f"{self.name} have no facet pages"
+        if field not in self.facet_fields:
+            raise QueryError(f"field: {self.name} have no facet {field!r}; one of "
+                             + ", ".join(self.facet_fields))
+        snapshot = snapshot_at(connection, as_of)
+        combos = self.combos(self.rows(where, snapshot), where, snapshot, (field,))
+        return facet_page(connection, combos, field, first, after)
+
     def sightings_rows(self, where: F | None = None,
                        snapshot: Snapshot | None = None) -> Select[Any]:
         """Its sightings table's rows, of the records matching `where`."""
@@ -273,6 +301,7 @@ RESIDUALS: RecordListing[ResidualFilter, StoredResidual] = RecordListing(
     "residuals", residuals_t, RESIDUAL_RECORD, ResidualFilter, one="residual",
     api_type="Residual", sightings=occurrences_t, counter=residuals_from_tallies,
     facets=residual_facets_of, facets_type="ResidualFacets", sightings_exported="occurrences",
+    facet_fields=tuple(RESIDUAL_FACETS), combos=residual_combos,
     list_help="Residuals, in `order`.",
     filter_help="A residual's batch is the one that first stored it; with a range, "
                 "residualFacets' occurrences are the sightings recorded in the batches of the "
@@ -282,6 +311,7 @@ RESIDUALS: RecordListing[ResidualFilter, StoredResidual] = RecordListing(
 SURFACES: RecordListing[SurfaceFilter, StoredSurface] = RecordListing(
     "surfaces", surfaces_t, SURFACE_RECORD, SurfaceFilter, one="surface", api_type="Surface",
     sightings=surface_sightings_t, facets=surface_facets_of, facets_type="SurfaceFacets",
+    facet_fields=tuple(SURFACE_FACETS), combos=surface_combos,
     sightings_exported="sightings",
     list_help="Surfaces with their provenance, in `order`.",
     filter_help="A surface's batch is the one that first stored it.",
@@ -298,7 +328,8 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),
             Joined(TURN_FIELDS, "turn_key", prefix="fields_", filtered=True, outer=True)),
     time_ordered=in_time_order,
-    facets=turn_facets_of, facets_type="TurnFacets",
+    facets=turn_facets_of, facets_type="TurnFacets", facet_fields=tuple(TURN_FACETS),
+    combos=turn_combos,
     list_help="CORE turns in `order` (not MOST_SEEN; TIME_ASC and TIME_DESC by CORE's own "
               "timestamp), with the surface each emitted: which turns were grounded by what.",
     one_help="One turn by its turn_key (64 hex digits).",

@@ -150,6 +150,17 @@ class FacetCount:
 
 
 @dataclass(frozen=True, slots=True)
+class FacetPage:
+    """Some values of one facet, by count desc then value (a null last): past a cursor."""
+
+    field: str  # the filter field its values select (the query filter's name, e.g. chain_id)
+    values: list[FacetCount]
+    value_count: int  # the facet's distinct values in all, a null one included
+    has_more: bool
+    end_cursor: str | None  # past the last value shown, when more follow
+
+
+@dataclass(frozen=True, slots=True)
 class ResidualFacets:
     total: int
     occurrences: int
@@ -168,6 +179,7 @@ class SurfaceFacets:
     by_corpus: list[FacetCount]
     by_intent: list[FacetCount]
     by_verification: list[FacetCount]
+    by_form: list[FacetCount]
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +291,9 @@ class TurnFacets:
     by_epistemic_state: list[FacetCount]
     by_normative_clearance: list[FacetCount]
     by_corpus: list[FacetCount]
+    by_kind: list[FacetCount]
+    by_trace_integrity: list[FacetCount]
+    by_form: list[FacetCount]
 
 
 # (record, its table, fields it adds, columns it leaves out): a column added to a table must

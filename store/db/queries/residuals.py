@@ -3,9 +3,11 @@ tallies do not hold, counts the rows)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import (
+    CTE,
     Connection,
     Select,
     func,
@@ -13,7 +15,7 @@ from sqlalchemy import (
 )
 
 from store.db.queries.as_of import Snapshot, held
-from store.db.queries.facets import grouped_facets, range_facets
+from store.db.queries.facets import facet_counts, grouped_combos, range_combos
 from store.db.queries.filters import ResidualFilter
 from store.db.queries.records import ResidualFacets
 from store.db.schema.tables import TALLY_DIMENSIONS
@@ -41,20 +43,32 @@ def residuals_from_tallies(connection: Connection, where: ResidualFilter | None,
         select(func.coalesce(func.sum(tallies.c.residuals), 0))).scalar_one())
 
 
+# Each facet: the filter field it selects -> its column (of the residuals and the tallies).
+RESIDUAL_FACETS: Mapping[str, str] = {
+    "kind": "residual_kind", "axis": "source_axis", "organ": "candidate_organ",
+    "family_id": "family_id", "code": "residual_code"}
+assert tuple(RESIDUAL_FACETS.values()) == TALLY_DIMENSIONS  # ResidualFacets' order
+
+
+def residual_combos(rows: Select[Any], where: ResidualFilter | None,
+                    snapshot: Snapshot | None, names: Sequence[str]) -> CTE:
+    """The filtered residuals grouped by the facets `names`: sums of the batches' tallies,
+    so the cost follows the number of batches, not of residuals. With a batch range,
+    sightings are those recorded in its batches (with ids, the same counts from the rows)."""
+    columns = {name: RESIDUAL_FACETS[name] for name in names}
+    if where is not None and where.has_ids():
+        return range_combos(residuals_t, "residual_id", occurrences_t, where, snapshot, columns)
+    return grouped_combos(
+        _tallies(where, snapshot), {name: tallies_t.c[column] for name, column in columns.items()},
+        func.sum(tallies_t.c.residuals), func.sum(tallies_t.c.occurrences))
+
+
 def residual_facets_of(connection: Connection, rows: Select[Any],
                        where: ResidualFilter | None, snapshot: Snapshot | None
                        ) -> ResidualFacets:
-    """Counts per kind, axis, organ, family and code over the filtered residuals: sums of the
-    batches' tallies, so the cost follows the number of batches, not of residuals. With a
-    batch range, `occurrences` are the sightings recorded in those batches (with ids, the
-    same counts from the rows)."""
-    if where is not None and where.has_ids():
-        total, occurrences, lists = range_facets(
-            connection, residuals_t, "residual_id", occurrences_t, where, snapshot,
-            TALLY_DIMENSIONS)
-        return ResidualFacets(total, occurrences, *lists)
-    tallies = _tallies(where, snapshot)
-    total, occurrences, lists = grouped_facets(
-        connection, tallies, {name: tallies_t.c[name] for name in TALLY_DIMENSIONS},
-        func.sum(tallies_t.c.residuals), func.sum(tallies_t.c.occurrences))
+    """Counts per kind, axis, organ, family and code over the filtered residuals
+    (residual_combos)."""
+    names = tuple(RESIDUAL_FACETS)
+    total, occurrences, lists = facet_counts(
+        connection, residual_combos(rows, where, snapshot, names), names)
     return ResidualFacets(total, occurrences, *lists)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Unpack
 
 from sqlalchemy import (
+    CTE,
     Connection,
     Select,
     func,
@@ -13,7 +15,7 @@ from sqlalchemy import (
 
 from store.db.queries.as_of import Snapshot, held
 from store.db.queries.batches import BATCH_COLUMNS, BATCH_RECORD
-from store.db.queries.facets import grouped_facets, range_facets
+from store.db.queries.facets import facet_counts, grouped_combos, range_combos
 from store.db.queries.filters import SurfaceFilter, equals
 from store.db.queries.pages import PageArgs, seq_page
 from store.db.queries.records import Page, SurfaceFacets, SurfaceOccurrence
@@ -40,17 +42,33 @@ def list_surface_occurrences(connection: Connection, surface_id: str, first: int
                     "surface occurrences", first, after, **page)
 
 
+# Each facet: the filter field it selects -> its column of surface_records. The first ones
+# are counted together (SurfaceFacets); chain and subject, which may have many values, a page
+# at a time (facet_page).
+SURFACE_FACETS: Mapping[str, str] = {
+    "grounding_source": "grounding_source", "corpus_id": "corpus_id", "intent": "intent",
+    "verification": "verification", "surface_form": "surface_form",
+    "chain_id": "chain_id", "subject": "subject"}
+COUNTED_TOGETHER = ("grounding_source", "corpus_id", "intent", "verification", "surface_form")
+
+
+def surface_combos(rows: Select[Any], where: SurfaceFilter | None, snapshot: Snapshot | None,
+                   names: Sequence[str]) -> CTE:
+    """The filtered surfaces (`rows`, with their sightings) grouped by the facets `names`;
+    over a range, as residualFacets count (range_combos)."""
+    columns = {name: SURFACE_FACETS[name] for name in names}
+    if where is not None and where.has_range():
+        return range_combos(surfaces_t, "surface_id", sightings_t, where, snapshot, columns)
+    filtered = rows.subquery("filtered")
+    return grouped_combos(select(filtered), {name: filtered.c[column]
+                                             for name, column in columns.items()},
+                          func.count(), func.sum(filtered.c.occurrence_count))
+
+
 def surface_facets_of(connection: Connection, rows: Select[Any],
                       where: SurfaceFilter | None, snapshot: Snapshot | None) -> SurfaceFacets:
-    """Counts per grounding source, corpus, intent and verification over the filtered surfaces
-    (`rows`, with their sightings); over a range, as residualFacets count (range_facets)."""
-    names = ("grounding_source", "corpus_id", "intent", "verification")
-    if where is not None and where.has_range():
-        total, occurrences, lists = range_facets(
-            connection, surfaces_t, "surface_id", sightings_t, where, snapshot, names)
-        return SurfaceFacets(total, occurrences, *lists)
-    filtered = rows.subquery("filtered")
-    total, occurrences, lists = grouped_facets(
-        connection, select(filtered), {name: filtered.c[name] for name in names},
-        func.count(), func.sum(filtered.c.occurrence_count))
+    """Counts per grounding source, corpus, intent, verification and form over the filtered
+    surfaces (surface_combos)."""
+    total, occurrences, lists = facet_counts(
+        connection, surface_combos(rows, where, snapshot, COUNTED_TOGETHER), COUNTED_TOGETHER)
     return SurfaceFacets(total, occurrences, *lists)
