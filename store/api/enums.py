@@ -23,7 +23,12 @@ GRAPHQL_ENUMS: tuple[tuple[type[Enum], str], ...] = (
     (Order, "The order of a list: OLDEST_FIRST (append order, the default), NEWEST_FIRST, "
             "MOST_SEEN (most sightings first, ties oldest first: residuals and surfaces only), "
             "or TIME_ASC and TIME_DESC (turns only: by CORE's own timestamp, ties in append "
-            "order, turns without a time last). A cursor pages only the order it came from."),
+            "order, turns without a time last); or by a column a list shows, ascending or "
+            "descending (<COLUMN>_ASC, <COLUMN>_DESC), ties in append order (oldest first, "
+            "newest first), records without a value last: residuals by ID, KIND, AXIS, ORGAN, "
+            "CODE; surfaces by ID, GROUNDING_SOURCE, VERIFICATION, CORPUS, SURFACE_TEXT; turns "
+            "by ID, TURN_ID, GROUNDING_SOURCE, EPISTEMIC_STATE, PROMPT, SURFACE_ID (another "
+            "list refuses them). A cursor pages only the order it came from."),
     (GroundingSource, "Where a turn's surface was grounded: CORE's closed grounding_source "
                       "set."),
     (SurfaceVerification, "How a teaching surface compared with its re-derivation from corpora "

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, Unpack
 
-from sqlalchemy import CTE, ColumnElement, Connection, Label, Select, Table, select
+from sqlalchemy import CTE, Column, ColumnElement, Connection, Label, Select, Table, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.batches import BATCH_RECORD
@@ -30,7 +30,14 @@ from store.db.queries.filters import (
     equals,
 )
 from store.db.queries.journals import in_time_order
-from store.db.queries.orders import TIME_ORDERS, Listing, Order, in_seq_order
+from store.db.queries.orders import (
+    COLUMN_ORDERS,
+    TIME_ORDERS,
+    Listing,
+    Order,
+    by_column,
+    in_seq_order,
+)
 from store.db.queries.pages import PageArgs, count_rows, page_of
 from store.db.queries.records import (
     Batch,
@@ -137,6 +144,9 @@ class RecordListing(Generic[F, R]):
     filter_help: str = ""
     # Its rows (as read) in a TIME order: the listing has CORE time (turns).
     time_ordered: Callable[[Connection, Order, Select[Any]], Listing] | None = None
+    # The columns it can be sorted by (an order's column name, e.g. CODE: the column), each
+    # ascending or descending (Order.CODE_ASC, CODE_DESC); each leads an index (column, seq).
+    column_orders: tuple[tuple[str, Column[Any]], ...] = ()
 
     @property
     def key(self) -> str:
@@ -157,9 +167,25 @@ class RecordListing(Generic[F, R]):
     def orders(self) -> tuple[Order, ...]:
         """The orders it can be read in: MOST_SEEN only with sightings, the TIME orders only
         with CORE time."""
+        columns = {name for name, _ in self.column_orders}
         return tuple(o for o in Order
                      if (o is not Order.MOST_SEEN or self.sightings is not None)
-                     and (o not in TIME_ORDERS or self.time_ordered is not None))
+                     and (o not in TIME_ORDERS or self.time_ordered is not None)
+                     and (o.column is None or o.column in columns))
+
+    def sorted_by(self, connection: Connection, order: Order, where: F | None,
+                  snapshot: Snapshot | None) -> Listing:
+        """Its rows (as read, with their sightings) by the column of a column `order`."""
+        column = dict(self.column_orders).get(order.column or "")
+        if column is None:
+            sortable = ", ".join(o.name for o in self.orders)
+            raise QueryError(f"order: {order.name} sorts by a column {self.name} do not have; "
+                             f"one of {sortable}")
+        # Rows without a value are a second part, read only if the store holds one.
+        nulls = bool(column.nullable) and connection.execute(
+            select(column.table.c.seq).where(column.is_(None)).limit(1)).first() is not None
+        return by_column(order, self.rows(where, snapshot), column, self.table.c.seq,
+                         nulls=nulls)
 
     def filtered(self, where: F | None = None, snapshot: Snapshot | None = None, *,
                  reading: bool = False) -> Select[Any]:
@@ -217,7 +243,9 @@ class RecordListing(Generic[F, R]):
         forwards, last/before backwards), as of tree size `as_of` (None: now)."""
         snapshot = snapshot_at(connection, as_of)
         read = self._read(where, snapshot)
-        if order in TIME_ORDERS and self.time_ordered is not None:
+        if order in COLUMN_ORDERS:
+            listing = self.sorted_by(connection, order, where, snapshot)
+        elif order in TIME_ORDERS and self.time_ordered is not None:
             listing = self.time_ordered(connection, order, read)
         elif self.sightings is None:
             listing = in_seq_order(order, read, self.table.c.seq, listing=self.name)
@@ -302,6 +330,10 @@ RESIDUALS: RecordListing[ResidualFilter, StoredResidual] = RecordListing(
     api_type="Residual", sightings=occurrences_t, counter=residuals_from_tallies,
     facets=residual_facets_of, facets_type="ResidualFacets", sightings_exported="occurrences",
     facet_fields=tuple(RESIDUAL_FACETS), combos=residual_combos,
+    column_orders=(("ID", residuals_t.c.residual_id), ("KIND", residuals_t.c.residual_kind),
+                   ("AXIS", residuals_t.c.source_axis),
+                   ("ORGAN", residuals_t.c.candidate_organ),
+                   ("CODE", residuals_t.c.residual_code)),
     list_help="Residuals, in `order`.",
     filter_help="A residual's batch is the one that first stored it; with a range, "
                 "residualFacets' occurrences are the sightings recorded in the batches of the "
@@ -312,6 +344,10 @@ SURFACES: RecordListing[SurfaceFilter, StoredSurface] = RecordListing(
     "surfaces", surfaces_t, SURFACE_RECORD, SurfaceFilter, one="surface", api_type="Surface",
     sightings=surface_sightings_t, facets=surface_facets_of, facets_type="SurfaceFacets",
     facet_fields=tuple(SURFACE_FACETS), combos=surface_combos,
+    column_orders=(("ID", surfaces_t.c.surface_id),
+                   ("GROUNDING_SOURCE", surfaces_t.c.grounding_source),
+                   ("VERIFICATION", surfaces_t.c.verification),
+                   ("CORPUS", surfaces_t.c.corpus_id), ("SURFACE_TEXT", surfaces_t.c.surface)),
     sightings_exported="sightings",
     list_help="Surfaces with their provenance, in `order`.",
     filter_help="A surface's batch is the one that first stored it.",
@@ -330,6 +366,10 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     time_ordered=in_time_order,
     facets=turn_facets_of, facets_type="TurnFacets", facet_fields=tuple(TURN_FACETS),
     combos=turn_combos,
+    column_orders=(("ID", turns_t.c.turn_key), ("TURN_ID", turns_t.c.turn_id),
+                   ("GROUNDING_SOURCE", turns_t.c.grounding_source),
+                   ("EPISTEMIC_STATE", turns_t.c.epistemic_state),
+                   ("PROMPT", turns_t.c.prompt), ("SURFACE_ID", turns_t.c.surface_id)),
     list_help="CORE turns in `order` (not MOST_SEEN; TIME_ASC and TIME_DESC by CORE's own "
               "timestamp), with the surface each emitted: which turns were grounded by what.",
     one_help="One turn by its turn_key (64 hex digits).",

@@ -11,7 +11,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, false, or_
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    Text,
+    and_,
+    case,
+    false,
+    func,
+    literal,
+    or_,
+)
 
 from store.db.queries.errors import QueryError
 from store.db.queries.keys import key_value
@@ -20,16 +31,61 @@ from store.db.queries.keys import key_value
 class Order(enum.Enum):
     """OLDEST_FIRST is append order; MOST_SEEN is by sightings, most first, ties oldest first;
     TIME_ASC and TIME_DESC are by CORE's own time (a turn's timestamp), ties in append order
-    (oldest first, newest first), turns without a time last."""
+    (oldest first, newest first), turns without a time last. The column orders (<COLUMN>_ASC,
+    <COLUMN>_DESC) are by one column of a list (`RecordListing.column_orders` says which),
+    ties in append order (oldest first, newest first), records without a value last."""
 
     OLDEST_FIRST = "oldest_first"
     NEWEST_FIRST = "newest_first"
     MOST_SEEN = "most_seen"
     TIME_ASC = "time_asc"
     TIME_DESC = "time_desc"
+    ID_ASC = "id_asc"
+    ID_DESC = "id_desc"
+    KIND_ASC = "kind_asc"
+    KIND_DESC = "kind_desc"
+    AXIS_ASC = "axis_asc"
+    AXIS_DESC = "axis_desc"
+    ORGAN_ASC = "organ_asc"
+    ORGAN_DESC = "organ_desc"
+    CODE_ASC = "code_asc"
+    CODE_DESC = "code_desc"
+    GROUNDING_SOURCE_ASC = "grounding_source_asc"
+    GROUNDING_SOURCE_DESC = "grounding_source_desc"
+    VERIFICATION_ASC = "verification_asc"
+    VERIFICATION_DESC = "verification_desc"
+    CORPUS_ASC = "corpus_asc"
+    CORPUS_DESC = "corpus_desc"
+    SURFACE_TEXT_ASC = "surface_text_asc"
+    SURFACE_TEXT_DESC = "surface_text_desc"
+    TURN_ID_ASC = "turn_id_asc"
+    TURN_ID_DESC = "turn_id_desc"
+    EPISTEMIC_STATE_ASC = "epistemic_state_asc"
+    EPISTEMIC_STATE_DESC = "epistemic_state_desc"
+    PROMPT_ASC = "prompt_asc"
+    PROMPT_DESC = "prompt_desc"
+    SURFACE_ID_ASC = "surface_id_asc"
+    SURFACE_ID_DESC = "surface_id_desc"
+
+    @property
+    def column(self) -> str | None:
+        """The column an order sorts by, as a list names it (CODE), or None."""
+        return self.name.rpartition("_")[0] if self in COLUMN_ORDERS else None
+
+    @property
+    def descending(self) -> bool:
+        return self.name.endswith("_DESC")
 
 
 TIME_ORDERS = (Order.TIME_ASC, Order.TIME_DESC)
+SEQ_ORDERS = (Order.OLDEST_FIRST, Order.NEWEST_FIRST)
+COLUMN_ORDERS = tuple(o for o in Order if o.name.endswith(("_ASC", "_DESC"))
+                      and o not in TIME_ORDERS)
+
+
+def column_orders(column: str) -> tuple[Order, Order]:
+    """The two orders of one column (CODE): ascending, descending."""
+    return Order[f"{column}_ASC"], Order[f"{column}_DESC"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +97,17 @@ class SortKey:
     def ordering(self, reverse: bool) -> ColumnElement[Any]:
         return self.column.asc() if self.descending == reverse else self.column.desc()
 
-    def beyond(self, value: int, reverse: bool) -> ColumnElement[bool]:
+    def beyond(self, value: int | str, reverse: bool) -> ColumnElement[bool]:
         """Strictly later than `value` in this order (earlier with `reverse`)."""
         if self.descending == reverse:
-            return self.column > key_value(value)
-        return self.column < key_value(value)
+            return self.column > bound(value)
+        return self.column < bound(value)
+
+
+def bound(value: int | str) -> ColumnElement[Any]:
+    """A cursor's key value as SQL: an integer as a bigint (keys.py), a column's text as
+    text."""
+    return literal(value, Text()) if isinstance(value, str) else key_value(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,29 +141,53 @@ def in_seq_order(order: Order, statement: Select[Any], seq: ColumnElement[int], 
     if order in TIME_ORDERS:
         raise QueryError(f"order: {order.name} orders turns by CORE's own time, which "
                          f"{listing} do not have; use OLDEST_FIRST or NEWEST_FIRST")
+    if order in COLUMN_ORDERS:
+        raise QueryError(f"order: {order.name} orders by a column {listing} are not sorted "
+                         "by; use OLDEST_FIRST or NEWEST_FIRST")
     part = Part(statement, [SortKey(seq, descending=order is Order.NEWEST_FIRST)])
     return Listing([part], lookup=part)
 
 
-def past_arms(keys: Sequence[SortKey], values: Sequence[int], *, reverse: bool = False
+def by_column(order: Order, statement: Select[Any], column: ColumnElement[Any],
+              seq: ColumnElement[int], *, nulls: bool) -> Listing:
+    """`statement`'s rows by `column` in `order`'s direction, ties by seq in the same
+    direction; rows where it is null (`nulls`: some may be) last, in seq order. Each row's
+    key is (0, value, seq), or (1, a blank, seq) for a null: one cursor pages both parts, each
+    read along the column's (column, seq) index."""
+    descending = order.descending
+    blank = literal(0, Integer()) if isinstance(column.type, Integer) else literal("", Text())
+    filled = Part(statement.where(column.is_not(None)) if nulls else statement,
+                  [SortKey(literal(0, Integer()), constant=True), SortKey(column, descending),
+                   SortKey(seq, descending)], seek=True)
+    lookup = Part(statement, [SortKey(case((column.is_(None), 1), else_=0)),
+                              SortKey(func.coalesce(column, blank)), SortKey(seq)])
+    if not nulls:
+        return Listing([filled], lookup)
+    empty = Part(statement.where(column.is_(None)),
+                 [SortKey(literal(1, Integer()), constant=True), SortKey(blank, constant=True),
+                  SortKey(seq, descending)])
+    return Listing([filled, empty], lookup)
+
+
+def past_arms(keys: Sequence[SortKey], values: Sequence[int | str], *, reverse: bool = False
               ) -> list[ColumnElement[bool]]:
     """The rows past the row keyed `values` as disjoint ranges: for keys (a, b), a beyond
     a0; a equal to a0 and b beyond b0."""
     arms: list[ColumnElement[bool]] = []
     for index, key in enumerate(keys):
-        equal = [keys[j].column == key_value(values[j]) for j in range(index)]
+        equal = [keys[j].column == bound(values[j]) for j in range(index)]
         arms.append(and_(*equal, key.beyond(values[index], reverse)))
     return arms
 
 
-def past(keys: Sequence[SortKey], values: Sequence[int], *, reverse: bool = False
+def past(keys: Sequence[SortKey], values: Sequence[int | str], *, reverse: bool = False
          ) -> ColumnElement[bool]:
     """Rows strictly after the row keyed `values` in the order (before it, with `reverse`):
     for keys (a, b), a beyond a0, or a equal to a0 and b beyond b0."""
     return or_(false(), *past_arms(keys, values, reverse=reverse))
 
 
-def at(keys: Sequence[SortKey], values: Sequence[int]) -> ColumnElement[bool]:
+def at(keys: Sequence[SortKey], values: Sequence[int | str]) -> ColumnElement[bool]:
     """The row keyed exactly `values`."""
-    return and_(*(key.column == key_value(value)
+    return and_(*(key.column == bound(value)
                   for key, value in zip(keys, values, strict=True)))

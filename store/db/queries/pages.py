@@ -36,6 +36,7 @@ __all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "PageArgs", "count_rows", "deco
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 _PART = "page_part"
+Key = Sequence[int | str]  # a row's sort key: integers, and a column order's value
 
 
 def page_size(first: int | None, last: int | None = None) -> int:
@@ -56,7 +57,7 @@ def _sort_label(index: int) -> str:
     return f"page_sort_{index}"
 
 
-def _window(part: Part, after: Sequence[int] | None, before: Sequence[int] | None,
+def _window(part: Part, after: Key | None, before: Key | None,
             backwards: bool, limit: int) -> Select[Any]:
     """The part's rows between the cursors, nearest first, with their keys labelled."""
     statement = part.statement.add_columns(
@@ -77,8 +78,8 @@ def _window(part: Part, after: Sequence[int] | None, before: Sequence[int] | Non
         for i, key in enumerate(part.keys) if not key.constant)).limit(limit)
 
 
-def _rows(connection: Connection, listing: Listing, after: Sequence[int] | None,
-          before: Sequence[int] | None, backwards: bool, limit: int) -> Sequence[Any]:
+def _rows(connection: Connection, listing: Listing, after: Key | None,
+          before: Key | None, backwards: bool, limit: int) -> Sequence[Any]:
     parts = listing.parts[::-1] if backwards else listing.parts
     if len(parts) == 1:
         return connection.execute(_window(parts[0], after, before, backwards, limit)).all()
@@ -98,7 +99,7 @@ def _exists(connection: Connection, statement: Select[Any]) -> bool:
     return connection.execute(statement.limit(1)).first() is not None
 
 
-def _reaches(connection: Connection, listing: Listing, key: Sequence[int], *,
+def _reaches(connection: Connection, listing: Listing, key: Key, *,
              reverse: bool) -> bool:
     """Whether the list has the row keyed `key` or one past it (before it, with `reverse`):
     first the row itself, one index lookup, as it is when the cursor came from this list."""
@@ -109,13 +110,13 @@ def _reaches(connection: Connection, listing: Listing, key: Sequence[int], *,
                    for part in listing.parts))
 
 
-def _within_log(connection: Connection, key: Sequence[int] | None, argument: str) -> None:
+def _within_log(connection: Connection, key: Key | None, argument: str) -> None:
     """Every key ends with a row's seq: one past the log's newest row was never handed out
     (a forged cursor would page nothing, silently)."""
     if key is None:
         return
     size = latest_head(connection).size
-    if key[-1] > size:
+    if isinstance(key[-1], int) and key[-1] > size:
         raise CursorError(f"{argument}: the cursor points at seq {key[-1]}, past the log's "
                           f"newest row (seq {size}): not a cursor this store handed out")
 
