@@ -21,6 +21,7 @@ from store.db.queries.browsing import (
     count_batches_where,
     list_batches_where,
 )
+from store.db.queries.orders import column_orders
 from store.db.queries.records import Page
 
 Order = queries.Order
@@ -39,6 +40,13 @@ class Cell:
 class Column:
     heading: str
     cell: Callable[[Any], Cell]
+    # The orders its heading links to, in turn (ascending, descending); () = not sortable.
+    orders: tuple[queries.Order, ...] = ()
+
+
+def by(column: str) -> tuple[queries.Order, queries.Order]:
+    """A column's own orders: <COLUMN>_ASC, <COLUMN>_DESC."""
+    return column_orders(column)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,25 +81,33 @@ def _id(path: str, value: str) -> Cell:
     return Cell(value[:16] + "…", f"/{path}/{value}", mono=True)
 
 
-def _residual_facets(connection: Connection, where: Any, as_of: int | None) -> Facets:
-    f = queries.residual_facets(connection, where, as_of)
-    return Facets(f.total, {"kind": f.by_kind, "axis": f.by_axis, "organ": f.by_organ,
-                            "familyId": f.by_family, "code": f.by_code})
+# The values a facet shows on a list page; "show all" pages through the rest.
+FACET_ROWS = 30
 
 
-def _surface_facets(connection: Connection, where: Any, as_of: int | None) -> Facets:
-    f = queries.surface_facets(connection, where, as_of)
-    return Facets(f.total, {"groundingSource": f.by_grounding_source,
-                            "verification": f.by_verification, "corpusId": f.by_corpus,
-                            "intent": f.by_intent})
+def _listing_facets(name: str, counted: dict[str, str], paged: tuple[str, ...] = ()
+                    ) -> Callable[[Connection, Any, int | None], Facets]:
+    """A listing's facets as the console shows them, by filter parameter: those its facets
+    count together (`counted`: parameter -> the facets' list), then those read a page at a
+    time (`paged`: parameters), their first FACET_ROWS values."""
+    listing = queries.LISTINGS[name]
+
+    def facets(connection: Connection, where: Any, as_of: int | None) -> Facets:
+        f = listing.facet_counts(connection, where, as_of)
+        fields = {param: getattr(f, attribute) for param, attribute in counted.items()}
+        value_counts = {}
+        for param in paged:
+            page = listing.facet_page(connection, python_name(param), where, FACET_ROWS,
+                                      None, as_of)
+            fields[param], value_counts[param] = page.values, page.value_count
+        return Facets(f.total, fields, value_counts)
+
+    return facets
 
 
-def _turn_facets(connection: Connection, where: Any, as_of: int | None) -> Facets:
-    f = queries.turn_facets(connection, where, as_of)
-    return Facets(f.total, {"groundingSource": f.by_grounding_source,
-                            "epistemicState": f.by_epistemic_state,
-                            "normativeClearance": f.by_normative_clearance,
-                            "verification": f.by_verification, "corpusId": f.by_corpus})
+def python_name(param: str) -> str:
+    """A filter parameter's query-layer name (chainId: chain_id)."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in param)
 
 
 def _batch_page(connection: Connection, where: Any, first: int | None = None,
@@ -112,15 +128,18 @@ def _listed(name: str, title: str, facets: Callable[[Connection, Any, int | None
 
 LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
     _listed(
-        "residuals", "Residuals", _residual_facets,
-        (Column("residual", lambda r: _id("residuals", r.residual.residual_id)),
+        "residuals", "Residuals", _listing_facets("residuals", {
+            "kind": "by_kind", "axis": "by_axis", "organ": "by_organ", "familyId": "by_family",
+            "code": "by_code"}),
+        (Column("residual", lambda r: _id("residuals", r.residual.residual_id), by("ID")),
          Column("kind", lambda r: Cell(r.residual.residual_kind.name,
-                                       field="kind")),
-         Column("axis", lambda r: Cell(r.residual.source_axis.name, field="axis")),
-         Column("organ", lambda r: Cell(r.residual.candidate_organ)),
-         Column("code", lambda r: Cell(r.residual.residual_code, mono=True)),
-         Column("seen", lambda r: Cell(str(r.occurrence_count))),
-         Column("batch", lambda r: Cell(str(r.batch_id), f"/batches/{r.batch_id}"))),
+                                       field="kind"), by("KIND")),
+         Column("axis", lambda r: Cell(r.residual.source_axis.name, field="axis"), by("AXIS")),
+         Column("organ", lambda r: Cell(r.residual.candidate_organ), by("ORGAN")),
+         Column("code", lambda r: Cell(r.residual.residual_code, mono=True), by("CODE")),
+         Column("seen", lambda r: Cell(str(r.occurrence_count)), (Order.MOST_SEEN,)),
+         Column("batch", lambda r: Cell(str(r.batch_id), f"/batches/{r.batch_id}"),
+                SEQ_ORDERS)),
         describe="ADR-0225 ContractResiduals: refused assessments projected into a closed "
                  "taxonomy of kinds and source axes."),
     _listed(
@@ -134,29 +153,41 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
                  "it.", facet_seconds=0.3, facet_index=("organ", "familyId", "runnable"),
         facet_index_columns=("candidate_organ", "runnable")),
     _listed(
-        "surfaces", "Surfaces", _surface_facets,
-        (Column("surface", lambda s: _id("surfaces", s.surface_id)),
-         Column("grounding", lambda s: Cell(s.grounding_source.name, field="groundingSource")),
-         Column("verification", lambda s: Cell(s.verification.name, field="verification")),
-         Column("text", lambda s: Cell(_short(s.surface))),
-         Column("corpus", lambda s: Cell(s.corpus_id or "—")),
-         Column("seen", lambda s: Cell(str(s.occurrence_count)))),
+        "surfaces", "Surfaces", _listing_facets("surfaces", {
+            "groundingSource": "by_grounding_source", "verification": "by_verification",
+            "corpusId": "by_corpus", "intent": "by_intent", "surfaceForm": "by_form"},
+            ("chainId", "subject")),
+        (Column("surface", lambda s: _id("surfaces", s.surface_id), by("ID")),
+         Column("grounding", lambda s: Cell(s.grounding_source.name, field="groundingSource"),
+                by("GROUNDING_SOURCE")),
+         Column("verification", lambda s: Cell(s.verification.name, field="verification"),
+                by("VERIFICATION")),
+         Column("text", lambda s: Cell(_short(s.surface)), by("SURFACE_TEXT")),
+         Column("corpus", lambda s: Cell(s.corpus_id or "—"), by("CORPUS")),
+         Column("seen", lambda s: Cell(str(s.occurrence_count)), (Order.MOST_SEEN,))),
         describe="Answer surfaces with their grounding source (ADR-0052) and, for teaching, "
                  "their re-derivation against the reviewed chain."),
     _listed(
-        "turns", "Turns", _turn_facets,
-        (Column("turn", lambda t: _id("turns", t.turn_key)),
-         Column("id", lambda t: Cell("—" if t.turn_id is None else str(t.turn_id))),
-         Column("grounding", lambda t: Cell(t.grounding_source.name, field="groundingSource")),
-         Column("state", lambda t: Cell(t.epistemic_state or "—")),
-         Column("prompt", lambda t: Cell(_short(t.prompt, 70))),
-         Column("surface", lambda t: _id("surfaces", t.surface.surface_id))),
+        "turns", "Turns", _listing_facets("turns", {
+            "groundingSource": "by_grounding_source", "epistemicState": "by_epistemic_state",
+            "normativeClearance": "by_normative_clearance", "verification": "by_verification",
+            "corpusId": "by_corpus", "kind": "by_kind", "traceIntegrity": "by_trace_integrity",
+            "surfaceForm": "by_form"}, ("chainId", "journal")),
+        (Column("turn", lambda t: _id("turns", t.turn_key), by("ID")),
+         Column("id", lambda t: Cell("—" if t.turn_id is None else str(t.turn_id)),
+                by("TURN_ID")),
+         Column("grounding", lambda t: Cell(t.grounding_source.name, field="groundingSource"),
+                by("GROUNDING_SOURCE")),
+         Column("state", lambda t: Cell(t.epistemic_state or "—"), by("EPISTEMIC_STATE")),
+         Column("prompt", lambda t: Cell(_short(t.prompt, 70)), by("PROMPT")),
+         Column("surface", lambda t: _id("surfaces", t.surface.surface_id), by("SURFACE_ID"))),
         describe="CORE turns: Workbench journal lines kept verbatim, ChatRuntime outputs and "
                  "TurnEvents."),
     ListKind(
         "batches", "Batches", None, _batch_page, count_batches_where,
         batch_facets,
-        (Column("batch", lambda b: Cell(str(b.batch_id), f"/batches/{b.batch_id}")),
+        (Column("batch", lambda b: Cell(str(b.batch_id), f"/batches/{b.batch_id}"),
+                SEQ_ORDERS),
          Column("source", lambda b: Cell(_short(b.source, 60))),
          Column("type", lambda b: Cell(b.record_type)),
          Column("new rows", lambda b: Cell(str(b.new_rows))),

@@ -13,24 +13,33 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 
 from store.console.glossary import explain
-from store.console.kinds import LIST_KINDS, ListKind
+from store.console import kinds
+from store.console.kinds import LIST_KINDS, ListKind, python_name
 from store.console.parameters import (
+    IS_NULL,
     PAGE_OPTIONS,
+    ParameterError,
     batch_filter,
     filter_fields,
     filter_input,
+    nullable_fields,
     page_options,
     parameter_value,
     query_string,
 )
+from store.db import queries
+from store.db.queries import Order
 
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
 
 __all__ = ["LIST_KINDS", "list_reader", "parsed_filter"]
 
-# Filter-changing links start the list over: a cursor belongs to one filter.
-_PAGING = ("after", "before", "first", "last")
+# Filter-changing links start the list over: a cursor belongs to one filter (and a facet
+# shown in full goes back to every facet).
+_PAGING = ("after", "before", "first", "last", "facet", "facetAfter")
+# The values of a facet shown in full, a page.
+FACET_PAGE = 100
 
 
 def _params(query: QueryParams) -> dict[str, list[str]]:
@@ -67,6 +76,12 @@ def _toggled(params: dict[str, list[str]], name: str, value: str, *, single: boo
     return changed
 
 
+def fields_type(kind: ListKind) -> Any:
+    """The GraphQL filter input a kind's parameters are read through."""
+    assert kind.input_class is not None, kind.name
+    return filter_fields(kind.input_class)
+
+
 def parsed_filter(kind: ListKind, query: QueryParams) -> Any:
     """The query filter the page's parameters make (None: no filter); ParameterError."""
     if kind.input_class is None:
@@ -90,14 +105,29 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
         params = _params(query)
         fields = {} if kind.input_class is None else filter_fields(kind.input_class).fields
 
+        def without(name: str) -> Any:
+            """The filter without `name`'s own values (its null included)."""
+            return parsed_filter(kind, QueryParams([
+                (k, v) for k, v in query.multi_items()
+                if k != name and not (k == IS_NULL and v == name)]))
+
         def facets(connection: Connection) -> list[dict[str, Any]]:
-            counted = kind.facets(connection, where, options.as_of).fields
-            for name in counted.keys() & params.keys():
+            shown_in_full = _single(query, "facet")
+            if shown_in_full is not None:
+                return [_facet_in_full(connection, base, kind, params, fields, shown_in_full,
+                                       without(shown_in_full), options.as_of,
+                                       _single(query, "facetAfter"))]
+            found = kind.facets(connection, where, options.as_of)
+            counted, value_counts = found.fields, dict(found.value_counts)
+            constrained = set(params) | set(params.get(IS_NULL, []))
+            for name in counted.keys() & constrained:
                 # A field's own values counted without its own filter: one can be added.
-                others = QueryParams([(k, v) for k, v in query.multi_items() if k != name])
-                counted[name] = kind.facets(connection, parsed_filter(kind, others),
-                                            options.as_of).fields[name]
-            return _facets(base, kind, params, counted, fields)
+                again = kind.facets(connection, without(name), options.as_of)
+                counted[name] = again.fields[name]
+                value_counts[name] = again.value_count(name)
+            return _facets(base, kind, params, counted, fields,
+                           {name: value_counts.get(name, len(values))
+                            for name, values in counted.items()})
 
         deferred = kind.facet_seconds is not None
         return {
@@ -109,14 +139,17 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
             "title": kind.title, "kind": kind, "total": total,
             "rows": [[_cell(column.cell(record)) for column in kind.columns]
                      for record in page.items],
-            "active": [{"param": n, "value": v,
-                        "href": _href(base, kind, _toggled(params, n, v))}
+            "active": [{"param": v if n == IS_NULL else n, "value": "(none)" if n == IS_NULL
+                        else v, "href": _href(base, kind, _toggled(params, n, v))}
                        for n, values in params.items() if n not in PAGE_OPTIONS
                        for v in values],
             "orders": [(order.name.lower().replace("_", " "),
                         _href(base, kind, {**_without(params, *_PAGING),
                                            "order": [order.name]}),
-                        order is options.order) for order in kind.orders],
+                        order is options.order) for order in kind.orders
+                       if order.column is None],
+            "headings": [_heading(base, kind, params, column, options.order)
+                         for column in kind.columns],
             "previous": _href(base, kind, {**_without(params, *_PAGING),
                                            "before": [page.start_cursor or ""],
                                            "last": [str(options.first or options.last or 50)]})
@@ -153,28 +186,95 @@ def _slow_facets(connection: Connection, *, kind: ListKind, params: dict[str, li
     return "the server is busy: try again"
 
 
+def _single(query: QueryParams, name: str) -> str | None:
+    values = [v for v in query.getlist(name) if v != ""]
+    if len(values) > 1:
+        raise ParameterError(name, f"give it once, got {len(values)} values")
+    return values[0] if values else None
+
+
+def _heading(base: str, kind: ListKind, params: dict[str, list[str]], column: Any,
+             current: Order) -> dict[str, Any]:
+    """A column's heading: a link sorting the list by it (again: the other way), and which
+    way it is sorted now (aria-sort), if by it."""
+    orders = [order for order in column.orders if order in kind.orders]
+    if not orders:
+        return {"text": column.heading, "href": None, "sort": None}
+    sorted_now = current in orders
+    following = orders[(orders.index(current) + 1) % len(orders)] if sorted_now else orders[0]
+    direction = None
+    if sorted_now:
+        direction = "descending" if current.descending or current in (
+            Order.NEWEST_FIRST, Order.MOST_SEEN) else "ascending"
+    return {"text": column.heading, "sort": direction,
+            "href": _href(base, kind, {**_without(params, *_PAGING),
+                                       "order": [following.name]})}
+
+
+def _facet_in_full(connection: Connection, base: str, kind: ListKind,
+                   params: dict[str, list[str]], fields: dict[str, Any], name: str, where: Any,
+                   as_of: int | None, after: str | None) -> dict[str, Any]:
+    """One facet with every value, a page of FACET_PAGE at a time (from the facet cursor
+    `after`), counted without its own filter."""
+    listing = queries.LISTINGS.get(kind.name)
+    field = python_name(name)
+    if listing is None or listing.combos is None or field not in listing.facet_fields:
+        counted = kind.facets(connection, where, as_of).fields
+        if name not in counted:
+            raise ParameterError("facet", f"{name[:80]!r} is not a facet of this page; one of "
+                                 + ", ".join(counted))
+        values, value_count, cursor = counted[name], len(counted[name]), None
+    else:
+        page = listing.facet_page(connection, field, where, FACET_PAGE, after, as_of)
+        values, value_count, cursor = page.values, page.value_count, page.end_cursor
+    shown = _facets(base, kind, params, {name: values}, fields, {name: value_count},
+                    limit=FACET_PAGE)[0]
+    shown["all"] = True
+    shown["back"] = _href(base, kind, _without(params, "facet", "facetAfter"))
+    shown["next"] = None if cursor is None else _href(
+        base, kind, {**_without(params, "facetAfter"), "facetAfter": [cursor]})
+    return shown
+
+
 def _cell(cell: Any) -> dict[str, Any]:
     return {"text": cell.text, "href": cell.href, "mono": cell.mono,
             "title": None if cell.field is None else explain(cell.field, cell.text)}
 
 
 def _facets(base: str, kind: ListKind, params: dict[str, list[str]],
-            counted: dict[str, list[Any]], fields: dict[str, Any]) -> list[dict[str, Any]]:
+            counted: dict[str, list[Any]], fields: dict[str, Any],
+            value_counts: dict[str, int], *, limit: int | None = None) -> list[dict[str, Any]]:
+    """Each facet's first `limit` values, each a link adding or removing its filter (a null
+    one: `isNull`, where the field can be null), and "show all" when it has more."""
+    limit = kinds.FACET_ROWS if limit is None else limit
     facets = []
+    nullable = set(nullable_fields(fields_type(kind))) if fields else set()
     for name, values in counted.items():
         shown = []
         listed = name not in fields or isinstance(get_nullable_type(fields[name].type),
                                                   GraphQLList)
-        for facet in values[:30]:
+        for facet in values[:limit]:
             if facet.value is None:
-                shown.append({"text": "(none)", "count": facet.count, "href": None})
+                shown.append({
+                    "text": "(none)", "count": facet.count, "none": True,
+                    "selected": name in params.get(IS_NULL, []),
+                    "href": _href(base, kind, _toggled(params, IS_NULL, name))
+                    if name in nullable else None})
                 continue
             value = (parameter_value(fields[name].type, facet.value) if name in fields
                      else str(facet.value))
             shown.append({
-                "text": value, "count": facet.count,
-                "selected": value in params.get(name, []),
+                "text": value if len(value) <= _WIDE else value[:_WIDE - 1] + "…",
+                "count": facet.count, "selected": value in params.get(name, []),
                 "href": _href(base, kind, _toggled(params, name, value, single=not listed)),
-                "explanation": explain(name, facet.value)})
-        facets.append({"param": name, "values": shown})
+                "explanation": explain(name, facet.value) or (
+                    value if len(value) > _WIDE else None)})
+        count = value_counts.get(name, len(values))
+        facets.append({
+            "param": name, "values": shown, "value_count": count,
+            "show_all": _href(base, kind, {**_without(params, *_PAGING), "facet": [name]})
+            if count > len(shown) else None})
     return facets
+
+
+_WIDE = 40  # a facet value longer than this (a journal's id) is cut, whole in its title

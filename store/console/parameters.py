@@ -16,6 +16,7 @@ from graphql import (
     GraphQLEnumType,
     GraphQLInputObjectType,
     GraphQLList,
+    GraphQLNonNull,
     GraphQLScalarType,
     get_named_type,
     get_nullable_type,
@@ -26,7 +27,11 @@ from store.api.filter_json import FilterInputError, input_from_value, input_type
 from store.db.queries import MAX_KEY, MAX_PAGE_SIZE, Order
 from store.errors import QueryError
 
-PAGE_OPTIONS = ("order", "first", "last", "after", "before", "asOf")
+# `facet` names the facet shown in full (every value, a page at a time from `facetAfter`).
+PAGE_OPTIONS = ("order", "first", "last", "after", "before", "asOf", "facet", "facetAfter")
+# `isNull=familyId`: the records whose familyId is null, any-of with familyId's other values
+# (GraphQL's `familyId: [null, ...]`): what a facet's "(none)" links to.
+IS_NULL = "isNull"
 DEFAULT_ROWS = 50
 _INTEGER = re.compile(r"-?[0-9]{1,20}")
 # An offset typed into a URL unencoded: its '+' arrives as a space (2026-07-30T18:01:00 00:00).
@@ -124,14 +129,20 @@ def filter_input(params: QueryParams, input_class: type[Any]) -> Any:
     fields = graphql_type.fields
     value: dict[str, Any] = {}
     for name in dict.fromkeys(params.keys()):
-        if name in PAGE_OPTIONS:
+        if name in PAGE_OPTIONS or name == IS_NULL:
             continue
         values = [v for v in params.getlist(name) if v != ""]
         if name not in fields:
-            known = ", ".join([*fields, *PAGE_OPTIONS])
+            known = ", ".join([*fields, IS_NULL, *PAGE_OPTIONS])
             raise ParameterError(name[:80], f"not a parameter of this page; it takes {known}")
         if values:
             value[name] = _raw(fields[name].type, values, name)
+    for name in dict.fromkeys(v for v in params.getlist(IS_NULL) if v != ""):
+        if name not in nullable_fields(graphql_type):
+            takes = ", ".join(nullable_fields(graphql_type))
+            raise ParameterError(IS_NULL, f"{name[:80]!r} is not a field that can be null; "
+                                 f"one of {takes}")
+        value[name] = [*value.get(name, []), None]
     for name, field_value in value.items():  # each alone first: the error names its field
         try:
             input_from_value({name: field_value}, input_class)
@@ -141,6 +152,16 @@ def filter_input(params: QueryParams, input_class: type[Any]) -> Any:
         return input_from_value(value, input_class) if value else None
     except FilterInputError as exc:
         raise ParameterError("filter", str(exc)) from None
+
+
+def nullable_fields(graphql_type: GraphQLInputObjectType) -> list[str]:
+    """The filter fields whose lists take null (their column can be null)."""
+    found = []
+    for name, field in graphql_type.fields.items():
+        listed = get_nullable_type(field.type)
+        if isinstance(listed, GraphQLList) and not isinstance(listed.of_type, GraphQLNonNull):
+            found.append(name)
+    return found
 
 
 def _problem(message: str) -> str:

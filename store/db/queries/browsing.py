@@ -4,7 +4,7 @@ filter, the ingest timeline, and a turn's neighbours in its journal."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Select, func, select
@@ -43,10 +43,15 @@ class BatchFilter(BatchRange):
 
 @dataclass(frozen=True, slots=True)
 class Facets:
-    """Per-field value counts over a filtered list; `fields` maps a filter field to its list."""
+    """Per-field value counts over a filtered list; `fields` maps a filter field to its list
+    (for some, only its first values: `value_counts` says how many it has in all)."""
 
     total: int
     fields: dict[str, list[FacetCount]]
+    value_counts: dict[str, int] = field(default_factory=dict)  # default: the list's length
+
+    def value_count(self, name: str) -> int:
+        return self.value_counts.get(name, len(self.fields[name]))
 
 
 def _batches(where: BatchFilter | None, snapshot: Snapshot | None) -> Select[Any]:
