@@ -12,8 +12,8 @@ from sqlalchemy import Connection, inspect
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 
-from store.console.glossary import explain
 from store.console import kinds
+from store.console.glossary import explain
 from store.console.kinds import LIST_KINDS, ListKind, python_name
 from store.console.parameters import (
     IS_NULL,
