@@ -22,6 +22,7 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 from strawberry.types.field import StrawberryField
+from strawberry.types.nodes import SelectedField
 
 from store.api.context import RequestContext
 from store.api.filter_types import filter_input
@@ -140,12 +141,37 @@ def _facets_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> 
                      ) -> view:  # type: ignore[valid-type]
         where = filter.to_query() if filter else None
         query = getattr(queries, name, listing.facet_counts)
-        built: view = view.of(await info.context.run(query, where, as_of))  # type: ignore[valid-type]
+        if _pages_only(info):  # each `facet` page reads its own: the lists are not counted
+            if as_of is not None:  # ... but a bad asOf is refused as every read refuses it
+                await info.context.run(queries.snapshot_at, as_of)
+            counted = _uncounted(view)
+        else:
+            counted = await info.context.run(query, where, as_of)
+        built: view = view.of(counted)  # type: ignore[valid-type]
         built.facet_reader = (where, as_of)  # type: ignore[attr-defined]  # its `facet` pages
         return built
 
     _filter_argument(facets, listing)
     return strawberry.field(facets, description=listing.facets_help)
+
+
+def _pages_only(info: Ctx) -> bool:
+    """Whether a facets field selects only `facet` pages (and __typename)."""
+    return all(isinstance(selection, SelectedField)
+               and selection.name in ("facet", "__typename")
+               for field in info.selected_fields for selection in field.selections)
+
+
+@functools.cache
+def _uncounted_record(record_type: type[Any]) -> Any:
+    return record_type(**{f.name: 0 if f.type in (int, "int") else []
+                          for f in dataclasses.fields(record_type)})
+
+
+def _uncounted(view: type[Any]) -> Any:
+    """An empty record of a facets view's type (the query record of the same name): none of
+    it is read."""
+    return _uncounted_record(getattr(queries, view.__strawberry_definition__.name))
 
 
 def _groups_field(listing: queries.RecordListing[Any, Any],

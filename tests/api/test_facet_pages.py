@@ -118,3 +118,19 @@ def test_a_malformed_facet_cursor_is_refused(journal_client: TestClient) -> None
     assert graphql_errors(journal_client, """{ residualFacets {
         facet(field: CODE, after: "c2VxOjE=") { valueCount } } }""") == [
         "after: malformed facet cursor (use a facet's endCursor)"]
+
+
+def test_a_facet_page_alone_reads_the_same_as_beside_the_lists(
+        journal_client: TestClient) -> None:
+    alone = graphql_data(journal_client, """{ residualFacets(filter: {axis: [ROLE]}) {
+        facet(field: ORGAN) { valueCount values { value count occurrences } } } }""")
+    beside = graphql_data(journal_client, """{ residualFacets(filter: {axis: [ROLE]}) {
+        total facet(field: ORGAN) { valueCount values { value count occurrences } } } }""")
+    assert alone["residualFacets"]["facet"] == beside["residualFacets"]["facet"]
+    # The eight role residuals (spec_values.MISSING_ROLE_CODES): four of "Tom gained 3." and
+    # "Tom gained apples." (seen again), two of the price, one each of the students and Mia.
+    assert alone["residualFacets"]["facet"]["values"] == [
+        facet("unary_delta_transition", 4, 5), facet("fraction_decrease", 2, 2),
+        facet("percent_partition", 1, 1), facet("quantity_entity_binding", 1, 1)]
+    assert graphql_errors(journal_client, """{ residualFacets(asOf: 19) {
+        facet(field: ORGAN) { valueCount } } }""")[0].startswith("asOf: ")
