@@ -12,8 +12,11 @@ page of the same rows in seq order is (`SELECT * ... WHERE filter ORDER BY seq L
 of the head when asOf is given), run on a plain read-only sqlite3 connection and fetched:
 the cheapest read of a page there is. Then the first, next and last page of the other
 orders, and the statement MOST_SEEN ran per page before revision 0010 (every sighting
-counted). Prints p50 of `--repeat` runs, CPU and wall (SQLite runs in this process, so its
-CPU time is the query's own even on a busy machine); asserts nothing about time.
+counted). Then the column orders (CODE_ASC, KIND_DESC, ID_ASC, ...): the first page and the
+page after page 4's cursor, beside the same page as plain SQL along the column's index
+(`ORDER BY column, seq LIMIT n`, the cursor's row onwards). Prints p50 of `--repeat` runs,
+CPU and wall (SQLite runs in this process, so its CPU time is the query's own even on a busy
+machine); asserts nothing about time.
 """
 
 from __future__ import annotations
@@ -135,6 +138,32 @@ def main() -> None:
             queries.list_residuals, None, size, p.end_cursor, order=o)), floor())
     show("counting every sighting, as a page did before 0010", timed(
         min(repeat, 3), lambda: raw.execute(COUNTING_EVERY_SIGHTING).fetchall()))
+    print()
+    for order, column in ((Order.CODE_ASC, "residual_code"), (Order.KIND_DESC, "residual_kind"),
+                          (Order.ORGAN_ASC, "candidate_organ"), (Order.ID_ASC, "residual_id")):
+        column_orders(run, raw, order, column, size, repeat)
+
+
+def column_orders(run: Callable[..., Any], raw: sqlite3.Connection, order: Order, column: str,
+                  size: int, repeat: int) -> None:
+    """A column order's first page and page 5, beside the same rows read along its index."""
+    direction = "DESC" if order.descending else "ASC"
+    show(f"{order.name} first {size}", timed(repeat, lambda: run(
+        queries.list_residuals, None, size, order=order)), timed(repeat, lambda: raw.execute(
+            f"SELECT * FROM contract_residuals ORDER BY {column} {direction}, seq {direction} "
+            f"LIMIT {size + 1}").fetchall()))
+    cursor = None
+    for _ in range(4):
+        cursor = run(queries.list_residuals, None, size, cursor, order=order).end_cursor
+    value, seq = raw.execute(
+        f"SELECT {column}, seq FROM contract_residuals ORDER BY {column} {direction}, "
+        f"seq {direction} LIMIT 1 OFFSET {4 * size - 1}").fetchone()
+    beyond = ">" if direction == "ASC" else "<"
+    show(f"{order.name} page 5 (after page 4's cursor)", timed(repeat, lambda: run(
+        queries.list_residuals, None, size, cursor, order=order)), timed(
+        repeat, lambda: raw.execute(
+            f"SELECT * FROM contract_residuals WHERE ({column}, seq) {beyond} (?, ?) ORDER BY "
+            f"{column} {direction}, seq {direction} LIMIT {size + 1}", (value, seq)).fetchall()))
 
 
 if __name__ == "__main__":

@@ -134,3 +134,23 @@ def test_a_facet_page_alone_reads_the_same_as_beside_the_lists(
         facet("percent_partition", 1, 1), facet("quantity_entity_binding", 1, 1)]
     assert graphql_errors(journal_client, """{ residualFacets(asOf: 19) {
         facet(field: ORGAN) { valueCount } } }""")[0].startswith("asOf: ")
+
+
+def test_a_facet_page_over_a_range_counts_as_the_facet_lists_do(
+        journal_client: TestClient) -> None:
+    """Over a batch range, the records the range's batches first stored and the sightings
+    they recorded (docs/graphql.md, "Orders, backwards pages, ranges")."""
+    found = graphql_data(journal_client, """{
+      residualFacets(filter: {batchIdFrom: 2, batchIdTo: 2}) {
+        byCode { value count occurrences }
+        facet(field: CODE, first: 500) { values { value count occurrences } } }
+      surfaceFacets(filter: {batchIdFrom: 4, batchIdTo: 4}) {
+        total occurrences byCorpus { value count occurrences }
+        facet(field: CORPUS_ID) { values { value count occurrences } } } }""")
+    residual = found["residualFacets"]
+    assert residual["facet"]["values"] == residual["byCode"]
+    # Batch 2 saw "Tom gained apples." again ("Sam gained pears."): a sighting, no record.
+    assert facet("delta_quantity_unbound", 0, 1) in residual["facet"]["values"]
+    surface = found["surfaceFacets"]
+    assert (surface["total"], surface["occurrences"]) == (4, 6)
+    assert surface["facet"]["values"] == surface["byCorpus"]
