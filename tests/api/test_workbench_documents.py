@@ -130,13 +130,9 @@ ROW_B1 = {"turnKey": JOURNAL_B, "journalId": JOURNAL_B, "turnId": 1,
 def test_the_trace_timeline_lists_a_journal_s_turns_as_core_summarises_them(
         client: TestClient) -> None:
     data = run(client, "TraceTimeline", journal=[JOURNAL_A])
-    assert data["turns"]["totalCount"] == 4
     assert data["turns"]["pageInfo"]["hasNextPage"] is False
     assert data["turns"]["nodes"] == [ROW_A1, ROW_A2, ROW_A3, ROW_A4]
     assert VAULT_PROMPT.startswith(VAULT_EXCERPT) and len(VAULT_EXCERPT) == 120
-    # The coverage box: turn 2 has no trace_hash (legacy_unhashed), the others one.
-    assert data["coverage"] == {"total": 4, "groups": [
-        {"values": ["pipeline_trace"], "count": 3}, {"values": ["legacy_unhashed"], "count": 1}]}
 
 
 def test_the_trace_timeline_pages_every_journal_newest_core_time_first(
@@ -144,14 +140,12 @@ def test_the_trace_timeline_pages_every_journal_newest_core_time_first(
     seen, after = [], None
     while True:
         data = run(client, "TraceTimeline", order="TIME_DESC", first=2, after=after)
-        assert data["turns"]["totalCount"] == 5
+        assert len(data["turns"]["nodes"]) == (2 if len(seen) < 4 else 1)
         seen += data["turns"]["nodes"]
         if not data["turns"]["pageInfo"]["hasNextPage"]:
             break
         after = data["turns"]["pageInfo"]["endCursor"]
     assert seen == [ROW_B1, ROW_A4, ROW_A3, ROW_A2, ROW_A1]
-    assert data["coverage"] == {"total": 5, "groups": [
-        {"values": ["pipeline_trace"], "count": 4}, {"values": ["legacy_unhashed"], "count": 1}]}
 
 
 # --- Trace: the selected turn -----------------------------------------------------------------
@@ -292,7 +286,7 @@ def test_run_detail_has_the_run_its_files_and_its_turns(
     # CORE's artifact_refs digest: sha256 of the journal file's bytes.
     assert (batch["batchId"], batch["source"], batch["inputSha256"]) == (
         1, "journal-a.jsonl", hashlib.sha256(files["journal-a.jsonl"]).hexdigest())
-    assert turns["totalCount"] == 4 and turns["pageInfo"]["hasNextPage"] is True
+    assert turns["pageInfo"]["hasNextPage"] is True
 
     def ref(row: dict[str, Any]) -> dict[str, Any]:  # CORE's RunTurnRef, from a timeline row
         return {k: row[k] for k in ("turnKey", "turnId", "timestamp", "surfaceExcerpt",
@@ -367,7 +361,8 @@ def test_the_dominant_residual_kinds_count_residuals_and_sightings(client: TestC
 
 
 def test_the_grounding_distribution_of_a_run(client: TestClient) -> None:
-    assert run(client, "RunGroundingDistribution", journal=JOURNAL_A)["turnFacets"] == {
+    data = run(client, "RunGroundingDistribution", journal=JOURNAL_A)
+    assert data["turnFacets"] == {
         "total": 4,
         "byGroundingSource": [{"value": "NONE", "count": 1}, {"value": "PACK", "count": 1},
                               {"value": "TEACHING", "count": 1}, {"value": "VAULT", "count": 1}],
@@ -382,8 +377,13 @@ def test_the_grounding_distribution_of_a_run(client: TestClient) -> None:
         # registry re-derives light's surface); the others are not teaching-grounded.
         "byVerification": [{"value": "NOT_CHECKED", "count": 3},
                            {"value": "VERIFIED", "count": 1}]}
-    assert run(client, "RunGroundingDistribution", journal=JOURNAL_B)["turnFacets"][
-        "byGroundingSource"] == [{"value": "NONE", "count": 1}]
+    # The Trace coverage box over the whole run: turn 2 has no trace_hash (legacy_unhashed).
+    assert data["coverage"] == {"total": 4, "groups": [
+        {"values": ["pipeline_trace"], "count": 3}, {"values": ["legacy_unhashed"], "count": 1}]}
+    other = run(client, "RunGroundingDistribution", journal=JOURNAL_B)
+    assert other["turnFacets"]["byGroundingSource"] == [{"value": "NONE", "count": 1}]
+    assert other["coverage"] == {"total": 1, "groups": [
+        {"values": ["pipeline_trace"], "count": 1}]}
 
 
 def test_a_document_s_errors_are_coded(client: TestClient) -> None:
