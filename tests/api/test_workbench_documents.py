@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from construction_data import GAINED, PROBLEM, RESIDUALS, recorded_payload
+from graphql import FieldNode, OperationDefinitionNode, parse
 from graphql_requests import ERROR_CODES
 from starlette.testclient import TestClient
 from turn_data import DISCLOSURE, LIGHT_SURFACE
@@ -393,3 +394,57 @@ def test_a_document_s_errors_are_coded(client: TestClient) -> None:
     [error] = response.json()["errors"]
     assert error["message"] == "turn: give id, or journal and turnId"
     assert error["extensions"]["code"] in ERROR_CODES
+
+
+# --- each document selects every field of CORE's shapes it serves ------------------------------
+
+# core-workbench.md's field lists, as CORE names them; a field is selected under its camelCase
+# name. What CORE derives from others (trace_path), or no journal carries (a run's checkpoint
+# and manifest fields), is in docs/graphql.md, not here.
+SHAPES = {
+    ("TurnDetail", ("turn",)): [  # §3 TurnJournalEntry
+        "turn_id", "timestamp", "trace_hash", "prompt", "surface", "articulation_surface",
+        "walk_surface", "grounding_source", "epistemic_state", "normative_clearance",
+        "verdicts", "refusal_emitted", "hedge_injected", "proposal_candidates", "turn_cost_ms",
+        "checkpoint_emitted", "leeway_evidence", "pipeline_record", "field_evidence",
+        "construction_evidence", "meta_rh_evidence", "practice_evidence", "trace_integrity",
+        "journal_digest"],
+    ("TurnDetail", ("turn", "assessments")): [  # §4 ContractAssessmentView
+        "candidate_organ", "family_id", "missing_bindings", "unresolved_hazards", "runnable",
+        "explanation", "evidence_spans"],
+    ("TraceTimeline", ("turns", "nodes")): [  # §3 TurnJournalSummary
+        "turn_id", "timestamp", "prompt_excerpt", "surface_excerpt", "trace_hash",
+        "grounding_source", "trace_integrity"],
+    ("Runs", ("journals", "nodes")): [  # §5 RunSummary, the journal's part
+        "session_id", "source", "turn_count", "started_at", "updated_at", "evidence_gap"],
+    ("RunDetail", ("journal", "turns", "nodes")): [  # §5 RunTurnRef but trace_path
+        "turn_id", "trace_hash", "timestamp", "surface_excerpt", "trace_integrity"],
+    ("ResidualCard", ("residual",)): [  # ADR-0225 ContractResidual
+        "residual_id", "candidate_organ", "family_id", "residual_kind", "residual_code",
+        "source_axis", "evidence_spans", "explanation"],
+    ("PracticeResiduals", ("residuals", "nodes")): [
+        "residual_id", "candidate_organ", "family_id", "residual_kind", "residual_code",
+        "source_axis", "evidence_spans", "explanation"],
+}
+
+
+def _selected(document: str, path: tuple[str, ...]) -> set[str]:
+    [operation] = [d for d in parse(document).definitions
+                   if isinstance(d, OperationDefinitionNode)]
+    selections = operation.selection_set.selections
+    for name in path:
+        [found] = [s for s in selections if isinstance(s, FieldNode) and s.name.value == name]
+        assert found.selection_set is not None
+        selections = found.selection_set.selections
+    return {s.name.value for s in selections if isinstance(s, FieldNode)}
+
+
+@pytest.mark.parametrize(("where", "fields"), list(SHAPES.items()),
+                         ids=[f"{name}.{'.'.join(path)}" for name, path in SHAPES])
+def test_the_document_selects_every_field_of_the_shape(
+        where: tuple[str, tuple[str, ...]], fields: list[str]) -> None:
+    name, path = where
+    selected = _selected((WORKBENCH / f"{name}.graphql").read_text(encoding="utf-8"), path)
+    camel = [field.split("_")[0] + "".join(w.title() for w in field.split("_")[1:])
+             for field in fields]
+    assert [field for field in camel if field not in selected] == []
