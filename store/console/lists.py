@@ -29,6 +29,7 @@ from store.console.parameters import (
 )
 from store.db import queries
 from store.db.queries import Order
+from store.db.queries.errors import CursorError
 
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
@@ -225,7 +226,11 @@ def _facet_in_full(connection: Connection, base: str, kind: ListKind,
                                  + ", ".join(counted))
         values, value_count, cursor = counted[name], len(counted[name]), None
     else:
-        page = listing.facet_page(connection, field, where, FACET_PAGE, after, as_of)
+        try:
+            page = listing.facet_page(connection, field, where, FACET_PAGE, after, as_of)
+        except CursorError:  # named as this page names the facet's cursor
+            raise ParameterError("facetAfter", "malformed facet cursor (use the link's)"
+                                 ) from None
         values, value_count, cursor = page.values, page.value_count, page.end_cursor
     shown = _facets(base, kind, params, {name: values}, fields, {name: value_count},
                     limit=FACET_PAGE)[0]

@@ -112,3 +112,9 @@ def test_a_column_heading_sorts_and_the_next_page_continues(console: TestClient)
     down = console.get("/residuals?order=CODE_DESC&first=5").text
     assert codes_on(down) == CODES_SORTED[::-1][:5]
     assert 'aria-sort="descending"' in down
+
+
+def test_a_malformed_facet_cursor_is_a_400_naming_it(console: TestClient) -> None:
+    page = console.get("/residuals?facet=code&facetAfter=xyz")
+    assert page.status_code == 400
+    assert problem(page.text) == "facetAfter: malformed facet cursor (use the link's)"
