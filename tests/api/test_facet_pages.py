@@ -154,3 +154,23 @@ def test_a_facet_page_over_a_range_counts_as_the_facet_lists_do(
     surface = found["surfaceFacets"]
     assert (surface["total"], surface["occurrences"]) == (4, 6)
     assert surface["facet"]["values"] == surface["byCorpus"]
+
+
+def test_the_journal_facet_follows_the_filter_the_range_and_as_of(
+        journal_client: TestClient) -> None:
+    found = graphql_data(journal_client, """query($asOf: LogIndex) {
+      inBatch4: turnFacets(filter: {batchIdFrom: 4}) { facet(field: JOURNAL) { valueCount
+        values { count } } }
+      beforeIt: turnFacets(filter: {batchIdTo: 3}) { facet(field: JOURNAL) { valueCount } }
+      then: turnFacets(asOf: $asOf) { facet(field: JOURNAL) { valueCount } }
+      teaching: turnFacets(filter: {groundingSource: [TEACHING]}) {
+        total facet(field: JOURNAL) { values { count } } }
+      late: turnFacets(filter: {timeFrom: "2100-01-01T00:00:00+00:00"}) {
+        facet(field: JOURNAL) { valueCount } } }""", asOf=HEADS[3])
+    # The journal is batch 4: six turns, four of them grounded by teaching (1, 2, 3, 6).
+    assert found["inBatch4"]["facet"] == {"valueCount": 1, "values": [{"count": 6}]}
+    assert found["beforeIt"]["facet"]["valueCount"] == 0
+    assert found["then"]["facet"]["valueCount"] == 0
+    assert found["teaching"]["total"] == 4
+    assert found["teaching"]["facet"]["values"] == [{"count": 4}]
+    assert found["late"]["facet"]["valueCount"] == 0

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any
 
-from sqlalchemy import CTE, Column, Connection, Select, func
+from sqlalchemy import CTE, Column, Connection, Select, func, select
 
-from store.db.queries.as_of import Snapshot
-from store.db.queries.facets import facet_counts, grouped_combos
+from store.db.queries.as_of import Snapshot, held
+from store.db.queries.facets import facet_counts
 from store.db.queries.filters import TurnFilter
 from store.db.queries.records import TurnFacets
 from store.db.schema.tables import surface_records as surfaces_t
@@ -37,10 +38,70 @@ COUNTED_TOGETHER = ("grounding_source", "verification", "epistemic_state",
 
 def turn_combos(rows: Select[Any], where: TurnFilter | None, snapshot: Snapshot | None,
                 names: Sequence[str]) -> CTE:
-    """The filtered turns (`rows`, joined to their surfaces and fields) grouped by the facets
-    `names` (a turn is recorded once: its sightings are itself)."""
-    return grouped_combos(rows, {name: TURN_FACETS[name] for name in names}, func.count(),
-                          func.count())
+    """The filtered turns grouped by the facets `names` (a turn is recorded once: its
+    sightings are itself). Read from the turns alone, grouped with their surface_id first,
+    then joined to those few surfaces: a turn's surface and fields are joined row by row
+    only where the filter (or the journal facet) needs them (`rows`, every column joined, is
+    not read)."""
+    columns = {name: TURN_FACETS[name] for name in names}
+    if all(column.table is fields_t for column in columns.values()) and _on_fields(where):
+        return _fields_combos(where, snapshot, columns)
+    needs = {column.table for column in columns.values()} | _filtered_tables(where)
+    source: Any = turns_t
+    if surfaces_t in _filtered_tables(where):
+        source = source.join(surfaces_t, surfaces_t.c.surface_id == turns_t.c.surface_id)
+    if fields_t in needs:
+        # Outer: a turn without its fields row (verify names it) is counted, as listed.
+        source = source.outerjoin(fields_t, fields_t.c.turn_key == turns_t.c.turn_key)
+    own = {name: column for name, column in columns.items() if column.table is not surfaces_t}
+    grouped = (select(*(column.label(name) for name, column in own.items()),
+                      turns_t.c.surface_id.label("turn_surface_id"), func.count().label("n"))
+               .select_from(source)
+               .where(*(where.conditions() if where is not None else []),
+                      *held(snapshot, turns_t))
+               .group_by(*own.values(), turns_t.c.surface_id)
+               .subquery("turns_by_surface"))
+    labelled = [grouped.c[name] if name in own else columns[name].label(name)
+                for name in names]
+    return (select(*labelled, func.sum(grouped.c.n).label("n"), func.sum(grouped.c.n).label("s"))
+            .select_from(grouped.join(surfaces_t,
+                                      surfaces_t.c.surface_id == grouped.c.turn_surface_id))
+            .group_by(*labelled).cte("combos"))
+
+
+def _on_fields(where: TurnFilter | None) -> bool:
+    """Whether a filter's conditions are all on turn_fields (or the batch range, which
+    turn_fields holds too)."""
+    if where is None:
+        return True
+    return _filtered_tables(where) <= {fields_t} and not any(
+        getattr(where, f.name) for f in fields(where)
+        if f.metadata.get("column") is not None and f.metadata["column"].table is turns_t)
+
+
+def _fields_combos(where: TurnFilter | None, snapshot: Snapshot | None,
+                   columns: Mapping[str, Column[Any]]) -> CTE:
+    """Turns grouped by columns of turn_fields, read from turn_fields alone (one row per
+    turn, written with it, in the turn's batch): a walk of its index, not a join per turn (a
+    turn missing its row, which verify names, is not counted here)."""
+    # On turn_fields' own columns of the same names (journal_id, batch_id), CORE time too.
+    conditions = [] if where is None else where.conditions(fields_t)
+    return (select(*(column.label(name) for name, column in columns.items()),
+                   func.count().label("n"), func.count().label("s"))
+            .where(*conditions, *([] if snapshot is None else
+                                  [snapshot.covers(fields_t.c.batch_id)]))
+            .group_by(*columns.values()).cte("combos"))
+
+
+def _filtered_tables(where: TurnFilter | None) -> set[Any]:
+    """The tables besides turns a filter's conditions read."""
+    if where is None:
+        return set()
+    found = {f.metadata["column"].table for f in fields(where)
+             if f.metadata.get("column") is not None and getattr(where, f.name)}
+    if where.time_from is not None or where.time_to is not None:
+        found.add(fields_t)
+    return found - {turns_t}
 
 
 def turn_facets_of(connection: Connection, rows: Select[Any], where: TurnFilter | None,
