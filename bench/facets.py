@@ -111,6 +111,14 @@ def main() -> None:
     show("residuals(familyId: [null]) first 100", timed(repeat, lambda: run(
         queries.list_residuals, nulls, 100)), floor(
         "SELECT * FROM contract_residuals WHERE family_id IS NULL ORDER BY seq LIMIT 101"))
+    family = raw.execute("SELECT family_id FROM contract_residuals WHERE family_id IS NOT NULL "
+                         "LIMIT 1").fetchone()
+    if family is not None:
+        mixed = ResidualFilter(family_id=[None, family[0]])
+        show("residuals(familyId: [null, a family]) first 100", timed(repeat, lambda: run(
+            queries.list_residuals, mixed, 100)), floor(
+            "SELECT * FROM contract_residuals WHERE family_id IS NULL OR family_id = ? "
+            "ORDER BY seq LIMIT 101", (family[0],)))
     show("residuals(familyId: [null]) totalCount", timed(repeat, lambda: run(
         queries.count_residuals, nulls)), floor(
         "SELECT sum(residuals) FROM residual_tallies WHERE family_id IS NULL"))

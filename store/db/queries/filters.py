@@ -150,10 +150,11 @@ def storable(value: str) -> bool:
 def any_of(column: Any, values: Sequence[Any]) -> ColumnElement[bool]:
     """`column` is one of `values`; a None among them selects the rows where it is null (what
     a facet's null value stands for)."""
-    condition: ColumnElement[bool] = column.in_(
-        [v for v in values if v is not None and (not isinstance(v, str) or storable(v))])
+    given = [v for v in values if v is not None and (not isinstance(v, str) or storable(v))]
+    condition: ColumnElement[bool] = column.in_(given)
     if any(v is None for v in values):
-        condition = or_(condition, column.is_(None))
+        # Null alone is one index range; with values, an OR SQLite reads as ranges too.
+        condition = or_(condition, column.is_(None)) if given else column.is_(None)
     return condition
 
 
