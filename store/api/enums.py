@@ -26,8 +26,8 @@ GRAPHQL_ENUMS: tuple[tuple[type[Enum], str], ...] = (
             "order, turns without a time last); or by a column a list shows, ascending or "
             "descending (<COLUMN>_ASC, <COLUMN>_DESC), ties in append order (oldest first, "
             "newest first), records without a value last: residuals by ID, KIND, AXIS, ORGAN, "
-            "CODE; surfaces by ID, GROUNDING_SOURCE, VERIFICATION, CORPUS, SURFACE_TEXT; turns "
-            "by ID, TURN_ID, GROUNDING_SOURCE, EPISTEMIC_STATE, PROMPT, SURFACE_ID (another "
+            "CODE; surfaces by ID, GROUNDING_SOURCE, VERIFICATION, CORPUS; turns by ID, "
+            "TURN_ID, GROUNDING_SOURCE, EPISTEMIC_STATE, SURFACE_ID (another "
             "list refuses them). A cursor pages only the order it came from."),
     (GroundingSource, "Where a turn's surface was grounded: CORE's closed grounding_source "
                       "set."),

@@ -162,7 +162,7 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
                 by("GROUNDING_SOURCE")),
          Column("verification", lambda s: Cell(s.verification.name, field="verification"),
                 by("VERIFICATION")),
-         Column("text", lambda s: Cell(_short(s.surface)), by("SURFACE_TEXT")),
+         Column("text", lambda s: Cell(_short(s.surface))),
          Column("corpus", lambda s: Cell(s.corpus_id or "—"), by("CORPUS")),
          Column("seen", lambda s: Cell(str(s.occurrence_count)), (Order.MOST_SEEN,))),
         describe="Answer surfaces with their grounding source (ADR-0052) and, for teaching, "
@@ -179,7 +179,7 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
          Column("grounding", lambda t: Cell(t.grounding_source.name, field="groundingSource"),
                 by("GROUNDING_SOURCE")),
          Column("state", lambda t: Cell(t.epistemic_state or "—"), by("EPISTEMIC_STATE")),
-         Column("prompt", lambda t: Cell(_short(t.prompt, 70)), by("PROMPT")),
+         Column("prompt", lambda t: Cell(_short(t.prompt, 70))),
          Column("surface", lambda t: _id("surfaces", t.surface.surface_id), by("SURFACE_ID"))),
         describe="CORE turns: Workbench journal lines kept verbatim, ChatRuntime outputs and "
                  "TurnEvents."),

@@ -94,15 +94,15 @@ def test_surfaces_without_a_corpus_come_last_either_way(journal_client: TestClie
 
 
 @pytest.mark.parametrize(("query", "message"), [
-    ("{ residuals(order: PROMPT_ASC) { totalCount } }",
-     "order: PROMPT_ASC sorts by a column residuals do not have; one of OLDEST_FIRST, "
+    ("{ residuals(order: SURFACE_ID_ASC) { totalCount } }",
+     "order: SURFACE_ID_ASC sorts by a column residuals do not have; one of OLDEST_FIRST, "
      "NEWEST_FIRST, MOST_SEEN, ID_ASC, ID_DESC, KIND_ASC, KIND_DESC, AXIS_ASC, AXIS_DESC, "
      "ORGAN_ASC, ORGAN_DESC, CODE_ASC, CODE_DESC"),
     ("{ assessments(order: CODE_ASC) { totalCount } }",
      "order: CODE_ASC sorts by a column assessments do not have; one of OLDEST_FIRST, "
      "NEWEST_FIRST"),
-    ("{ residuals(first: 1) { nodes { occurrences(order: PROMPT_ASC) { totalCount } } } }",
-     "order: PROMPT_ASC orders by a column occurrences are not sorted by; use "
+    ("{ residuals(first: 1) { nodes { occurrences(order: SURFACE_ID_ASC) { totalCount } } } }",
+     "order: SURFACE_ID_ASC orders by a column occurrences are not sorted by; use "
      "OLDEST_FIRST or NEWEST_FIRST"),
 ])
 def test_a_column_a_list_does_not_have_is_refused(journal_client: TestClient, query: str,
