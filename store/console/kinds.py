@@ -181,6 +181,9 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
          Column("state", lambda t: Cell(t.epistemic_state or "—"), by("EPISTEMIC_STATE")),
          Column("prompt", lambda t: Cell(_short(t.prompt, 70))),
          Column("surface", lambda t: _id("surfaces", t.surface.surface_id), by("SURFACE_ID"))),
+        # No tally counts turns: every facet reads every matching turn (3.7 s of CPU at 1M
+        # turns, bench/facets.py), so the list is shown without them past this.
+        facet_seconds=2.0,
         describe="CORE turns: Workbench journal lines kept verbatim, ChatRuntime outputs and "
                  "TurnEvents."),
     ListKind(

@@ -136,7 +136,7 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
             "deferred": {"facets": (facets, kind.facet_seconds,
                                     partial(_slow_facets, kind=kind, params=params, head=head))}
             if deferred else {},
-            "facet_names": ", ".join(kind.facet_index),
+            "facet_names": ", ".join(kind.facet_index) or "every facet",
             "title": kind.title, "kind": kind, "total": total,
             "rows": [[_cell(column.cell(record)) for column in kind.columns]
                      for record in page.items],
@@ -171,6 +171,10 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
 def _slow_facets(connection: Connection, *, kind: ListKind, params: dict[str, list[str]],
                  head: Head) -> str:
     """Why this list's facets may take long (said if they are left out)."""
+    if not kind.facet_index:  # no index counts them: every matching row is read
+        return (f"every matching {kind.title.lower()[:-1]} is counted (about 2 s of CPU a "
+                f"million {kind.title.lower()}): narrow the filter, e.g. to a batch range or "
+                "a journal")
     others = [name for name in params if name not in PAGE_OPTIONS
               and name not in kind.facet_index]
     if others:

@@ -3,6 +3,7 @@ on the example store + Workbench journal; expected values from spec_values, writ
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 
@@ -11,7 +12,9 @@ from pages_html import links, problem, text
 from spec_values import CODES_IN_APPEND_ORDER
 from starlette.testclient import TestClient
 
+from store.api.app import create_app
 from store.console import kinds, lists
+from store.db.audit_store import AuditStore
 
 CODES_SORTED = sorted(CODES_IN_APPEND_ORDER)
 
@@ -118,3 +121,18 @@ def test_a_malformed_facet_cursor_is_a_400_naming_it(console: TestClient) -> Non
     page = console.get("/residuals?facet=code&facetAfter=xyz")
     assert page.status_code == 400
     assert problem(page.text) == "facetAfter: malformed facet cursor (use the link's)"
+
+
+def test_turn_facets_past_their_limit_are_left_out_saying_why(
+        console_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(kinds.LIST_KINDS, "turns", dataclasses.replace(
+        kinds.LIST_KINDS["turns"], facet_seconds=1e-9))
+    with TestClient(create_app(console_db, close_db_on_shutdown=False),
+                    base_url="http://127.0.0.1") as client:
+        page = client.get("/turns")
+    assert page.status_code == 200
+    assert "6 turns" in text(page.text)  # the list itself is shown
+    assert 'data-facet="' not in page.text
+    assert ("Facet counts (every facet) left out: they took longer than 1e-09 s: every "
+            "matching turn is counted (about 2 s of CPU a million turns): narrow the filter, "
+            "e.g. to a batch range or a journal.") in text(page.text)
