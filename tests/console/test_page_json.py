@@ -257,3 +257,18 @@ def test_a_page_links_its_json_and_graphiql_links_back(console: TestClient) -> N
     assert "/residuals/groups?kind=MISSING_ROLE" in links(page.text)
     graphiql = console.get("/graphql", headers={"accept": "text/html"})
     assert '<a href="./">← core-audit console</a>' in graphiql.text
+
+
+def test_a_bar_within_a_range_lists_only_the_part_it_counts(console: TestClient) -> None:
+    batches = console.get("/batches.json").json()["rows"]
+    second = next(b for b in batches if b["batch"] == 2)["ingested at"]  # mid-hour
+    found = console.get(f"/residuals.json?ingestedFrom={second}").json()
+    assert found["total"] == 6  # batch 2's residuals (batch 1 stored the other six)
+    bars = found["histogram"]["bars"]
+    first = next(b for b in bars if b["from"] <= second <= b["to"])
+    assert first["from"] < second  # its bucket starts before the page's range ...
+    assert f"ingestedFrom={second.replace(':', '%3A')}" in first["href"]  # ... its link not
+    for bar in bars:
+        listed = console.get(bar["href"].replace("?", ".json?", 1)).json()
+        assert listed["total"] == bar["count"]
+    assert sum(bar["count"] for bar in bars) == 6
