@@ -171,6 +171,7 @@ class Console:
         environment = Environment(loader=FileSystemLoader(HERE / "templates"),
                                   autoescape=select_autoescape(default=True),
                                   trim_blocks=True, lstrip_blocks=True)
+        environment.filters["thousands"] = thousands
         self.templates = Jinja2Templates(env=environment)
 
     def routes(self) -> list[BaseRoute]:
@@ -359,3 +360,8 @@ def _json_href(request: Request, base: str, here: str) -> str:
     """This page's JSON: its path + ".json" ("/.json" for the overview), same parameters."""
     query = request.url.query
     return f"{base}{here}.json" + (f"?{query}" if query else "")
+
+
+def thousands(value: Any) -> str:
+    """A count as the pages write it: 216,029 (anything else as it is)."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)

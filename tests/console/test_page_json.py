@@ -187,7 +187,7 @@ def test_the_log_as_json_is_its_tree_heads(console: TestClient) -> None:
     [heads] = [t for t in tables(html) if t]
     assert [h["treeSize"] for h in data["treeHeads"]] == [HEADS[4], HEADS[3], HEADS[2],
                                                           HEADS[1]]
-    assert [(str(h["treeSize"]), h["rootHash"][:16] + "…", h["batch"])
+    assert [(f"{h['treeSize']:,}", h["rootHash"][:16] + "…", h["batch"])
             for h in data["treeHeads"]] == [(r[0][0], r[1][0], r[2][1]) for r in heads]
     assert data["consistency"]["from"] == HEADS[1] and data["consistency"]["to"] == HEADS[4]
     assert data["consistency"]["keptRoot"] is None
