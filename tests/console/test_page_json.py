@@ -272,3 +272,18 @@ def test_a_bar_within_a_range_lists_only_the_part_it_counts(console: TestClient)
         listed = console.get(bar["href"].replace("?", ".json?", 1)).json()
         assert listed["total"] == bar["count"]
     assert sum(bar["count"] for bar in bars) == 6
+
+
+def test_a_histogram_past_its_limit_is_left_out_and_the_page_says_why(
+        console: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.console import lists
+
+    monkeypatch.setattr(lists, "HISTOGRAM_SECONDS", 0.0)
+    page = console.get("/surfaces?first=7")
+    assert page.status_code == 200
+    assert ("The histogram over time is left out: they took longer than 0.0 s: counting "
+            "every matching surface per bucket of time; narrow the filter (a batch or time "
+            "range).") in text(page.text)
+    data = console.get("/surfaces.json?first=7").json()
+    assert data["histogram"] is None and data["total"] == 16 and len(data["rows"]) == 7
+    assert data["histogramOmitted"].startswith("they took longer than 0.0 s")
