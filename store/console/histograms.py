@@ -120,14 +120,17 @@ def core_time_histogram(connection: Connection, where: Any, as_of: int | None,
         return Histogram(f"{title} per day of CORE time (UTC)", "CORE time", "day", [],
                          int(untimed or 0), ("timeFrom", "timeTo"))
     name, width = next(((n, w) for n, w in _CORE_WIDTHS
-                        if (high // w) - (low // w) < MAX_BARS), _CORE_WIDTHS[-1])
-    slot = (at // width).label("slot")
+                        if (high // w) - (low // w) < MAX_BARS - 1), _CORE_WIDTHS[-1])
+    # Weeks (and their multiples) start on a Monday, as the groups layer's INGEST_WEEK does:
+    # 0001-01-01, one day after CORE time's origin, was a Monday.
+    shift = _DAY if width % (7 * _DAY) == 0 else 0
+    slot = ((at - shift) // width).label("slot")
     counted = connection.execute(
         select(slot, func.count()).where(at.is_not(None)).group_by(slot).order_by(slot)
         .limit(MAX_GROUPS)).all()
     buckets = []
     for number, count in counted[-MAX_BARS:]:
-        start = _core_moment(int(number) * width)
+        start = _core_moment(int(number) * width + shift)
         end = start + timedelta(microseconds=width - 1)
         label = (start.strftime("%Y-%m-%d %H:00") if width == _HOUR
                  else start.date().isoformat() if width == _DAY
