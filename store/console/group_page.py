@@ -68,12 +68,14 @@ def _dimension_name(text: str) -> str:
     return _CAMEL.sub("_", text.strip()).upper()
 
 
-def _by(query: QueryParams, grouping: Grouping) -> list[str]:
-    given = [part for value in query.getlist("by") for part in value.split(",")
+def _by(query: QueryParams, grouping: Grouping, listing: str) -> list[str]:
+    given = [part.strip() for value in query.getlist("by") for part in value.split(",")
              if part.strip()]
     if not given:
         return [grouping.dimensions[0].name]
-    names = [_dimension_name(part[:80]) for part in given]
+    # A filter parameter names its dimension too: familyId is FAMILY, corpusId is CORPUS.
+    by_parameter = {param: dimension for dimension, param in FILTERED_BY[listing].items()}
+    names = [by_parameter.get(part) or _dimension_name(part[:80]) for part in given]
     known = [d.name for d in grouping.dimensions]
     for name in names:
         if name not in known:
@@ -100,7 +102,7 @@ def groups_reader(name: str) -> Callable[[Connection, Request, Head, Console], d
     def read(connection: Connection, request: Request, head: Head,
              console: Console) -> dict[str, Any]:
         query = request.query_params
-        by = _by(query, grouping)
+        by = _by(query, grouping, name)
         first_text = query.get("first") or None
         first = (DEFAULT_GROUPS if first_text is None
                  else integer(first_text, "first", 1, MAX_GROUPS))

@@ -227,6 +227,8 @@ def test_turns_group_by_clearance_and_the_list_shows_it(console: TestClient) -> 
     # The journal's normative_clearance: violated on turns 1, 2, 4, 6; cleared 3; suppressed 5.
     assert [(g["values"]["clearance"], g["count"]) for g in data["groups"]] == [
         ("VIOLATED", 4), ("CLEARED", 1), ("SUPPRESSED", 1)]
+    assert console.get("/turns/groups.json?by=normativeClearance").json()["groups"] == \
+        data["groups"]  # the filter's name for the dimension
     listed = console.get("/turns.json?normativeClearance=SUPPRESSED").json()
     assert [row["clearance"] for row in listed["rows"]] == ["SUPPRESSED"]
     assert "clearance" in listed["columns"]
