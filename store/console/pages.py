@@ -1,5 +1,6 @@
-"""The console's HTTP side: routes, the tree head as ETag, immutable as-of pages, a small cache
-of rendered pages, security headers, and error pages (400 naming the parameter, 404, 503).
+"""The console's HTTP side: routes (every page also as JSON, page_json.py), the tree head as
+ETag, immutable as-of pages, a small cache of rendered pages, security headers, and error pages
+(400 naming the parameter, 404, 503; JSON for a JSON request).
 
 Every read runs through `AuditStore.run` (a worker thread, the request's time limit), as the
 GraphQL resolvers' do; one page's reads share one connection.
