@@ -27,7 +27,7 @@ GRAPHQL_ENUMS: tuple[tuple[type[Enum], str], ...] = (
             "descending (<COLUMN>_ASC, <COLUMN>_DESC), ties in append order (oldest first, "
             "newest first), records without a value last: residuals by ID, KIND, AXIS, ORGAN, "
             "CODE; surfaces by ID, GROUNDING_SOURCE, VERIFICATION, CORPUS; turns by ID, "
-            "TURN_ID, GROUNDING_SOURCE, EPISTEMIC_STATE, SURFACE_ID (another "
+            "TURN_ID, GROUNDING_SOURCE, EPISTEMIC_STATE, CLEARANCE, SURFACE_ID (another "
             "list refuses them). A cursor pages only the order it came from."),
     (GroundingSource, "Where a turn's surface was grounded: CORE's closed grounding_source "
                       "set."),

@@ -34,6 +34,7 @@ class Cell:
     href: str | None = None  # a console path, e.g. /residuals/<id>
     field: str | None = None  # the column's field, for the glossary's explanation
     mono: bool = False
+    value: Any = None  # what the page's JSON gives when `text` shortens it (an id, a count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +79,21 @@ def _short(text: str | None, width: int = 90) -> str:
 
 
 def _id(path: str, value: str) -> Cell:
-    return Cell(value[:16] + "…", f"/{path}/{value}", mono=True)
+    return Cell(value[:16] + "…", f"/{path}/{value}", mono=True, value=value)
+
+
+def _batch(batch_id: int) -> Cell:
+    return Cell(str(batch_id), f"/batches/{batch_id}", value=batch_id)
+
+
+def _text(text: str | None, width: int = 90) -> Cell:
+    """A long text shortened on the page, whole in its JSON."""
+    return Cell(_short(text, width), value=text)
+
+
+def _number(count: int, href: str | None = None) -> Cell:
+    """A count with thousands separators (216,029), a number in the page's JSON."""
+    return Cell(f"{count:,}", href, value=count)
 
 
 # The values a facet shows on a list page; "show all" pages through the rest.
@@ -137,9 +152,8 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
          Column("axis", lambda r: Cell(r.residual.source_axis.name, field="axis"), by("AXIS")),
          Column("organ", lambda r: Cell(r.residual.candidate_organ), by("ORGAN")),
          Column("code", lambda r: Cell(r.residual.residual_code, mono=True), by("CODE")),
-         Column("seen", lambda r: Cell(str(r.occurrence_count)), (Order.MOST_SEEN,)),
-         Column("batch", lambda r: Cell(str(r.batch_id), f"/batches/{r.batch_id}"),
-                SEQ_ORDERS)),
+         Column("seen", lambda r: _number(r.occurrence_count), (Order.MOST_SEEN,)),
+         Column("batch", lambda r: _batch(r.batch_id), SEQ_ORDERS)),
         describe="ADR-0225 ContractResiduals: refused assessments projected into a closed "
                  "taxonomy of kinds and source axes."),
     _listed(
@@ -147,8 +161,8 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
         (Column("assessment", lambda a: _id("assessments", a.assessment_id)),
          Column("organ", lambda a: Cell(a.assessment.candidate_organ)),
          Column("runnable", lambda a: Cell("yes" if a.assessment.runnable else "no")),
-         Column("problem", lambda a: Cell(_short(a.problem_text))),
-         Column("batch", lambda a: Cell(str(a.batch.batch_id), f"/batches/{a.batch.batch_id}"))),
+         Column("problem", lambda a: _text(a.problem_text)),
+         Column("batch", lambda a: _batch(a.batch.batch_id))),
         describe="CORE's ContractAssessments, each in its problem, with the batch that stored "
                  "it.", facet_seconds=0.3, facet_index=("organ", "familyId", "runnable"),
         facet_index_columns=("candidate_organ", "runnable")),
@@ -162,9 +176,9 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
                 by("GROUNDING_SOURCE")),
          Column("verification", lambda s: Cell(s.verification.name, field="verification"),
                 by("VERIFICATION")),
-         Column("text", lambda s: Cell(_short(s.surface))),
-         Column("corpus", lambda s: Cell(s.corpus_id or "—"), by("CORPUS")),
-         Column("seen", lambda s: Cell(str(s.occurrence_count)), (Order.MOST_SEEN,))),
+         Column("text", lambda s: _text(s.surface)),
+         Column("corpus", lambda s: Cell(s.corpus_id or "—", value=s.corpus_id), by("CORPUS")),
+         Column("seen", lambda s: _number(s.occurrence_count), (Order.MOST_SEEN,))),
         describe="Answer surfaces with their grounding source (ADR-0052) and, for teaching, "
                  "their re-derivation against the reviewed chain."),
     _listed(
@@ -174,12 +188,16 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
             "corpusId": "by_corpus", "kind": "by_kind", "traceIntegrity": "by_trace_integrity",
             "surfaceForm": "by_form"}, ("chainId", "journal")),
         (Column("turn", lambda t: _id("turns", t.turn_key), by("ID")),
-         Column("id", lambda t: Cell("—" if t.turn_id is None else str(t.turn_id)),
-                by("TURN_ID")),
+         Column("id", lambda t: Cell("—" if t.turn_id is None else str(t.turn_id),
+                                     value=t.turn_id), by("TURN_ID")),
          Column("grounding", lambda t: Cell(t.grounding_source.name, field="groundingSource"),
                 by("GROUNDING_SOURCE")),
-         Column("state", lambda t: Cell(t.epistemic_state or "—"), by("EPISTEMIC_STATE")),
-         Column("prompt", lambda t: Cell(_short(t.prompt, 70))),
+         Column("state", lambda t: Cell(t.epistemic_state or "—", value=t.epistemic_state),
+                by("EPISTEMIC_STATE")),
+         Column("clearance", lambda t: Cell(
+             "—" if t.normative_clearance is None else str(t.normative_clearance).upper(),
+             field="normativeClearance"), by("CLEARANCE")),
+         Column("prompt", lambda t: _text(t.prompt, 70)),
          Column("surface", lambda t: _id("surfaces", t.surface.surface_id), by("SURFACE_ID"))),
         # No tally counts turns: every facet reads every matching turn (3.7 s of CPU at 1M
         # turns, bench/facets.py), so the list is shown without them past this.
@@ -189,12 +207,11 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
     ListKind(
         "batches", "Batches", None, _batch_page, count_batches_where,
         batch_facets,
-        (Column("batch", lambda b: Cell(str(b.batch_id), f"/batches/{b.batch_id}"),
-                SEQ_ORDERS),
-         Column("source", lambda b: Cell(_short(b.source, 60))),
+        (Column("batch", lambda b: _batch(b.batch_id), SEQ_ORDERS),
+         Column("source", lambda b: _text(b.source, 60)),
          Column("type", lambda b: Cell(b.record_type)),
-         Column("new rows", lambda b: Cell(str(b.new_rows))),
-         Column("present", lambda b: Cell(str(b.present_rows))),
+         Column("new rows", lambda b: _number(b.new_rows)),
+         Column("present", lambda b: _number(b.present_rows)),
          Column("ingested at", lambda b: Cell(b.ingested_at, mono=True))),
         SEQ_ORDERS, "ingest_batches", "batch_id", None, lists=("recordType", "source"),
         describe="Ingest batches: the envelope of every write, each ending in a tree head."),

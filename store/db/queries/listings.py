@@ -371,6 +371,7 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     column_orders=(("ID", turns_t.c.turn_key), ("TURN_ID", turns_t.c.turn_id),
                    ("GROUNDING_SOURCE", turns_t.c.grounding_source),
                    ("EPISTEMIC_STATE", turns_t.c.epistemic_state),
+                   ("CLEARANCE", turns_t.c.normative_clearance),
                    ("SURFACE_ID", turns_t.c.surface_id)),
     list_help="CORE turns in `order` (not MOST_SEEN; TIME_ASC and TIME_DESC by CORE's own "
               "timestamp), with the surface each emitted: which turns were grounded by what.",

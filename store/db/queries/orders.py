@@ -60,6 +60,8 @@ class Order(enum.Enum):
     TURN_ID_DESC = "turn_id_desc"
     EPISTEMIC_STATE_ASC = "epistemic_state_asc"
     EPISTEMIC_STATE_DESC = "epistemic_state_desc"
+    CLEARANCE_ASC = "clearance_asc"
+    CLEARANCE_DESC = "clearance_desc"
     SURFACE_ID_ASC = "surface_id_asc"
     SURFACE_ID_DESC = "surface_id_desc"
 
