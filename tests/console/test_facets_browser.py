@@ -47,7 +47,16 @@ def rows_codes(browser: Any) -> list[str]:
                                                         "tbody td:nth-child(5)")]
 
 
+def opened(browser: Any) -> None:
+    """The facets' <details> opened: a wide screen's style sheet shows them anyway, but
+    selenium takes a closed <details>' content as hidden (tests/console/
+    test_console_reach_browser.py checks what the browser itself shows)."""
+    browser.execute_script(
+        "for (const d of document.querySelectorAll('details.facets-box')) d.open = true;")
+
+
 def facet_texts(browser: Any, name: str) -> list[str]:
+    opened(browser)
     return [element.text for element in browser.find_elements(
         By.CSS_SELECTOR, f'[data-facet="{name}"] li > a, [data-facet="{name}"] li > span')
         if "n" not in (element.get_attribute("class") or "").split()]
@@ -55,6 +64,7 @@ def facet_texts(browser: Any, name: str) -> list[str]:
 
 def click(browser: Any, selector: str) -> None:
     before = browser.current_url
+    opened(browser)
     browser.find_element(By.CSS_SELECTOR, selector).click()
     WebDriverWait(browser, WAIT).until(lambda b: b.current_url != before)
 
@@ -85,6 +95,7 @@ def test_show_all_pages_through_a_facet(browser: Any, origin: str,
     monkeypatch.setattr(lists, "FACET_PAGE", 5)
     browser.get(f"{origin}/residuals")
     assert facet_texts(browser, "code") == CODES_SORTED[:5]
+    opened(browser)
     link = browser.find_element(By.CSS_SELECTOR, '[data-show-all="code"]')
     assert link.text == "show all 12"
     click(browser, '[data-show-all="code"]')
@@ -94,6 +105,7 @@ def test_show_all_pages_through_a_facet(browser: Any, origin: str,
         seen.append(facet_texts(browser, "code"))
     assert seen == [CODES_SORTED[:5], CODES_SORTED[5:10], CODES_SORTED[10:]]
     # A value of the full facet filters the list, as on the list page.
+    opened(browser)
     browser.find_element(By.LINK_TEXT, "unit_object_conflict").click()
     WebDriverWait(browser, WAIT).until(lambda b: "code=unit_object_conflict" in b.current_url)
     assert rows_codes(browser) == ["unit_object_conflict"]
@@ -108,6 +120,7 @@ def test_none_is_a_link_selecting_the_records_without_a_value(browser: Any,
     assert rows_codes(browser) == ["unbound_base_quantity"]
     chip = browser.find_element(By.CSS_SELECTOR, ".filters a.chip")
     assert chip.text.startswith("familyId = (none)")
+    opened(browser)
     selected = browser.find_element(By.CSS_SELECTOR, '[data-facet="familyId"] a[data-null]')
     assert selected.get_attribute("aria-current") == "true"
     click(browser, ".filters a.chip")
