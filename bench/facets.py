@@ -23,12 +23,15 @@ import argparse
 import os
 import re
 import sqlite3
-import statistics
-import time
+import sys
 from collections.abc import Callable
 from html import unescape
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from orders import show, timed
 from starlette.testclient import TestClient
 
 from store.api.app import create_app
@@ -38,26 +41,6 @@ from store.db.audit_store import AuditStore
 from store.db.queries import ResidualFilter
 from store.db.schema.engine import resolve_url, sqlite_path
 from store.model.taxonomy import ResidualKind
-
-
-def timed(repeat: int, call: Callable[[], Any]) -> tuple[float, float]:
-    """p50 CPU and wall of `repeat` calls, in ms."""
-    cpu_times, wall_times = [], []
-    for _ in range(repeat):
-        cpu, wall = time.process_time(), time.perf_counter()
-        call()
-        cpu_times.append(time.process_time() - cpu)
-        wall_times.append(time.perf_counter() - wall)
-    return statistics.median(cpu_times) * 1000, statistics.median(wall_times) * 1000
-
-
-def show(label: str, figures: tuple[float, float],
-         floor: tuple[float, float] | None = None) -> None:
-    line = f"{label:52} cpu {figures[0]:7.1f} ms  wall {figures[1]:7.1f} ms"
-    if floor is not None:
-        line += (f"   floor cpu {floor[0]:6.2f} ms  wall {floor[1]:6.2f} ms"
-                 f"   {figures[1] / max(floor[1], 1e-6):6.1f}x")
-    print(line, flush=True)
 
 
 def main() -> None:
