@@ -6,6 +6,8 @@ below from what each example frame refuses (tests/spec_values.py lists the codes
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,9 @@ from store.api.execution import execute_operation
 from store.db.audit_store import AuditStore
 from store.db.queries.groups import TimeBucket, bucketed, core_bucketed
 from store.model.turn_fields import core_time
+
+JOURNAL_LINES = (Path(__file__).resolve().parents[2] / "examples" /
+                 "workbench_turn_journal.jsonl").read_bytes().splitlines(keepends=True)
 
 
 def run(url: str, document: str, **variables: Any) -> dict[str, Any]:
@@ -265,3 +270,47 @@ def test_core_time_buckets_on_both_backends(backend_url: str, at: str, bucket: T
         value = connection.execute(select(core_bucketed(
             literal(micros, BigInteger), bucket, connection.dialect.name))).scalar_one()
     assert str(value) == expected
+
+
+# --- a CORE-time histogram, counted range by range --------------------------------------------
+
+HISTOGRAM = """query($by: [TurnDimension!]!, $filter: TurnFilter, $asOf: LogIndex) {
+  turnGroups(by: $by, filter: $filter, asOf: $asOf) {
+    total occurrences groupCount hasMore groups { values count occurrences } } }"""
+
+
+def histogram(db: AuditStore, bucket: str, **arguments: Any) -> dict[str, Any]:
+    result = asyncio.run(execute_operation(db, HISTOGRAM, {"by": [bucket], **arguments},
+                                           None))
+    assert result.get("errors") is None, result
+    found: dict[str, Any] = result["data"]["turnGroups"]
+    return found
+
+
+def test_a_histogram_of_chat_turns_without_a_time_and_journal_turns(
+        example_store_url: str) -> None:
+    # Two ChatRuntime outputs (no timestamp: no CORE time) and the journal's six turns, all
+    # in the hour 18 UTC of 30 July 2026; a third output at 23:30-02:00, i.e. 01:30 UTC on
+    # Friday 31 July.
+    outputs = [json.dumps({"prompt": prompt, "surface": "I don't know.",
+                           "grounding_source": "none", "epistemic_state": "undetermined",
+                           **extra}).encode() + b"\n"
+               for prompt, extra in (("one", {}), ("two", {}),
+                                     ("three", {"timestamp": "2026-07-30T23:30:00-02:00"}))]
+    with AuditStore.open(example_store_url) as store:
+        store.ingest(JOURNAL_LINES, source="workbench_turn_journal.jsonl")
+        store.ingest(outputs, source="chat.jsonl")
+    with AuditStore.open(example_store_url, read_only=True) as db:
+        day = histogram(db, "CORE_DAY")
+        hour = histogram(db, "CORE_HOUR")
+        # The general grouping (a filter that keeps every turn) counts the same.
+        general = histogram(db, "CORE_DAY", filter={"batchIdFrom": 1})
+        # As of the journal's batch (head 83), before the chat outputs.
+        before = histogram(db, "CORE_WEEK", asOf=83)
+    assert day == {"total": 9, "occurrences": 9, "groupCount": 3, "hasMore": False, "groups": [
+        group(["2026-07-30"], 6, 6), group([None], 2, 2), group(["2026-07-31"], 1, 1)]}
+    assert general == day
+    assert hour["groups"] == [group(["2026-07-30T18"], 6, 6), group([None], 2, 2),
+                              group(["2026-07-31T01"], 1, 1)]
+    assert before == {"total": 6, "occurrences": 6, "groupCount": 1, "hasMore": False,
+                      "groups": [group(["2026-07-27"], 6, 6)]}
