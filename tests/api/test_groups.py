@@ -80,6 +80,12 @@ def test_first_caps_the_groups_and_says_there_are_more(example_store_url: str) -
     assert (found["groupCount"], found["hasMore"], found["total"]) == (8, True, 12)
 
 
+def test_first_zero_gives_the_totals_alone(example_store_url: str) -> None:
+    found = data(example_store_url, GROUPS, by=["KIND", "ORGAN"], first=0)["residualGroups"]
+    assert found == {"by": ["KIND", "ORGAN"], "total": 12, "occurrences": 13, "groupCount": 8,
+                     "hasMore": True, "groups": []}
+
+
 def test_a_filter_narrows_the_groups(example_store_url: str) -> None:
     found = data(example_store_url, GROUPS, by=["ORGAN"],
                  filter={"kind": ["UNSUPPORTED_TOPOLOGY"]})["residualGroups"]["groups"]

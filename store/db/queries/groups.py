@@ -211,21 +211,25 @@ class Grouping:
         grouped = (select(*keys, self.records(rows).label("n"),
                           self.sightings(rows).label("s"))
                    .select_from(rows).group_by(*keys).subquery("grouped"))
-        total_row: tuple[Any, ...] = tuple(connection.execute(select(
-            func.count(), func.coalesce(func.sum(grouped.c.n), 0),
-            func.coalesce(func.sum(grouped.c.s), 0))).one())
+        values = [grouped.c[f"d{i}"] for i in range(len(dimensions))]
+        # One pass: the totals over every group ride on each row shown (window sums run
+        # before LIMIT), so the grouping is not computed twice.
+        page = connection.execute(
+            select(grouped, func.count().over().label("groups_in_all"),
+                   func.sum(grouped.c.n).over().label("records_in_all"),
+                   func.sum(grouped.c.s).over().label("sightings_in_all"))
+            .order_by(grouped.c.n.desc(), grouped.c.s.desc(),
+                      *(v.asc().nulls_last() for v in values))
+            .limit(max(limit, 1))).all()
+        # int(): PostgreSQL's sum() of integers is numeric.
+        total_row: tuple[Any, ...] = ((page[0].groups_in_all, page[0].records_in_all,
+                                       page[0].sightings_in_all) if page else (0, 0, 0))
         if self.distinct(dimensions):  # a record in several groups is one record in all
             over = connection.execute(select(self.records(rows), self.sightings(rows))
                                       .select_from(rows)).one()
             total_row = (total_row[0], over[0] or 0, over[1] or 0)
-        values = [grouped.c[f"d{i}"] for i in range(len(dimensions))]
-        page = connection.execute(
-            select(grouped).order_by(grouped.c.n.desc(), grouped.c.s.desc(),
-                                     *(v.asc().nulls_last() for v in values))
-            .limit(limit)).all()
-        # int(): PostgreSQL's sum() of integers is numeric.
         found = [Group(values=tuple(row[:len(dimensions)]), count=int(row.n),
-                       occurrences=int(row.s)) for row in page]
+                       occurrences=int(row.s)) for row in page[:limit]]
         return Groups(by=tuple(by), total=int(total_row[1]), occurrences=int(total_row[2]),
                       group_count=int(total_row[0]), groups=found)
 
