@@ -92,6 +92,8 @@ def day_ranges(raw: sqlite3.Connection) -> Callable[[], Any]:
     arguments = [bound for day in days for bound in (day * DAY_US, (day + 1) * DAY_US)]
 
     def run() -> Any:
+        raw.execute("SELECT min(core_time) FROM turn_fields").fetchone()  # as the query layer
+        raw.execute("SELECT max(core_time) FROM turn_fields").fetchone()  # finds the range
         counted = raw.execute(statement, arguments).fetchall()
         raw.execute("SELECT count(*) FROM turns").fetchone()
         return sorted(counted, key=lambda row: -row[1])[:50]

@@ -80,10 +80,12 @@ def turn_time_histogram(connection: Connection, bucket: TimeBucket,
     a time) if any), as of `snapshot`; None past MAX_BUCKETS buckets."""
     time = fields_t.c.core_time
     held = [] if snapshot is None else [fields_t.c.turn_seq <= snapshot.tree_size]
-    low, high = connection.execute(select(func.min(time), func.max(time)).where(*held)).one()
+    # Two statements: SQLite reads a lone min() or max() off the index's end, not both at once.
+    low = connection.execute(select(func.min(time)).where(*held)).scalar()
+    high = connection.execute(select(func.max(time)).where(*held)).scalar()
     total = connection.execute(select(func.count()).select_from(turns_t).where(
         *([] if snapshot is None else [turns_t.c.seq <= snapshot.tree_size]))).scalar_one()
-    if low is None:
+    if low is None or high is None:
         return total, [(None, total)] if total else []
     bounds: list[tuple[int, int]] = []
     start = _start(_moment(low), bucket)
