@@ -44,7 +44,11 @@ from store.db.queries.errors import QueryError
 from store.db.queries.filters import ResidualFilter, SurfaceFilter, TurnFilter
 from store.db.queries.listings import SURFACES
 from store.db.queries.pages import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
-from store.db.queries.time_histograms import UNIX_EPOCH_CORE_TIME, TimeBucket, turn_time_histogram
+from store.db.queries.time_histograms import (  # TimeBucket: callers import it from here
+    UNIX_EPOCH_CORE_TIME,
+    turn_time_histogram,
+)
+from store.db.queries.time_histograms import TimeBucket as TimeBucket
 from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
