@@ -170,7 +170,7 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
         "surfaces", "Surfaces", _listing_facets("surfaces", {
             "groundingSource": "by_grounding_source", "verification": "by_verification",
             "corpusId": "by_corpus", "intent": "by_intent", "surfaceForm": "by_form"},
-            ("chainId", "subject")),
+            ("chainId", "subject", "packId", "packVersion")),
         (Column("surface", lambda s: _id("surfaces", s.surface_id), by("ID")),
          Column("grounding", lambda s: Cell(s.grounding_source.name, field="groundingSource"),
                 by("GROUNDING_SOURCE")),

@@ -174,3 +174,18 @@ def test_the_journal_facet_follows_the_filter_the_range_and_as_of(
     assert found["teaching"]["total"] == 4
     assert found["teaching"]["facet"]["values"] == [{"count": 4}]
     assert found["late"]["facet"]["valueCount"] == 0
+
+
+def test_surfaces_by_the_pack_they_were_checked_against(journal_client: TestClient) -> None:
+    found = graphql_data(journal_client, """{
+      surfaceFacets(filter: {batchIdTo: 3}) {
+        facet(field: PACK_ID) { field values { value count } } }
+      unchecked: surfaces(filter: {batchIdTo: 3, packId: [null]}) { totalCount }
+      sample: surfaces(filter: {batchIdTo: 3, packVersion: ["1.0.0-sample"]}) {
+        nodes { corpusId } } }""")
+    # The examples' cognition_chains_v1 surfaces (spec_surfaces.SURFACE_FACETS_ALL: four)
+    # were checked against the repository's sample pack; the other eight against none.
+    assert found["surfaceFacets"]["facet"] == {"field": "packId", "values": [
+        {"value": None, "count": 8}, {"value": "sample_en_cognition_v1", "count": 4}]}
+    assert found["unchecked"]["totalCount"] == 8
+    assert [n["corpusId"] for n in found["sample"]["nodes"]] == ["cognition_chains_v1"] * 4

@@ -139,6 +139,10 @@ class SurfaceFilter(ColumnFilter):
     subject: Sequence[str | None] | None = on(surfaces_t.c.subject)
     verification: Sequence[SurfaceVerification] | None = on(surfaces_t.c.verification)
     surface_form: Sequence[SurfaceForm | None] | None = on(surfaces_t.c.surface_form)
+    # The pack a teaching surface was checked against (no index: a filter on it alone reads
+    # the surfaces, fewer than their sightings).
+    pack_id: Sequence[str | None] | None = on(surfaces_t.c.pack_id)
+    pack_version: Sequence[str | None] | None = on(surfaces_t.c.pack_version)
 
 
 def storable(value: str) -> bool:

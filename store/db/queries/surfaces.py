@@ -48,7 +48,8 @@ def list_surface_occurrences(connection: Connection, surface_id: str, first: int
 SURFACE_FACETS: Mapping[str, str] = {
     "grounding_source": "grounding_source", "corpus_id": "corpus_id", "intent": "intent",
     "verification": "verification", "surface_form": "surface_form",
-    "chain_id": "chain_id", "subject": "subject"}
+    "chain_id": "chain_id", "subject": "subject", "pack_id": "pack_id",
+    "pack_version": "pack_version"}
 COUNTED_TOGETHER = ("grounding_source", "corpus_id", "intent", "verification", "surface_form")
 
 
