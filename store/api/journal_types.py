@@ -49,9 +49,8 @@ class Journal(RecordView):
                     ) -> Connection[TurnView]:  # type: ignore[valid-type]
         journal = str(self.journal_id)  # type: ignore[attr-defined]
         listing = queries.LISTINGS["turns"]
-        page = await info.context.run(journals.journal_turns, listing.rows, listing.record,
-                                      journal, first, after, last=last, before=before,
-                                      as_of=self.as_of)
+        page = await info.context.run(journals.journal_turns, listing, journal, first, after,
+                                      last=last, before=before, as_of=self.as_of)
         where = queries.TurnFilter(journal=[RecordId(journal)])
         return connection(page, lambda turn: TurnView.of(turn, self.as_of),
                           _count(info, where, self.as_of))
@@ -105,6 +104,6 @@ class JournalFields:
         if turn_id is None:
             found = await info.context.run(turns.get, str(id), as_of=as_of)
         else:
-            found = await info.context.run(journals.turn_in_journal, turns.rows, turns.record,
-                                           str(journal), turn_id, as_of)
+            found = await info.context.run(journals.turn_in_journal, turns, str(journal),
+                                           turn_id, as_of)
         return None if found is None else TurnView.of(found, as_of)

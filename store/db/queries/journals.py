@@ -8,19 +8,25 @@ its turns in turn order.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
-from sqlalchemy import Connection, Select, func, select
+from sqlalchemy import Connection, Select, bindparam, func, select
 
 from store.db.queries.as_of import snapshot_at
-from store.db.queries.filters import equals
+from store.db.queries.filters import equals, storable
 from store.db.queries.keys import MAX_KEY, key_value
 from store.db.queries.orders import Listing, Order, Part, SortKey, in_seq_order
 from store.db.queries.pages import PageArgs, page_of
 from store.db.queries.records import Journal, Page, StoredTurn
 from store.db.schema.tables import turn_fields as fields_t
 from store.db.schema.tables import turns as turns_t
+
+if TYPE_CHECKING:
+    from store.db.queries.listings import RecordListing
+
+# A turn's key by CORE's identity: one entry of turn_fields' (journal_id, turn_id) index.
+_TURN_KEY = select(fields_t.c.turn_key).where(fields_t.c.journal_id == bindparam("journal"),
+                                              fields_t.c.turn_id == bindparam("turn_id"))
 
 
 def in_time_order(connection: Connection, order: Order, statement: Select[Any]) -> Listing:
@@ -48,29 +54,30 @@ def in_time_order(connection: Connection, order: Order, statement: Select[Any]) 
     return Listing([timed, untimed] if untimed_stored else [timed], lookup)
 
 
-def turn_in_journal(connection: Connection, rows: Callable[[Any], Select[Any]],
-                    build: Callable[[Any], StoredTurn], journal: str, turn_id: int,
-                    as_of: int | None = None) -> StoredTurn | None:
-    """The journal's turn `turn_id` (stored by tree size `as_of`), or None."""
-    if not -2**31 <= turn_id < 2**31:
+def turn_in_journal(connection: Connection, turns: RecordListing[Any, StoredTurn],
+                    journal: str, turn_id: int, as_of: int | None = None
+                    ) -> StoredTurn | None:
+    """The journal's turn `turn_id` (stored by tree size `as_of`), or None: its key by the
+    (journal_id, turn_id) index, then the turn by key (statements built once)."""
+    snapshot = snapshot_at(connection, as_of)
+    if not -2**31 <= turn_id < 2**31 or not storable(journal):
         return None
-    row = connection.execute(
-        rows(snapshot_at(connection, as_of))
-        .where(equals(fields_t.c.journal_id, journal), fields_t.c.turn_id == turn_id)).first()
-    return None if row is None else build(row)
+    key = connection.execute(_TURN_KEY, {"journal": journal, "turn_id": turn_id}).scalar()
+    return None if key is None else turns.by_keys(connection, [key], snapshot).get(key)
 
 
-def journal_turns(connection: Connection, rows: Callable[[Any], Select[Any]],
-                  build: Callable[[Any], StoredTurn], journal: str, first: int | None = None,
-                  after: str | None = None, **page: Unpack[PageArgs]) -> Page[StoredTurn]:
+def journal_turns(connection: Connection, turns: RecordListing[Any, StoredTurn], journal: str,
+                  first: int | None = None, after: str | None = None,
+                  **page: Unpack[PageArgs]) -> Page[StoredTurn]:
     """The journal's turns in turn order (OLDEST_FIRST, or NEWEST_FIRST), keyset paged: turn
-    order is seq order, read along the (journal_id, turn_seq) index."""
+    order is seq order, read along the (journal_id, turn_seq) index; the page is cut by keys,
+    then its turns read by key."""
     order = page.get("order", Order.OLDEST_FIRST)
-    statement = rows(snapshot_at(connection, page.get("as_of"))).where(
-        equals(fields_t.c.journal_id, journal))
+    snapshot = snapshot_at(connection, page.get("as_of"))
+    statement = turns.keyed(None, snapshot).where(equals(fields_t.c.journal_id, journal))
     listing = in_seq_order(order, statement, fields_t.c.turn_seq, listing="a journal's turns")
-    return page_of(connection, listing, order, build, first, after, page.get("last"),
-                   page.get("before"))
+    return turns.page_by_key(connection, listing, order, snapshot, first, after,
+                             page.get("last"), page.get("before"))
 
 
 def _journal_rows(as_of_seq: int | None) -> Select[Any]:
