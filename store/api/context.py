@@ -10,6 +10,7 @@ from strawberry.dataloader import DataLoader
 
 from store.db import queries
 from store.db.audit_store import AuditStore
+from store.db.queries import journals
 from store.model.corpora import TeachingRegistry
 from store.model.teaching_surface import default_registry
 
@@ -38,6 +39,9 @@ class RequestContext:
             cache_key_fn=lambda key: (key[0].turn_key, key[1]))
         self.assessment_turns: DataLoader[AsOfKey, queries.StoredTurn | None] = DataLoader(
             load_fn=self._load_assessment_turns)
+        # A journal's turnCount, updatedAt and batchIds: one read of its turns, when asked.
+        self.journal_summaries: DataLoader[AsOfKey, queries.JournalSummary] = DataLoader(
+            load_fn=self._load_journal_summaries)
 
     async def run(
         self,
@@ -74,3 +78,8 @@ class RequestContext:
             found = await self.run(queries.assessment_turns, ids, as_of=as_of)
             produced.update(((assessment_id, as_of), found[assessment_id]) for assessment_id in ids)
         return [produced[key] for key in keys]
+
+    async def _load_journal_summaries(self, keys: list[AsOfKey]
+                                      ) -> list[queries.JournalSummary]:
+        return [await self.run(journals.journal_summary, journal_id, as_of)
+                for journal_id, as_of in keys]

@@ -24,23 +24,38 @@ TurnView = record_view(queries.LISTINGS["turns"])
     queries.Journal, key="journal_id",
     description="A stored Workbench turn journal: CORE's journal run (core-workbench.md §5), "
     "named by its turn 1 (the same id when the grown file is stored again).",
-    fields=("journal_id", "session_id", "source", "turn_count", "started_at", "updated_at",
-            "batch_ids"),
+    fields=("journal_id", "session_id", "source", "started_at"),
     journal_id="Its turn 1's turnKey.",
     session_id="CORE's run session_id for a journal: always workbench_turn_journal.",
     source="CORE's run source: always turn_journal.",
-    turn_count="Its turns stored (as of the tree it was read at).",
-    started_at="Its turn 1's timestamp, as CORE wrote it (CORE's started_at).",
-    updated_at="Its last turn's timestamp, as CORE wrote it (CORE's updated_at).",
-    batch_ids="The batches that stored its turns, ascending.")
+    started_at="Its turn 1's timestamp, as CORE wrote it (CORE's started_at).")
 class Journal(RecordView):
-    """The fields of queries.Journal, CORE's run constants, and its turns."""
+    """The fields of queries.Journal, CORE's run constants, its summary and its turns."""
 
     session_id: str
     source: str
     as_of: strawberry.Private[int | None]
     _computed: ClassVar[Any] = {"session_id": lambda _: "workbench_turn_journal",
                                 "source": lambda _: "turn_journal"}
+
+    # Its summary counts every turn of the journal: read when one of its fields is asked for
+    # (once for the three), not to find the journal or page its turns.
+    async def _summary(self, info: Ctx) -> queries.JournalSummary:
+        key = (str(self.journal_id), self.as_of)  # type: ignore[attr-defined]
+        return await info.context.journal_summaries.load(key)
+
+    @strawberry.field(description="Its turns stored (as of the tree it was read at).")
+    async def turn_count(self, info: Ctx) -> int:
+        return (await self._summary(info)).turn_count
+
+    @strawberry.field(description="Its last turn's timestamp, as CORE wrote it (CORE's "
+                                  "updated_at).")
+    async def updated_at(self, info: Ctx) -> str | None:
+        return (await self._summary(info)).updated_at
+
+    @strawberry.field(description="The batches that stored its turns, ascending.")
+    async def batch_ids(self, info: Ctx) -> list[int]:
+        return list((await self._summary(info)).batch_ids)
 
     @strawberry.field(description="Its turns in turn order (turnId 1, 2, ...; the order they "
                                   "were stored in), paged as every list is.")

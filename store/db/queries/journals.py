@@ -17,7 +17,7 @@ from store.db.queries.filters import equals, storable
 from store.db.queries.keys import MAX_KEY, key_value
 from store.db.queries.orders import Listing, Order, Part, SortKey, in_seq_order
 from store.db.queries.pages import PageArgs, page_of
-from store.db.queries.records import Journal, Page, StoredTurn
+from store.db.queries.records import Journal, JournalSummary, Page, StoredTurn
 from store.db.schema.tables import turn_fields as fields_t
 from store.db.schema.tables import turns as turns_t
 
@@ -90,11 +90,18 @@ def _journal_rows(as_of_seq: int | None) -> Select[Any]:
     return statement
 
 
-def _journal(connection: Connection, row: Any, as_of_seq: int | None) -> Journal:
-    """A journal from its turn 1's row: its turns' count, last time and batches, read by the
-    (journal_id, turn_id) index."""
+def _journal(row: Any) -> Journal:
+    return Journal(journal_id=row.turn_key, seq=row.seq, started_at=row.timestamp)
+
+
+def journal_summary(connection: Connection, journal_id: str, as_of: int | None = None
+                    ) -> JournalSummary:
+    """The journal's turns stored by tree size `as_of`: their count, the last one's time and
+    their batches, read by the (journal_id, turn_id) index. Its cost grows with the journal,
+    so finding a journal does not read it."""
+    as_of_seq = _as_of_seq(connection, as_of)
     f = fields_t.c
-    held = [f.journal_id == row.turn_key]
+    held = [equals(f.journal_id, journal_id)]
     if as_of_seq is not None:
         held.append(f.turn_seq <= key_value(as_of_seq))
     count, last = connection.execute(
@@ -105,8 +112,7 @@ def _journal(connection: Connection, row: Any, as_of_seq: int | None) -> Journal
         .where(*held, f.turn_id == last)).scalar()
     batches = tuple(connection.execute(
         select(f.batch_id).where(*held).group_by(f.batch_id).order_by(f.batch_id)).scalars())
-    return Journal(journal_id=row.turn_key, seq=row.seq, turn_count=count,
-                   started_at=row.timestamp, updated_at=updated, batch_ids=batches)
+    return JournalSummary(turn_count=count, updated_at=updated, batch_ids=batches)
 
 
 def _as_of_seq(connection: Connection, as_of: int | None) -> int | None:
@@ -120,10 +126,8 @@ def list_journals(connection: Connection, first: int | None = None, after: str |
     as_of = _as_of_seq(connection, page.get("as_of"))
     order = page.get("order", Order.OLDEST_FIRST)
     listing = in_seq_order(order, _journal_rows(as_of), turns_t.c.seq, listing="journals")
-    found = page_of(connection, listing, order, lambda row: row, first, after,
-                    page.get("last"), page.get("before"))
-    return Page([_journal(connection, row, as_of) for row in found.items], found.cursors,
-                found.has_next_page, found.has_previous_page)
+    return page_of(connection, listing, order, _journal, first, after, page.get("last"),
+                   page.get("before"))
 
 
 def count_journals(connection: Connection, as_of: int | None = None) -> int:
@@ -134,7 +138,6 @@ def count_journals(connection: Connection, as_of: int | None = None) -> int:
 
 def journal_by_id(connection: Connection, journal_id: str, as_of: int | None = None
                   ) -> Journal | None:
-    as_of_seq = _as_of_seq(connection, as_of)
-    row = connection.execute(_journal_rows(as_of_seq)
+    row = connection.execute(_journal_rows(_as_of_seq(connection, as_of))
                              .where(equals(turns_t.c.turn_key, journal_id))).first()
-    return None if row is None else _journal(connection, row, as_of_seq)
+    return None if row is None else _journal(row)

@@ -256,8 +256,12 @@ class RecordListing(Generic[F, R]):
             rows = connection.execute(statement, {"keys": wanted})
         else:
             rows = connection.execute(self.rows(None, snapshot).where(column.in_(wanted)))
-        key = self.key
-        return {row._mapping[key]: self.record(row) for row in rows}
+        columns = tuple(rows.keys())
+        place = columns.index(self.key)
+        if isinstance(self.record, RowRecord):  # read by place: the columns are fixed here
+            build = self.record.by_position(columns)
+            return {row[place]: build(row) for row in rows}
+        return {row[place]: self.record(row) for row in rows}
 
     def count(self, connection: Connection, where: F | None = None,
               as_of: int | None = None) -> int:
