@@ -22,7 +22,8 @@ inside one running event loop as the server runs them (the query in a worker thr
   no field      { __typename }: what any request costs the server before a field resolves
 
 Each is timed three ways in the same run: the whole GraphQL request (`request`: the server's
-time without HTTP); the query layer alone (`query`: the same store.db.queries call on a pooled
+time without HTTP, wall, and `cpu`: this process's CPU time for it, which a shared machine
+inflates less); the query layer alone (`query`: the same store.db.queries call on a pooled
 connection, records built, no GraphQL); and the floor, on one plain read-only sqlite3
 connection (`mode=ro`): the statement that finds the same rows by the same indexes
 (turn_fields' (journal_id, turn_id), (journal_id, turn_seq), (journal_id, core_time,
@@ -36,6 +37,7 @@ import argparse
 import asyncio
 import base64
 import json
+import os
 import random
 import sqlite3
 import statistics
@@ -141,13 +143,16 @@ def timed(repeat: int, call: Callable[[int], Any]) -> tuple[float, float]:
 
 
 async def timed_async(repeat: int, call: Callable[[int], Awaitable[Any]]
-                      ) -> tuple[float, float]:
-    samples = []
+                      ) -> tuple[float, float, float]:
+    """p50 and p95 of the wall time, and p50 of this process's CPU time (all its threads):
+    on a shared machine the wall time includes waiting for a core."""
+    samples, cpu = [], []
     for i in range(repeat):
-        begun = time.perf_counter()
+        begun, begun_cpu = time.perf_counter(), time.process_time()
         await call(i)
         samples.append((time.perf_counter() - begun) * 1000)
-    return percentiles(samples)
+        cpu.append((time.process_time() - begun_cpu) * 1000)
+    return (*percentiles(samples), statistics.median(cpu))
 
 
 def cursor(tag: str, *key: int) -> str:
@@ -231,8 +236,8 @@ def main() -> None:
         ("{ __typename }", lambda i: graphql(NO_FIELD), None, lambda i: json.dumps({})),
     ]
 
-    async def run_all() -> list[tuple[str, tuple[float, float], tuple[float, float] | None,
-                                      tuple[float, float]]]:
+    async def run_all() -> list[tuple[str, tuple[float, float, float],
+                                      tuple[float, float] | None, tuple[float, float]]]:
         rows = []
         for label, request, query, floor in operations:
             for i in range(min(20, repeat)):  # warm: statements built, caches filled
@@ -243,14 +248,16 @@ def main() -> None:
 
     # One running loop, as the server's: anyio's worker threads are reused across requests.
     rows = asyncio.run(run_all())
-    print(f"{'operation':30} {'request p50':>11} {'p95':>8} {'query p50':>10} {'p95':>8} "
-          f"{'floor p50':>10} {'p95':>8} {'x floor':>8}")
-    for label, (p50, p95), query_times, (f50, f95) in rows:
+    print("load average (1, 5, 15 min) at the end: "
+          + ", ".join(f"{load:.1f}" for load in os.getloadavg()))
+    print(f"{'operation':30} {'request p50':>11} {'p95':>8} {'cpu p50':>8} {'query p50':>10} "
+          f"{'p95':>8} {'floor p50':>10} {'p95':>8} {'x floor':>8}")
+    for label, (p50, p95, c50), query_times, (f50, f95) in rows:
         q50, q95 = ("-", "-") if query_times is None else (
             f"{query_times[0]:.3f}", f"{query_times[1]:.3f}")
         ratio = f"{p50 / f50:8.1f}" if f50 >= 0.001 else f"{'-':>8}"
-        print(f"{label:30} {p50:11.3f} {p95:8.3f} {q50:>10} {q95:>8} {f50:10.3f} {f95:8.3f} "
-              f"{ratio}")
+        print(f"{label:30} {p50:11.3f} {p95:8.3f} {c50:8.3f} {q50:>10} {q95:>8} {f50:10.3f} "
+              f"{f95:8.3f} {ratio}")
     db.close()
 
 
