@@ -11,13 +11,15 @@ from strawberry.types import Info
 from store.api.context import RequestContext
 from store.api.listing_fields import Last, record_view
 from store.api.record_views import RecordView, fields_of_record
-from store.api.types import AsOf, Connection, OrderEnum, connection
+from store.api.types import AsOf, Batch, Connection, OrderEnum, connection
 from store.db import queries
 from store.db.queries import journals
+from store.db.queries.batches import batches_by_id
 from store.db.queries.filters import RecordId
 
 Ctx = Info[RequestContext, None]
 TurnView = record_view(queries.LISTINGS["turns"])
+EVIDENCE_GAP = "the journal is one local grouping with no durable session id"
 
 
 @fields_of_record(
@@ -28,15 +30,27 @@ TurnView = record_view(queries.LISTINGS["turns"])
     journal_id="Its turn 1's turnKey.",
     session_id="CORE's run session_id for a journal: always workbench_turn_journal.",
     source="CORE's run source: always turn_journal.",
-    started_at="Its turn 1's timestamp, as CORE wrote it (CORE's started_at).")
+    started_at="Its turn 1's timestamp, as CORE wrote it (CORE's started_at).",
+    evidence_gap="CORE's run evidence_gap, always set on a journal run: no durable session id "
+                 "is recorded anywhere, so a journal is one local grouping (the sentence is "
+                 "this store's: core-workbench.md gives CORE's reason, not its words).")
 class Journal(RecordView):
     """The fields of queries.Journal, CORE's run constants, its summary and its turns."""
 
     session_id: str
     source: str
+    evidence_gap: str
     as_of: strawberry.Private[int | None]
     _computed: ClassVar[Any] = {"session_id": lambda _: "workbench_turn_journal",
-                                "source": lambda _: "turn_journal"}
+                                "source": lambda _: "turn_journal",
+                                "evidence_gap": lambda _: EVIDENCE_GAP}
+
+    @strawberry.field(description="The batches that stored its turns, ascending: each file "
+                                  "read (source) and its bytes' sha256 (inputSha256), what "
+                                  "CORE's run lists as its artifact_refs.")
+    async def batches(self, info: Ctx) -> list[Batch]:
+        ids = list((await self._summary(info)).batch_ids)
+        return [Batch.of(found) for found in await info.context.run(batches_by_id, ids)]
 
     # Its summary counts every turn of the journal: read when one of its fields is asked for
     # (once for the three), not to find the journal or page its turns.
