@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -39,9 +40,6 @@ class RequestContext:
             cache_key_fn=lambda key: (key[0].turn_key, key[1]))
         self.assessment_turns: DataLoader[AsOfKey, queries.StoredTurn | None] = DataLoader(
             load_fn=self._load_assessment_turns)
-        # A journal's turnCount, updatedAt and batchIds: one read of its turns, when asked.
-        self.journal_summaries: DataLoader[AsOfKey, queries.JournalSummary] = DataLoader(
-            load_fn=self._load_journal_summaries)
 
     async def run(
         self,
@@ -78,6 +76,12 @@ class RequestContext:
             found = await self.run(queries.assessment_turns, ids, as_of=as_of)
             produced.update(((assessment_id, as_of), found[assessment_id]) for assessment_id in ids)
         return [produced[key] for key in keys]
+
+    @functools.cached_property
+    def journal_summaries(self) -> DataLoader[AsOfKey, queries.JournalSummary]:
+        """A journal's turnCount, updatedAt, batchIds and batches: one read of its turns, when
+        asked (made on first use: most requests ask for none)."""
+        return DataLoader(load_fn=self._load_journal_summaries)
 
     async def _load_journal_summaries(self, keys: list[AsOfKey]
                                       ) -> list[queries.JournalSummary]:
