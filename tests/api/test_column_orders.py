@@ -116,3 +116,20 @@ def test_a_cursor_of_another_column_is_refused(journal_client: TestClient) -> No
     assert graphql_errors(journal_client, RESIDUALS, order="KIND_ASC", after=cursor) == [
         "after: this cursor pages the CODE_ASC order, not KIND_ASC: use a cursor from a page "
         "in the same order"]
+
+
+TURNS = """query($order: Order!, $first: Int, $after: String) {
+  turns(order: $order, first: $first, after: $after) {
+    pageInfo { hasNextPage endCursor } nodes { turnId epistemicState } } }"""
+
+
+def test_turns_by_turn_id_and_by_epistemic_state(journal_client: TestClient) -> None:
+    # The bundled journal's six turns, ids 1 to 6; turn 5 ("Why does zorp exist?") is
+    # undetermined, the others decoded.
+    down = flat(walk(journal_client, TURNS, "turns", "turnId", 4, order="TURN_ID_DESC"))
+    assert down == [6, 5, 4, 3, 2, 1]
+    states = graphql_data(journal_client, TURNS, order="EPISTEMIC_STATE_DESC",
+                          first=6)["turns"]["nodes"]
+    assert [(n["epistemicState"], n["turnId"]) for n in states] == [
+        ("undetermined", 5), ("decoded", 6), ("decoded", 4), ("decoded", 3), ("decoded", 2),
+        ("decoded", 1)]

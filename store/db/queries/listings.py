@@ -13,10 +13,20 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, Unpack
 
-from sqlalchemy import CTE, Column, ColumnElement, Connection, Label, Select, Table, select
+from sqlalchemy import (
+    CTE,
+    Column,
+    ColumnElement,
+    Connection,
+    Label,
+    Select,
+    Table,
+    bindparam,
+    select,
+)
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.batches import BATCH_RECORD
@@ -27,7 +37,7 @@ from store.db.queries.filters import (
     ResidualFilter,
     SurfaceFilter,
     TurnFilter,
-    equals,
+    storable,
 )
 from store.db.queries.journals import in_time_order
 from store.db.queries.orders import (
@@ -149,6 +159,13 @@ class RecordListing(Generic[F, R]):
     # so a page is an index range: a text without one (a prompt, a surface's text) is not
     # sortable (a page would sort every row: 7.3 s CPU at 1M turns).
     column_orders: tuple[tuple[str, Column[Any]], ...] = ()
+    # Its pages are cut by keys alone (a narrow statement of its key and sort keys), then its
+    # records read by key: building a statement of every column it reads (a turn's ~60,
+    # with its surface's and turn_fields') cost more than the page's SQL, per request.
+    paged_by_key: bool = False
+    # Statements built once, on first use, and run with parameters (reads of now only).
+    _built: dict[str, Select[Any]] = field(default_factory=dict, init=False, repr=False,
+                                           compare=False, hash=False)
 
     @property
     def key(self) -> str:
@@ -175,9 +192,9 @@ class RecordListing(Generic[F, R]):
                      and (o not in TIME_ORDERS or self.time_ordered is not None)
                      and (o.column is None or o.column in columns))
 
-    def sorted_by(self, connection: Connection, order: Order, where: F | None,
-                  snapshot: Snapshot | None) -> Listing:
-        """Its rows (as read, with their sightings) by the column of a column `order`."""
+    def sorted_by(self, connection: Connection, order: Order, statement: Select[Any]
+                  ) -> Listing:
+        """`statement` (its rows as read, or their keys) by the column of a column `order`."""
         column = dict(self.column_orders).get(order.column or "")
         if column is None:
             sortable = ", ".join(o.name for o in self.orders)
@@ -186,8 +203,7 @@ class RecordListing(Generic[F, R]):
         # Rows without a value are a second part, read only if the store holds one.
         nulls = bool(column.nullable) and connection.execute(
             select(column.table.c.seq).where(column.is_(None)).limit(1)).first() is not None
-        return by_column(order, self.rows(where, snapshot), column, self.table.c.seq,
-                         nulls=nulls)
+        return by_column(order, statement, column, self.table.c.seq, nulls=nulls)
 
     def filtered(self, where: F | None = None, snapshot: Snapshot | None = None, *,
                  reading: bool = False) -> Select[Any]:
@@ -244,9 +260,10 @@ class RecordListing(Generic[F, R]):
         """A page of its records matching `where`, in `order` (keyset pages: first/after
         forwards, last/before backwards), as of tree size `as_of` (None: now)."""
         snapshot = snapshot_at(connection, as_of)
-        read = self._read(where, snapshot)
+        read = self.keyed(where, snapshot) if self.paged_by_key else self._read(where, snapshot)
         if order in COLUMN_ORDERS:
-            listing = self.sorted_by(connection, order, where, snapshot)
+            listing = self.sorted_by(connection, order, read if self.paged_by_key
+                                     else self.rows(where, snapshot))
         elif order in TIME_ORDERS and self.time_ordered is not None:
             listing = self.time_ordered(connection, order, read)
         elif self.sightings is None:
@@ -256,7 +273,50 @@ class RecordListing(Generic[F, R]):
                    and few_rows(connection, read, self.table.c.seq))
             listing = sighted_listing(order, read, self.table, self.key, snapshot,
                                       listing=self.name, few=few)
+        if self.paged_by_key:
+            return self.page_by_key(connection, listing, order, snapshot, first, after, last,
+                                    before)
         return page_of(connection, listing, order, self.record, first, after, last, before)
+
+    def keyed(self, where: F | None = None, snapshot: Snapshot | None = None) -> Select[Any]:
+        """The keys of its rows matching `where`, stored by `snapshot`, through the joins its
+        records are read with (so the same rows): what a page is cut from (`page_by_key`)."""
+        return self.filtered(where, snapshot, reading=True).with_only_columns(
+            self.table.c[self.key])
+
+    def page_by_key(self, connection: Connection, listing: Listing, order: Order,
+                    snapshot: Snapshot | None, first: int | None = None,
+                    after: str | None = None, last: int | None = None,
+                    before: str | None = None) -> Page[R]:
+        """A page of `listing` (of its `keyed` rows) cut by keys, then its records read by
+        key in one statement, in the page's order."""
+        keys = page_of(connection, listing, order, _key_of, first, after, last, before)
+        records = self.by_keys(connection, keys.items, snapshot)
+        return Page([records[key] for key in keys.items], keys.cursors, keys.has_next_page,
+                    keys.has_previous_page)
+
+    def by_keys(self, connection: Connection, keys: Sequence[str],
+                snapshot: Snapshot | None = None) -> dict[str, R]:
+        """Its records keyed `keys` (those stored by `snapshot`), by key. Reads of now run one
+        statement built once; as of a tree head, one built for it."""
+        wanted = [key for key in keys if not isinstance(key, str) or storable(key)]
+        if not wanted:
+            return {}
+        column = self.table.c[self.key]
+        if snapshot is None:
+            statement = self._built.get("by_keys")
+            if statement is None:
+                statement = self._built.setdefault("by_keys", self.rows(None).where(
+                    column.in_(bindparam("keys", expanding=True))))
+            rows = connection.execute(statement, {"keys": wanted})
+        else:
+            rows = connection.execute(self.rows(None, snapshot).where(column.in_(wanted)))
+        columns = tuple(rows.keys())
+        place = columns.index(self.key)
+        if isinstance(self.record, RowRecord):  # read by place: the columns are fixed here
+            build = self.record.by_position(columns)
+            return {row[place]: build(row) for row in rows}
+        return {row[place]: self.record(row) for row in rows}
 
     def count(self, connection: Connection, where: F | None = None,
               as_of: int | None = None) -> int:
@@ -269,10 +329,7 @@ class RecordListing(Generic[F, R]):
 
     def get(self, connection: Connection, key: str, as_of: int | None = None) -> R | None:
         """The record keyed `key` (stored by tree size `as_of`), or None."""
-        row = connection.execute(
-            self.rows(None, snapshot_at(connection, as_of))
-            .where(equals(self.table.c[self.key], key))).first()
-        return None if row is None else self.record(row)
+        return self.by_keys(connection, [key], snapshot_at(connection, as_of)).get(key)
 
     def facet_counts(self, connection: Connection, where: F | None = None,
                      as_of: int | None = None) -> Any:
@@ -304,6 +361,10 @@ class RecordListing(Generic[F, R]):
                 self.table, self.table.c[self.key] == self.sightings.c[self.key]
             ).where(*where.conditions())
         return statement.where(*held(snapshot, self.sightings))
+
+
+def _key_of(row: Any) -> Any:
+    return row[0]
 
 
 # How each kind's records are read off its rows (row_records.py): by column name, with the
@@ -365,7 +426,7 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     # it (outer: a missing row, which verify names, hides no turn).
     joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),
             Joined(TURN_FIELDS, "turn_key", prefix="fields_", filtered=True, outer=True)),
-    time_ordered=in_time_order,
+    time_ordered=in_time_order, paged_by_key=True,
     facets=turn_facets_of, facets_type="TurnFacets", facet_fields=tuple(TURN_FACETS),
     combos=turn_combos,
     column_orders=(("ID", turns_t.c.turn_key), ("TURN_ID", turns_t.c.turn_id),
