@@ -20,6 +20,8 @@ from sqlalchemy import ColumnElement, Connection, Label, Select, Table, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.batches import BATCH_RECORD
+from store.db.queries.cursors import cursor_for, key_in
+from store.db.queries.errors import QueryError
 from store.db.queries.filters import (
     AssessmentFilter,
     ResidualFilter,
@@ -29,7 +31,7 @@ from store.db.queries.filters import (
 )
 from store.db.queries.journals import in_time_order
 from store.db.queries.orders import TIME_ORDERS, Listing, Order, in_seq_order
-from store.db.queries.pages import PageArgs, count_rows, page_of
+from store.db.queries.pages import PageArgs, count_rows, page_of, page_size
 from store.db.queries.records import (
     Batch,
     Page,
@@ -52,6 +54,7 @@ from store.db.queries.row_records import (
     json_tuple_or_null,
     optional,
 )
+from store.db.queries.search import Searched, ranked_seqs, text_index
 from store.db.queries.sightings import few_rows, sighted_listing, sightings_count
 from store.db.queries.surfaces import surface_facets_of
 from store.db.queries.turns import turn_facets_of
@@ -201,6 +204,8 @@ class RecordListing(Generic[F, R]):
         """A page of its records matching `where`, in `order` (keyset pages: first/after
         forwards, last/before backwards), as of tree size `as_of` (None: now)."""
         snapshot = snapshot_at(connection, as_of)
+        if order is Order.RANK and isinstance(where, Searched):
+            return self._ranked(connection, where, snapshot, first, after, last, before)
         read = self._read(where, snapshot)
         if order in TIME_ORDERS and self.time_ordered is not None:
             listing = self.time_ordered(connection, order, read)
@@ -212,6 +217,35 @@ class RecordListing(Generic[F, R]):
             listing = sighted_listing(order, read, self.table, self.key, snapshot,
                                       listing=self.name, few=few)
         return page_of(connection, listing, order, self.record, first, after, last, before)
+
+    def _ranked(self, connection: Connection, where: Searched, snapshot: Snapshot | None,
+                first: int | None, after: str | None, last: int | None,
+                before: str | None) -> Page[R]:
+        """A page of the search's best matches, best first: the top of the engine's own
+        ranking (LIMIT inside its query) joined to the records. Forwards only."""
+        if last is not None or before is not None:
+            raise QueryError("order: RANK pages forwards only (first/after): a match's rank "
+                             "moves as the store grows")
+        size = page_size(first)
+        key = None if after is None else key_in(after, Order.RANK, "after")
+        base = where.base
+        conditions = ([] if base is None or not base.conditions() else
+                      [self.table.c.seq.in_(self.filtered(base, snapshot)
+                                            .with_only_columns(self.table.c.seq))])
+        ranked = ranked_seqs(text_index(self.table), where.search, connection.dialect.name,
+                             limit=size + 1, after=key, conditions=conditions,
+                             through=None if snapshot is None else snapshot.tree_size
+                             ).subquery("ranked")
+        statement = (self.rows(None, snapshot)
+                     .join(ranked, ranked.c.record_seq == self.table.c.seq)
+                     .add_columns(ranked.c.score.label("search_score"))
+                     .order_by(ranked.c.score.desc(), self.table.c.seq))
+        rows = connection.execute(statement).all()
+        kept = rows[:size]
+        return Page(items=[self.record(row) for row in kept],
+                    cursors=[cursor_for(Order.RANK, (row.search_score, row.seq))
+                             for row in kept],
+                    has_next_page=len(rows) > size, has_previous_page=key is not None)
 
     def count(self, connection: Connection, where: F | None = None,
               as_of: int | None = None) -> int:

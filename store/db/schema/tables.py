@@ -288,6 +288,39 @@ turn_assessments = Table(
     Index(None, "assessment_id", "seq"),
 )
 
+# Derived, not ledgered (revision 0013): the text each record is searched by, one document per
+# record (never per sighting), keyed by the record's own seq. A residual's: the problem text
+# of the assessment that first sighted it, and its explanation; a surface's: its text and the
+# prompt of its first sighting; a turn's: its prompt and the text of the surface it emitted.
+# Written with the record's batch; `verify` derives every row again from the ledgered rows.
+# The engines' full-text indexes are built over these tables (store/db/schema/text_search.py).
+residual_texts = Table(
+    "residual_texts",
+    metadata,
+    Column("record_seq", LogPosition, primary_key=True, autoincrement=False),
+    Column("batch_id", Integer, _batch_reference(), nullable=False),
+    Column("problem_text", Text, nullable=True),
+    Column("explanation", Text, nullable=True),
+)
+
+surface_texts = Table(
+    "surface_texts",
+    metadata,
+    Column("record_seq", LogPosition, primary_key=True, autoincrement=False),
+    Column("batch_id", Integer, _batch_reference(), nullable=False),
+    Column("surface", Text, nullable=True),
+    Column("prompt", Text, nullable=True),
+)
+
+turn_texts = Table(
+    "turn_texts",
+    metadata,
+    Column("record_seq", LogPosition, primary_key=True, autoincrement=False),
+    Column("batch_id", Integer, _batch_reference(), nullable=False),
+    Column("prompt", Text, nullable=True),
+    Column("surface", Text, nullable=True),
+)
+
 # Derived, not ledgered: per batch, the residuals and occurrences it added for each
 # (kind, axis, organ, family, code). Facets and filtered counts sum these few rows instead of
 # scanning every residual; `verify` recomputes them from the ledgered rows.
