@@ -19,13 +19,21 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     BindParameter,
     ColumnElement,
     Connection,
     Select,
     Table,
+    and_,
     bindparam,
+    cast,
+    func,
+    literal_column,
+    or_,
     select,
+    table,
+    text,
 )
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement as _Element
@@ -334,15 +342,15 @@ def searched(where: Any, text: str | None, records: Table) -> Any:
 _SCALE = 1_000_000
 
 
-def rank_score(index: TextIndex, dialect: str) -> Any:
+def rank_score(index: TextIndex, search: Search, dialect: str) -> Any:
     """Per match, its rank as a non-negative integer, larger better: bm25 (FTS5) or
     ts_rank (PostgreSQL), times a million."""
-    from sqlalchemy import literal_column
-
     if dialect == "sqlite":
         return literal_column(f"CAST(round(-bm25({index.fts}) * {_SCALE}) AS INTEGER)")
-    return literal_column(f"CAST(round(ts_rank(document, to_tsquery('{PG_CONFIG}', "
-                          f":rank_query)) * {_SCALE}) AS BIGINT)")
+    query = func.to_tsquery(literal_column(f"'{PG_CONFIG}'"),
+                            bindparam(None, search.tsquery(), type_=String()))
+    document = literal_column(f"{index.texts.name}.document")
+    return cast(func.round(func.ts_rank(document, query) * _SCALE), BigInteger)
 
 
 def ranked_seqs(index: TextIndex, search: Search, dialect: str, *, limit: int,
@@ -351,9 +359,7 @@ def ranked_seqs(index: TextIndex, search: Search, dialect: str, *, limit: int,
     """The best `limit` matches' (record_seq, score), best first (ties by seq), past the
     key `after`, among records with seq <= `through`: LIMIT inside the engine's query, before
     any join; with `conditions` (a filter), the records joined inside it."""
-    from sqlalchemy import and_, literal_column, or_, table, text
-
-    score = rank_score(index, dialect)
+    score = rank_score(index, search, dialect)
     if dialect == "sqlite":
         fts = table(index.fts, literal_column("rowid"))
         seq = fts.c.rowid
@@ -364,7 +370,7 @@ def ranked_seqs(index: TextIndex, search: Search, dialect: str, *, limit: int,
         seq = texts.c.record_seq
         statement = select(seq.label("record_seq"), score.label("score")).where(
             text(f"document @@ to_tsquery('{PG_CONFIG}', :search_query)").bindparams(
-                search_query=search.tsquery())).params(rank_query=search.tsquery())
+                search_query=search.tsquery()))
     if conditions:
         records = index.records
         statement = statement.join(records, records.c.seq == seq).where(*conditions)
@@ -379,14 +385,25 @@ def ranked_seqs(index: TextIndex, search: Search, dialect: str, *, limit: int,
 # --- snippets -------------------------------------------------------------------------------
 
 
-def _hits(word: str, terms: Iterable[Term]) -> bool:
+def _hit(word: str, terms: Iterable[Term]) -> Term | None:
+    """The first term `word` is a word of (None: none)."""
     folded = _folded(word)
     for term in terms:
         for position, wanted in enumerate(term.words):
             last = position == len(term.words) - 1
             if folded == wanted or (last and term.prefix and folded.startswith(wanted)):
-                return True
-    return False
+                return term
+    return None
+
+
+def _hits(word: str, terms: Iterable[Term]) -> bool:
+    return _hit(word, terms) is not None
+
+
+def terms_found(text: str, search: Search) -> int:
+    """How many of the search's terms have a word in `text`."""
+    terms = search.terms()
+    return len({id(term) for w in _PIECES.findall(text) if (term := _hit(w, terms))})
 
 
 def snippet(text: str, search: Search) -> str | None:
@@ -415,7 +432,8 @@ def snippet(text: str, search: Search) -> str | None:
 
 def snippets(connection: Connection, records: Table, search: Search,
              seqs: Sequence[int]) -> Mapping[int, str | None]:
-    """Per record seq, the snippet of its document's first column with a hit."""
+    """Per record seq, the snippet of its document's column that has the most of the
+    search's terms (the first such column on a tie)."""
     if not seqs:
         return {}
     texts = text_index(records).texts
@@ -423,8 +441,8 @@ def snippets(connection: Connection, records: Table, search: Search,
     found: dict[int, str | None] = dict.fromkeys(seqs)
     for row in connection.execute(select(texts.c.record_seq, *columns)
                                   .where(texts.c.record_seq.in_(list(seqs)))):
-        for value in row[1:]:
-            if value and (marked := snippet(value, search)) is not None:
-                found[row[0]] = marked
-                break
+        values = [value for value in row[1:] if value]
+        if values:
+            best = max(values, key=lambda value: terms_found(value, search))  # first on ties
+            found[row[0]] = snippet(best, search)
     return found
