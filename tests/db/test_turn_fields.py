@@ -17,8 +17,8 @@ from raw_reads import dump, query
 from store_support import (
     CONSTRUCTION_TABLES,
     EXPECTED_TRIGGERS,
-    TEXT_TABLES,
     HEAD_TABLES,
+    TEXT_TABLES,
     append_only_triggers,
     first_problem,
     raw_connect,
