@@ -349,7 +349,7 @@ def rank_score(index: TextIndex, search: Search, dialect: str) -> Any:
         return literal_column(f"CAST(round(-bm25({index.fts}) * {_SCALE}) AS INTEGER)")
     query = func.to_tsquery(literal_column(f"'{PG_CONFIG}'"),
                             bindparam(None, search.tsquery(), type_=String()))
-    document = literal_column(f"{index.texts.name}.document")
+    document: Any = literal_column(f"{index.texts.name}.document")
     return cast(func.round(func.ts_rank(document, query) * _SCALE), BigInteger)
 
 
