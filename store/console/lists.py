@@ -16,6 +16,7 @@ from store.console.glossary import explain
 from store.console.kinds import LIST_KINDS, ListKind
 from store.console.parameters import (
     PAGE_OPTIONS,
+    ParameterError,
     batch_filter,
     filter_fields,
     filter_input,
@@ -23,6 +24,10 @@ from store.console.parameters import (
     parameter_value,
     query_string,
 )
+from store.db.queries.orders import Order
+from store.db.queries.search import Searched, searched, snippets
+from store.db.schema.tables import metadata
+from store.db.schema.text_search import index_of
 
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
@@ -68,11 +73,25 @@ def _toggled(params: dict[str, list[str]], name: str, value: str, *, single: boo
 
 
 def parsed_filter(kind: ListKind, query: QueryParams) -> Any:
-    """The query filter the page's parameters make (None: no filter); ParameterError."""
+    """The query filter the page's parameters make, its `search` included (None: no
+    filter); ParameterError."""
     if kind.input_class is None:
-        return batch_filter(query, kind.lists)
-    given = filter_input(query, kind.input_class)
-    return None if given is None else given.to_query()
+        where = batch_filter(query, kind.lists)
+    else:
+        given = filter_input(query, kind.input_class)
+        where = None if given is None else given.to_query()
+    text = query.get("search") or None
+    if text is None:
+        return where
+    records = metadata.tables[kind.table]
+    if index_of(records) is None:
+        raise ParameterError("search", f"{kind.title.lower()} carry no text to search")
+    return searched(where, text, records)
+
+
+def _searched_orders(kind: ListKind, searching: bool) -> list[Order]:
+    """RANK only while searching: it orders a search's matches."""
+    return [o for o in kind.orders if searching or o is not Order.RANK]
 
 
 def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dict[str, Any]]:
@@ -82,7 +101,9 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
              console: Console) -> dict[str, Any]:
         query = request.query_params
         where = parsed_filter(kind, query)
-        options = page_options(query, kind.orders)
+        search = where.search if isinstance(where, Searched) else None
+        orders = _searched_orders(kind, search is not None)
+        options = page_options(query, orders)
         page = kind.page(connection, where, options.first, options.after, last=options.last,
                          before=options.before, order=options.order, as_of=options.as_of)
         total = kind.count(connection, where, options.as_of)
@@ -109,6 +130,15 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
             "title": kind.title, "kind": kind, "total": total,
             "rows": [[_cell(column.cell(record)) for column in kind.columns]
                      for record in page.items],
+            # With a search: per row, its text around the words found, marked « » (the
+            # template escapes it, then makes the marks <mark>).
+            "search": query.get("search") or "",
+            "searchable": index_of(metadata.tables[kind.table]) is not None,
+            "kept": [(n, v) for n, values in _without(params, *_PAGING, "search").items()
+                     for v in values],
+            "snippets": None if search is None else list(snippets(
+                connection, metadata.tables[kind.table], search,
+                [record.seq for record in page.items]).values()),
             "active": [{"param": n, "value": v,
                         "href": _href(base, kind, _toggled(params, n, v))}
                        for n, values in params.items() if n not in PAGE_OPTIONS
@@ -116,7 +146,7 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
             "orders": [(order.name.lower().replace("_", " "),
                         _href(base, kind, {**_without(params, *_PAGING),
                                            "order": [order.name]}),
-                        order is options.order) for order in kind.orders],
+                        order is options.order) for order in orders],
             "previous": _href(base, kind, {**_without(params, *_PAGING),
                                            "before": [page.start_cursor or ""],
                                            "last": [str(options.first or options.last or 50)]})

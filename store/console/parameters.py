@@ -26,7 +26,7 @@ from store.api.filter_json import FilterInputError, input_from_value, input_type
 from store.db.queries import MAX_KEY, MAX_PAGE_SIZE, Order
 from store.errors import QueryError
 
-PAGE_OPTIONS = ("order", "first", "last", "after", "before", "asOf")
+PAGE_OPTIONS = ("order", "first", "last", "after", "before", "asOf", "search")
 DEFAULT_ROWS = 50
 _INTEGER = re.compile(r"-?[0-9]{1,20}")
 # An offset typed into a URL unencoded: its '+' arrives as a space (2026-07-30T18:01:00 00:00).

@@ -59,6 +59,7 @@ from store.db.queries.sightings import few_rows, sighted_listing, sightings_coun
 from store.db.queries.surfaces import surface_facets_of
 from store.db.queries.turns import turn_facets_of
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
+from store.db.schema.text_search import index_of
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
@@ -144,9 +145,10 @@ class RecordListing(Generic[F, R]):
     @property
     def orders(self) -> tuple[Order, ...]:
         """The orders it can be read in: MOST_SEEN only with sightings, the TIME orders only
-        with CORE time."""
+        with CORE time, RANK only with text to search."""
         return tuple(o for o in Order
                      if (o is not Order.MOST_SEEN or self.sightings is not None)
+                     and (o is not Order.RANK or index_of(self.table) is not None)
                      and (o not in TIME_ORDERS or self.time_ordered is not None))
 
     def filtered(self, where: F | None = None, snapshot: Snapshot | None = None, *,

@@ -415,7 +415,9 @@ def snippet(text: str, search: Search) -> str | None:
     hits = [i for i, w in enumerate(words) if _hits(w.group(), terms)]
     if not hits:
         return None
-    first = max(0, hits[0] - SNIPPET_WORDS // 3)
+    # A third of the window before the first hit; a window that would run past the end
+    # starts earlier (a short text is shown whole).
+    first = max(0, min(hits[0] - SNIPPET_WORDS // 3, len(words) - SNIPPET_WORDS))
     last = min(len(words), first + SNIPPET_WORDS)
     start = 0 if first == 0 else words[first].start()
     end = len(text) if last == len(words) else words[last - 1].end()
