@@ -59,7 +59,6 @@ from store.db.queries.sightings import few_rows, sighted_listing, sightings_coun
 from store.db.queries.surfaces import surface_facets_of
 from store.db.queries.turns import turn_facets_of
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
-from store.db.schema.text_search import index_of
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
@@ -68,6 +67,7 @@ from store.db.schema.tables import surface_occurrences as surface_sightings_t
 from store.db.schema.tables import surface_records as surfaces_t
 from store.db.schema.tables import turn_fields as turn_fields_t
 from store.db.schema.tables import turns as turns_t
+from store.db.schema.text_search import index_of
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
 from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
