@@ -27,6 +27,7 @@ from append_only import (
     drop_append_only_triggers,
     sqlite_insert_guard_v3,
 )
+from sqlalchemy.dialects import postgresql
 
 revision = "0013"
 down_revision = "0012"
@@ -69,16 +70,22 @@ def upgrade() -> None:
     sqlite = bind.dialect.name == "sqlite"
     position = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
     for table, columns in _TEXTS.items():
+        # PostgreSQL: the tsvector each row's text gives, kept by the engine itself.
+        document = [] if sqlite else [sa.Column(
+            "document", postgresql.TSVECTOR(), sa.Computed(_document(columns), persisted=True))]
         op.create_table(
             table,
             sa.Column("record_seq", position, nullable=False, autoincrement=False),
             sa.Column("batch_id", sa.Integer(), nullable=False),
             *(sa.Column(column, sa.Text(), nullable=True) for column in columns),
+            *document,
             sa.PrimaryKeyConstraint(*KEY, name=f"pk_{table}"),
             sa.ForeignKeyConstraint(["batch_id"], ["ingest_batches.batch_id"],
                                     name=f"fk_{table}_batch_id_ingest_batches",
                                     deferrable=True, initially="DEFERRED"),
         )
+        if not sqlite:  # PostgreSQL refuses CREATE INDEX while the rows' deferred FK checks pend
+            op.execute(f"CREATE INDEX ix_{table}_document ON {table} USING gin (document)")
         names = ", ".join(("record_seq", "batch_id", *columns))
         op.execute(f"INSERT INTO {table} ({names}) {_BACKFILL[table]}")
         if sqlite:
@@ -87,10 +94,6 @@ def upgrade() -> None:
                        f"content='{table}', content_rowid='record_seq', "
                        f"tokenize='{FTS5_TOKENIZER}')")
             op.execute(f"INSERT INTO {table}_fts ({table}_fts) VALUES ('rebuild')")
-        else:
-            op.execute(f"ALTER TABLE {table} ADD COLUMN document tsvector "
-                       f"GENERATED ALWAYS AS ({_document(columns)}) STORED")
-            op.execute(f"CREATE INDEX ix_{table}_document ON {table} USING gin (document)")
         create_append_only_triggers_v2(table, KEY)
         if sqlite:  # record_seq is the rowid itself: the key guard covers an explicit rowid
             op.execute(f"DROP TRIGGER {table}_append_only_insert")
