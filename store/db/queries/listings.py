@@ -54,7 +54,7 @@ from store.db.queries.row_records import (
     json_tuple_or_null,
     optional,
 )
-from store.db.queries.search import Searched, ranked_seqs, text_index
+from store.db.queries.search import Searched, count_matches, ranked_seqs, text_index
 from store.db.queries.sightings import few_rows, sighted_listing, sightings_count
 from store.db.queries.surfaces import surface_facets_of
 from store.db.queries.turns import turn_facets_of
@@ -253,6 +253,9 @@ class RecordListing(Generic[F, R]):
               as_of: int | None = None) -> int:
         """How many of its records match `where`, as of tree size `as_of`: counted in SQL."""
         snapshot = snapshot_at(connection, as_of)
+        if isinstance(where, Searched) and (where.base is None or not where.base.conditions()):
+            return count_matches(connection, self.table, where.search,
+                                 None if snapshot is None else snapshot.tree_size)
         if self.counter is not None:
             return self.counter(connection, where, snapshot)
         return count_rows(connection, self.filtered(where, snapshot)

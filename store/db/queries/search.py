@@ -37,7 +37,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement as _Element
-from sqlalchemy.types import Boolean, String
+from sqlalchemy.types import NullType, String
 
 from store.db.queries.errors import LimitExceeded, QueryError
 from store.db.schema.text_search import PG_CONFIG, TextIndex, index_of
@@ -255,7 +255,9 @@ class Matches(_Element[bool]):
     """`records.seq` among the records whose document matches: a subquery on the engine's
     own index, written per dialect."""
 
-    type = Boolean()
+    # Untyped: a Boolean would be compared to 1 on SQLite ("IN (...) = 1"), which no index
+    # serves.
+    type = NullType()  # type: ignore[assignment]
     inherit_cache = False
 
     def __init__(self, index: TextIndex, seq: Any, search: Search) -> None:
@@ -380,6 +382,26 @@ def ranked_seqs(index: TextIndex, search: Search, dialect: str, *, limit: int,
         best, last = after
         statement = statement.where(or_(score < best, and_(score == best, seq > last)))
     return statement.order_by(score.desc(), seq).limit(limit)
+
+
+def count_matches(connection: Connection, records: Table, search: Search,
+                  through: int | None) -> int:
+    """How many records (seq <= `through`) match: counted in the engine's index alone, no
+    record read (a search without any other filter)."""
+    index = text_index(records)
+    if connection.dialect.name == "sqlite":
+        statement = f"SELECT count(*) FROM {index.fts} WHERE {index.fts} MATCH :query"
+        query = search.fts5()
+        seq = "rowid"
+    else:
+        statement = (f"SELECT count(*) FROM {index.texts.name} WHERE document @@ "
+                     f"to_tsquery('{PG_CONFIG}', :query)")
+        query = search.tsquery()
+        seq = "record_seq"
+    if through is not None:
+        statement += f" AND {seq} <= :through"
+    found = connection.execute(text(statement), {"query": query, "through": through})
+    return int(found.scalar_one())
 
 
 # --- snippets -------------------------------------------------------------------------------
