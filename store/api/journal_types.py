@@ -11,13 +11,15 @@ from strawberry.types import Info
 from store.api.context import RequestContext
 from store.api.listing_fields import Last, record_view
 from store.api.record_views import RecordView, fields_of_record
-from store.api.types import AsOf, Connection, OrderEnum, connection
+from store.api.types import AsOf, Batch, Connection, OrderEnum, connection
 from store.db import queries
 from store.db.queries import journals
+from store.db.queries.batches import batches_by_id
 from store.db.queries.filters import RecordId
 
 Ctx = Info[RequestContext, None]
 TurnView = record_view(queries.LISTINGS["turns"])
+EVIDENCE_GAP = "the journal is one local grouping with no durable session id"
 
 
 @fields_of_record(
@@ -32,15 +34,27 @@ TurnView = record_view(queries.LISTINGS["turns"])
     turn_count="Its turns stored (as of the tree it was read at).",
     started_at="Its turn 1's timestamp, as CORE wrote it (CORE's started_at).",
     updated_at="Its last turn's timestamp, as CORE wrote it (CORE's updated_at).",
-    batch_ids="The batches that stored its turns, ascending.")
+    batch_ids="The batches that stored its turns, ascending.",
+    evidence_gap="CORE's run evidence_gap, always set on a journal run: no durable session id "
+                 "is recorded anywhere, so a journal is one local grouping (the sentence is "
+                 "this store's: core-workbench.md gives CORE's reason, not its words).")
 class Journal(RecordView):
     """The fields of queries.Journal, CORE's run constants, and its turns."""
 
     session_id: str
     source: str
+    evidence_gap: str
     as_of: strawberry.Private[int | None]
     _computed: ClassVar[Any] = {"session_id": lambda _: "workbench_turn_journal",
-                                "source": lambda _: "turn_journal"}
+                                "source": lambda _: "turn_journal",
+                                "evidence_gap": lambda _: EVIDENCE_GAP}
+
+    @strawberry.field(description="The batches that stored its turns, ascending: each file "
+                                  "read (source) and its bytes' sha256 (inputSha256), what "
+                                  "CORE's run lists as its artifact_refs.")
+    async def batches(self, info: Ctx) -> list[Batch]:
+        ids = list(self.batch_ids)  # type: ignore[attr-defined]
+        return [Batch.of(found) for found in await info.context.run(batches_by_id, ids)]
 
     @strawberry.field(description="Its turns in turn order (turnId 1, 2, ...; the order they "
                                   "were stored in), paged as every list is.")

@@ -20,6 +20,8 @@ from store.model.construction import ConstructionStatus
 from store.model.turn_fields import evidence_payload
 from store.model.turns import NormativeClearance, TurnKind
 
+EXCERPT = 120  # characters of CORE's prompt_excerpt and surface_excerpt
+
 
 @strawberry.type(description="The identity, safety and ethics verdicts of a turn: each "
                              "outcome (cleared, violated, unassessable; null when CORE "
@@ -72,7 +74,11 @@ def _evidence(key: str, description: str) -> Any:
     checkpoint_emitted="Journal turns: whether the runtime wrote an engine-state checkpoint.",
     epistemic_state="As CORE wrote it, e.g. decoded.",
     journal_digest="sha256:<hex> as the journal line carries it; checked on ingest.",
-    line="The input line, byte for byte as read (UTF-8, no line ending).")
+    line="The input line, byte for byte as read (UTF-8, no line ending).",
+    prompt_excerpt="CORE's TurnJournalSummary.prompt_excerpt: the prompt's first 120 "
+                   "characters (code points, no ellipsis), as the Trace timeline shows it.",
+    surface_excerpt="CORE's surface_excerpt (TurnJournalSummary, RunTurnRef): the surface's "
+                    "first 120 characters (code points, no ellipsis).")
 class Turn(RecordView):
     """The fields of queries.StoredTurn, its verdicts as one, then its proof."""
 
@@ -85,12 +91,20 @@ class Turn(RecordView):
     proposal_candidates: list[ProposalCandidate] | None
     turn_cost_ms: int | None
     checkpoint_emitted: bool | None
+    prompt_excerpt: str | None
+    surface_excerpt: str | None
     as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
-    _computed: ClassVar[Mapping[str, Callable[[Any], Any]]] = {"verdicts": lambda turn: Verdicts(
-        identity=turn.verdict_identity, safety=turn.verdict_safety, ethics=turn.verdict_ethics,
-        identity_detail=turn.fields.verdict_identity_detail,
-        safety_detail=turn.fields.verdict_safety_detail,
-        ethics_detail=turn.fields.verdict_ethics_detail)}
+    _computed: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        "verdicts": lambda turn: Verdicts(
+            identity=turn.verdict_identity, safety=turn.verdict_safety,
+            ethics=turn.verdict_ethics, identity_detail=turn.fields.verdict_identity_detail,
+            safety_detail=turn.fields.verdict_safety_detail,
+            ethics_detail=turn.fields.verdict_ethics_detail),
+        # CORE cuts with Python's [:120] (J:26-27, 112-122): a page of the Trace timeline
+        # then carries 120 characters of each, not whole prompts and surfaces.
+        "prompt_excerpt": lambda turn: None if turn.prompt is None else turn.prompt[:EXCERPT],
+        "surface_excerpt": lambda turn: (None if turn.surface.surface is None
+                                         else turn.surface.surface[:EXCERPT])}
 
     leeway_evidence = _evidence("leeway_evidence", "CORE's leeway record: class_name, license, "
                                 "theta, claim_disclosure, source_digest, "

@@ -37,6 +37,15 @@ def proof_context(connection: Connection, request: Request, head: Head, console:
             "bundle": _bundle_offer(connection, head, kind, key, proof.leaf_index, base)}
 
 
+def signed_json(signed: KeptCheckpoint | None) -> dict[str, Any] | None:
+    """The signed checkpoint a page shows, in its JSON."""
+    if signed is None:
+        return None
+    return {"checkpointId": signed.checkpoint_id, "treeSize": signed.tree_size,
+            "rootHash": signed.root_hash, "signers": list(signed.signers),
+            "cosigners": list(signed.cosigners), "note": signed.note}
+
+
 def signed_checkpoint(connection: Connection, head: Head) -> KeptCheckpoint | None:
     """The signed checkpoint a page offers the browser to check its tree head against: the
     newest kept one (at asOf=N, the newest of a tree of at most N leaves, which no later

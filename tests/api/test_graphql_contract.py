@@ -76,9 +76,10 @@ def test_workbench_operation_validates_against_the_sdl(path: Path) -> None:
 
 def test_the_expected_operations_exist() -> None:
     assert [p.stem for p in OPERATIONS] == [
-        "FacetOverview", "LedgerStatus", "ResidualWithOccurrences", "ResidualsByTaxonomy",
-        "SurfacesByGroundingSource", "TeachingTurnsByChain", "TurnFacetOverview",
-        "TurnsByGrounding"]
+        "DominantResidualKinds", "FacetOverview", "LedgerStatus", "PracticeResiduals",
+        "ResidualCard", "ResidualWithOccurrences", "ResidualsByTaxonomy", "RunDetail",
+        "RunGroundingDistribution", "Runs", "SurfacesByGroundingSource", "TeachingTurnsByChain",
+        "TraceTimeline", "TurnDetail", "TurnFacetOverview", "TurnsByGrounding"]
 
 
 def run_operation(url: str, name: str, **variables: Any) -> dict[str, Any]:

@@ -32,17 +32,27 @@ DOCS = [block for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.m
                                 flags=re.S)]
 # A residual of examples/adr_0225_frames.jsonl (seen twice), and a surface it holds.
 RESIDUAL = "54b43aa2d7a9ec73c55f994d92be93d9f3148b28f72ac43c1f99fdf360f5fc42"
+# The demo store's Workbench journal (examples/workbench_turn_journal.jsonl): its turn 1's key.
+JOURNAL = "15b77b7d1f3439a700a09b5518b02b45963d07c235161307df3f37a788d89ce1"
 
 # Variables for the Workbench operations: none (their defaults), and some that filter and page.
 WORKBENCH_VARIABLES: dict[str, list[dict[str, Any]]] = {
+    "DominantResidualKinds": [{}, {"filter": {"batchIdFrom": 2, "batchIdTo": 2}}],
     "FacetOverview": [{}, {"filter": {"kind": ["MISSING_ROLE"], "axis": ["ROLE"]}}],
     "LedgerStatus": [{}],
+    "PracticeResiduals": [{"residualIds": [RESIDUAL, "0" * 64]}],
+    "ResidualCard": [{"id": RESIDUAL}, {"id": RESIDUAL, "turns": 1}, {"id": "0" * 64}],
     "ResidualWithOccurrences": [{"id": RESIDUAL}, {"id": RESIDUAL, "first": 1},
                                 {"id": "0" * 64}],
     "ResidualsByTaxonomy": [{}, {"kind": ["MISSING_ROLE", "HAZARD_BLOCKED"], "first": 3},
                             {"first": 500}, {"axis": ["ROLE"], "organ": ["nope"]}],
+    "RunDetail": [{"journal": JOURNAL}, {"journal": JOURNAL, "first": 2}],
+    "RunGroundingDistribution": [{"journal": JOURNAL}],
+    "Runs": [{}, {"order": "NEWEST_FIRST", "first": 1}],
     "SurfacesByGroundingSource": [{}, {"groundingSource": ["TEACHING"], "first": 2}],
     "TeachingTurnsByChain": [{}, {"first": 1, "turns": 1}],
+    "TraceTimeline": [{}, {"journal": [JOURNAL], "order": "TIME_DESC", "first": 2}],
+    "TurnDetail": [{"journal": JOURNAL, "turnId": 2}, {"journal": JOURNAL, "turnId": 99}],
     "TurnFacetOverview": [{}, {"groundingSource": ["TEACHING"]}],
     "TurnsByGrounding": [{}, {"groundingSource": ["TEACHING", "VAULT"], "first": 2}],
 }

@@ -22,12 +22,20 @@ from store.db.audit_store import AuditStore
 
 WORKBENCH = Path(__file__).resolve().parents[2] / "graphql" / "workbench"
 WORKBENCH_OPERATIONS = {
+    "DominantResidualKinds.graphql": "DominantResidualKinds",
     "FacetOverview.graphql": "FacetOverview",
     "LedgerStatus.graphql": "LedgerStatus",
+    "PracticeResiduals.graphql": "PracticeResiduals",
+    "ResidualCard.graphql": "ResidualCard",
     "ResidualWithOccurrences.graphql": "ResidualWithOccurrences",
     "ResidualsByTaxonomy.graphql": "ResidualsByTaxonomy",
+    "RunDetail.graphql": "RunDetail",
+    "RunGroundingDistribution.graphql": "RunGroundingDistribution",
+    "Runs.graphql": "Runs",
     "SurfacesByGroundingSource.graphql": "SurfacesByGroundingSource",
     "TeachingTurnsByChain.graphql": "TeachingTurnsByChain",
+    "TraceTimeline.graphql": "TraceTimeline",
+    "TurnDetail.graphql": "TurnDetail",
     "TurnFacetOverview.graphql": "TurnFacetOverview",
     "TurnsByGrounding.graphql": "TurnsByGrounding",
 }

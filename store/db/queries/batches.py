@@ -26,3 +26,12 @@ def first_batch_not_of(connection: Connection, inputs: Collection[str],
         statement = statement.where(batches_t.c.record_type.not_in(list(also)))
     row = connection.execute(statement).first()
     return None if row is None else BATCH_RECORD(row)
+
+
+def batches_by_id(connection: Connection, batch_ids: Collection[int]) -> list[Batch]:
+    """The batches of `batch_ids`, ascending (ids not stored are left out)."""
+    if not batch_ids:
+        return []
+    statement = (select(batches_t).where(batches_t.c.batch_id.in_(list(batch_ids)))
+                 .order_by(batches_t.c.batch_id))
+    return [BATCH_RECORD(row) for row in connection.execute(statement)]
