@@ -294,32 +294,22 @@ turn_assessments = Table(
 # prompt of its first sighting; a turn's: its prompt and the text of the surface it emitted.
 # Written with the record's batch; `verify` derives every row again from the ledgered rows.
 # The engines' full-text indexes are built over these tables (store/db/schema/text_search.py).
-residual_texts = Table(
-    "residual_texts",
-    metadata,
-    Column("record_seq", LogPosition, primary_key=True, autoincrement=False),
-    Column("batch_id", Integer, _batch_reference(), nullable=False),
-    Column("problem_text", Text, nullable=True),
-    Column("explanation", Text, nullable=True),
-)
 
-surface_texts = Table(
-    "surface_texts",
-    metadata,
-    Column("record_seq", LogPosition, primary_key=True, autoincrement=False),
-    Column("batch_id", Integer, _batch_reference(), nullable=False),
-    Column("surface", Text, nullable=True),
-    Column("prompt", Text, nullable=True),
-)
 
-turn_texts = Table(
-    "turn_texts",
-    metadata,
-    Column("record_seq", LogPosition, primary_key=True, autoincrement=False),
-    Column("batch_id", Integer, _batch_reference(), nullable=False),
-    Column("prompt", Text, nullable=True),
-    Column("surface", Text, nullable=True),
-)
+def _texts(name: str, *columns: str) -> Table:
+    """A search text table: per record (by its seq), the batch that stored it and its text."""
+    return Table(
+        name,
+        metadata,
+        Column("record_seq", LogPosition, primary_key=True, autoincrement=False),
+        Column("batch_id", Integer, _batch_reference(), nullable=False),
+        *(Column(column, Text, nullable=True) for column in columns),
+    )
+
+
+residual_texts = _texts("residual_texts", "problem_text", "explanation")
+surface_texts = _texts("surface_texts", "surface", "prompt")
+turn_texts = _texts("turn_texts", "prompt", "surface")
 
 # Derived, not ledgered: per batch, the residuals and occurrences it added for each
 # (kind, axis, organ, family, code). Facets and filtered counts sum these few rows instead of
