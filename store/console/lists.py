@@ -233,14 +233,18 @@ def list_json(context: dict[str, Any], links: Links) -> dict[str, Any]:
     kind: ListKind = context["kind"]
     headings = [column.heading for column in kind.columns]
     rows = []
-    for row in context["rows"]:
+    snippets = context.get("snippets")
+    for index, row in enumerate(context["rows"]):
         shaped: dict[str, Any] = {}
         for heading, cell in zip(headings, row, strict=True):
             shaped[heading] = cell["value"]
             if cell["href"]:
                 shaped[f"{heading}_href"] = links.at(cell["href"])
+        if snippets is not None:  # with a search: the words found, between « and »
+            shaped["found"] = snippets[index]
         rows.append(shaped)
     return {
+        "search": context.get("search") or None,
         "kind": kind.name, "title": kind.title, "total": context["total"],
         "columns": headings, "rows": rows,
         "filters": [{"param": f["param"], "value": f["value"], "remove": f["href"]}
