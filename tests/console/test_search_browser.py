@@ -5,6 +5,7 @@ kept; a malformed search says what is wrong. Texts are the ADR-0225 examples'.""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -77,3 +78,36 @@ def test_a_snippet_is_escaped_before_it_is_marked(console_db: AuditStore) -> Non
                              'classification.')
         assert [m.text for m in cell.find_elements(By.TAG_NAME, "mark")] == ["classification"]
         assert '&quot;' in cell.get_attribute("innerHTML") or '"' in cell.text
+
+
+AXE = Path(__file__).resolve().parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def test_a_searched_list_has_no_serious_axe_violation_and_fits_a_phone(
+        console_db: AuditStore) -> None:
+    if not AXE.exists():
+        pytest.skip(f"axe-core is not installed at {AXE} (.ci/run: npm ci --prefix "
+                    "tests/console/axe)")
+    source = AXE.read_text(encoding="utf-8")
+    app = create_app(console_db, close_db_on_shutdown=False)
+    found = {}
+    with chromium() as browser, serving(app) as origin:
+        for width in (1400, 390):
+            browser.set_window_size(width, 900)
+            for path in ("/residuals?search=price", "/surfaces?search=recall&order=RANK",
+                         "/turns?search=memory"):
+                browser.get(origin + path)
+                WebDriverWait(browser, WAIT).until(
+                    lambda b: b.execute_script("return document.readyState") == "complete")
+                wide = browser.execute_script(
+                    "return document.documentElement.scrollWidth > window.innerWidth")
+                browser.execute_script(source)
+                violations = browser.execute_async_script(
+                    "const done = arguments[arguments.length - 1];"
+                    "axe.run(document, {resultTypes: ['violations']}).then(r => done("
+                    "r.violations.filter(v => ['serious', 'critical'].includes(v.impact))"
+                    ".map(v => v.id)), e => done(['axe failed: ' + e]));")
+                if violations or wide:
+                    found[f"{path} at {width} px"] = (violations, "wider than the screen"
+                                                      if wide else "")
+    assert found == {}
