@@ -71,12 +71,12 @@ def _sqlite_index_problems(connection: Connection, index: TextIndex) -> Iterator
         run(f"CREATE VIRTUAL TABLE temp.stored_{fts}_terms USING fts5vocab(main, '{fts}', 'row')")
         run(f"CREATE VIRTUAL TABLE temp.rebuilt_{fts}_terms USING fts5vocab(temp, "
             f"'rebuilt_{fts}', 'row')")
-        differing = run(
-            f"SELECT term FROM (SELECT term, doc, cnt FROM temp.stored_{fts}_terms EXCEPT "
-            f"SELECT term, doc, cnt FROM temp.rebuilt_{fts}_terms UNION ALL "
-            f"SELECT term, doc, cnt FROM temp.rebuilt_{fts}_terms EXCEPT "
-            f"SELECT term, doc, cnt FROM temp.stored_{fts}_terms) "
-            f"ORDER BY term LIMIT {MAX_NAMED}").scalars().all()
+        stored, rebuilt = f"temp.stored_{fts}_terms", f"temp.rebuilt_{fts}_terms"
+        # Each way apart: SQLite reads compound SELECTs left to right, no precedence.
+        differing = [term for one, other in ((stored, rebuilt), (rebuilt, stored))
+                     for term in run(f"SELECT term FROM (SELECT term, doc, cnt FROM {one} "
+                                     f"EXCEPT SELECT term, doc, cnt FROM {other}) "
+                                     f"ORDER BY term LIMIT {MAX_NAMED}").scalars()]
         documents = run(f"SELECT count(*) FROM main.{fts}_docsize").scalar_one()
         rows = run(f"SELECT count(*) FROM main.{texts}").scalar_one()
     except DBAPIError as error:
