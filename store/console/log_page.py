@@ -15,7 +15,8 @@ from store.console.proofs import signed_checkpoint, signed_json
 from store.db import queries
 from store.db.queries import MAX_KEY
 from store.db.queries.browsing import tree_heads_page
-from store.model.proof_file import NO_ORIGIN, checkpoint_note
+from store.db.queries.ledger import note_origin
+from store.model.proof_file import checkpoint_note
 
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
@@ -37,8 +38,10 @@ def read_log(connection: Connection, request: Request, head: Head,
     heads = tree_heads_page(connection, below)
     base = request.scope.get("root_path", "")
     context: dict[str, Any] = {
-        "title": "Log", "ledger": ledger, "heads": heads, "note_origin": NO_ORIGIN,
-        "checkpoint_note": checkpoint_note(ledger.origin, ledger.tree_size, ledger.root_hash),
+        "title": "Log", "ledger": ledger, "heads": heads,
+        "note_origin": note_origin(connection, ledger.origin),
+        "checkpoint_note": checkpoint_note(note_origin(connection, ledger.origin),
+                                           ledger.tree_size, ledger.root_hash),
         "older": f"{base}/log?below={heads[-1].tree_size}" if len(heads) == 50 else None,
         "form_from": query.get("from", ""), "form_root": query.get("root", ""),
         "consistency": None, "kept_root": None, "proof_script": True,

@@ -16,6 +16,7 @@ from store.db import queries
 from store.db.log.kept_checkpoints import KeptCheckpoint, kept_checkpoints
 from store.db.queries import InclusionProof
 from store.db.queries.bundles import bundle_checkpoint, proof_bundle
+from store.db.queries.ledger import note_origin
 from store.model.proof_bundle import SUFFIX
 from store.model.proof_file import checkpoint_note, proof_file
 
@@ -156,7 +157,8 @@ def proof_download(connection: Connection, request: Request, head: Head,
     if proof is None:
         raise not_found(f"no {RECORD_KINDS[kind][2].lower()} {key}" + then(head))
     status = queries.ledger_status(connection)
-    note = checkpoint_note(status.origin, proof.tree_size, proof.root_hash)
+    note = checkpoint_note(note_origin(connection, status.origin), proof.tree_size,
+                           proof.root_hash)
     body = proof_file(dataclasses.asdict(proof), note)
     name = f"{RECORD_KINDS[kind][2].lower()}-{str(key)[:16]}-proof-{proof.tree_size}.json"
     return Response(body, media_type="application/json",
