@@ -32,7 +32,22 @@ def _url() -> str:
 _UNMODELLED_INDEXES = frozenset({"uq_log_origin_one_row"})
 
 
+# Revision 0013's full-text indexes, each engine's own, in no model: SQLite's FTS5 tables
+# (and the shadow tables FTS5 keeps), PostgreSQL's generated tsvector column and its GIN index.
+_TEXT_TABLES = ("residual_texts", "surface_texts", "turn_texts")
+
+
+def _full_text(name, type_) -> bool:  # type: ignore[no-untyped-def]
+    if type_ == "table":
+        return any(str(name).startswith(f"{table}_fts") for table in _TEXT_TABLES)
+    if type_ == "column":
+        return name == "document"
+    return type_ == "index" and name in {f"ix_{table}_document" for table in _TEXT_TABLES}
+
+
 def _modelled(object_, name, type_, reflected, compare_to) -> bool:  # type: ignore[no-untyped-def]
+    if _full_text(name, type_):
+        return False
     return not (type_ == "index" and name in _UNMODELLED_INDEXES)
 
 

@@ -10,7 +10,7 @@ PostgreSQL: run in the transaction of earlier revisions that wrote rows (0011's 
 first runs their deferred foreign key checks, as 0007 does before its ALTER TABLE.
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 Create Date: 2026-12-06
 """
 
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from alembic import op
 
 revision = "0014"
-down_revision = "0012"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 

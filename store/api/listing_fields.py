@@ -44,11 +44,18 @@ from store.api.types import (
 )
 from store.db import queries
 from store.db.queries import groups as group_queries
+from store.db.queries import search as search_queries
+from store.db.schema.text_search import index_of
 
 Ctx = Info[RequestContext, None]
 Last = Annotated[int | None, strawberry.argument(description=LAST_HELP)]
 OLDEST_FIRST = queries.Order.OLDEST_FIRST
 PAGE_HELP = f"Page size, default {queries.DEFAULT_PAGE_SIZE}, at most {queries.MAX_PAGE_SIZE}."
+SEARCH_HELP = ("Full-text search of the records' text (docs/graphql.md#searching-text): words, "
+               "\"phrases\", prefix*, AND (or a space), OR, NOT between two terms, "
+               "parentheses; ANDed with the filter. Each edge's snippet marks the words found "
+               "between « and ».")
+Search = Annotated[str | None, strawberry.argument(description=SEARCH_HELP)]
 
 # The views written out (with their descriptions and nested fields), by GraphQL name.
 _WRITTEN: tuple[type[Any], ...] = (Residual, ResidualFacets, Surface, SurfaceFacets, Turn,
@@ -108,15 +115,23 @@ def _one_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> Str
 def _list_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> StrawberryField:
     async def many(self: Any, info: Ctx, filter: Any = None, first: int | None = None,
                    after: str | None = None, last: Last = None, before: str | None = None,
-                   order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None
+                   order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None, search: Search = None
                    ) -> Connection[view]:  # type: ignore[valid-type]
-        where = filter.to_query() if filter else None
+        where = search_queries.searched(filter.to_query() if filter else None, search,
+                                        listing.table)
         page = await info.context.run(listing.list, where, first, after, last=last,
                                       before=before, order=order, as_of=as_of)
         count = functools.partial(info.context.run, listing.count, where, as_of=as_of)
-        return connection(page, lambda record: view.of(record, as_of), count)
+        found = connection(page, lambda record: view.of(record, as_of), count)
+        if isinstance(where, search_queries.Searched):
+            marked = await info.context.run(search_queries.snippets, listing.table,
+                                            where.search, [item.seq for item in page.items])
+            for edge, item in zip(found.edges, page.items, strict=True):
+                edge.snippet = marked.get(item.seq)
+        return found
 
     _filter_argument(many, listing)
+    _search_argument(many, listing)
     return strawberry.field(many, description=f"{listing.list_help} {PAGE_HELP}")
 
 
@@ -132,14 +147,25 @@ def _filter_argument(resolver: Callable[..., Any],
         parameters=[p for p in signature.parameters.values() if p.name != "filter"])
 
 
+def _search_argument(resolver: Callable[..., Any],
+                     listing: queries.RecordListing[Any, Any]) -> None:
+    """`resolver` takes `search` only if the listing's records carry text (a text index)."""
+    if index_of(listing.table) is not None:
+        return
+    signature = inspect.signature(resolver)
+    resolver.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in signature.parameters.values() if p.name != "search"])
+
+
 def _facets_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> StrawberryField:
     # The facets query is looked up by its public name when called, so it can be replaced
     # as a whole (a test replaces one with a runaway statement).
     name = f"{listing.one}_facets"
 
-    async def facets(self: Any, info: Ctx, filter: Any = None, as_of: AsOf = None
-                     ) -> view:  # type: ignore[valid-type]
-        where = filter.to_query() if filter else None
+    async def facets(self: Any, info: Ctx, filter: Any = None, as_of: AsOf = None,
+                     search: Search = None) -> view:  # type: ignore[valid-type]
+        where = search_queries.searched(filter.to_query() if filter else None, search,
+                                        listing.table)
         query = getattr(queries, name, listing.facet_counts)
         if _pages_only(info):  # each `facet` page reads its own: the lists are not counted
             if as_of is not None:  # ... but a bad asOf is refused as every read refuses it
@@ -152,6 +178,7 @@ def _facets_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> 
         return built
 
     _filter_argument(facets, listing)
+    _search_argument(facets, listing)
     return strawberry.field(facets, description=listing.facets_help)
 
 
@@ -179,13 +206,15 @@ def _groups_field(listing: queries.RecordListing[Any, Any],
     dimension = dimension_enum(listing.api_type, grouping)
 
     async def groups(self: Any, info: Ctx, by: list[dimension],  # type: ignore[valid-type]
-                     filter: Any = None, first: int | None = None, as_of: AsOf = None
-                     ) -> Groups:
-        where = filter.to_query() if filter else None
+                     filter: Any = None, first: int | None = None, as_of: AsOf = None,
+                     search: Search = None) -> Groups:
+        where = search_queries.searched(filter.to_query() if filter else None, search,
+                                        listing.table)
         names = [str(member.value) for member in by]  # type: ignore[attr-defined]
         return Groups.of(await info.context.run(grouping.groups, names, where, first, as_of))
 
     _filter_argument(groups, listing)
+    _search_argument(groups, listing)
     names = ", ".join(d.name for d in grouping.dimensions)
     return strawberry.field(groups, description=(
         f"{listing.name.capitalize()} counted per combination of 1 to "

@@ -47,6 +47,9 @@ class PageInfo:
 class Edge(Generic[NodeT]):
     cursor: str
     node: NodeT
+    snippet: str | None = strawberry.field(
+        default=None, description="With `search`: the record's text around the words "
+                                  "found, each between « and », … where cut; null without.")
 
 
 @strawberry.type(description="A keyset-paginated list (Relay style): first/after forwards, "

@@ -23,6 +23,8 @@ from store.db.damage import damage_said
 from store.db.queries.errors import QueryError
 from store.db.queries.exports import EXPORT_KINDS, ExportFilter, export_lines, export_rows
 from store.db.queries.ledger import consistency_proof
+from store.db.queries.search import searched
+from store.db.schema.text_search import index_of
 from store.model.spreadsheet_cells import neutralized_rows
 
 
@@ -32,6 +34,9 @@ from store.model.spreadsheet_cells import neutralized_rows
 @click.option("--filter", "filter_json", metavar="JSON", default=None,
               help='The GraphQL filter input of KIND as JSON, e.g. \'{"kind": ["MISSING_ROLE"]}\''
                    " (occurrences: their residual's ResidualFilter).")
+@click.option("--search", "search", metavar="TEXT", default=None,
+              help="Full-text search of the records' text, ANDed with --filter, in the "
+                   "syntax of docs/graphql.md#searching-text (residuals, surfaces, turns).")
 @click.option("--format", "output_format", type=click.Choice(["csv", "jsonl"]), required=True,
               help="csv: a header row, RFC 4180 quoting; jsonl: one object per line.")
 @click.option("--as-of", "as_of", type=click.IntRange(min=0), default=None, metavar="N",
@@ -51,7 +56,8 @@ from store.model.spreadsheet_cells import neutralized_rows
               help="CSV: write every cell as stored, also one a spreadsheet would run as a "
                    "formula (starting with = + - @, tab or CR), which is otherwise written "
                    "with a ' in front.")
-def export(kind: str, db: str | None, filter_json: str | None, output_format: str,
+def export(kind: str, db: str | None, filter_json: str | None, search: str | None,
+           output_format: str,
            as_of: int | None, since: int | None, proof_out: Path | None,
            out: Path | None, csv_raw: bool) -> None:
     """Write every stored record of KIND (residuals, occurrences, assessments, surfaces,
@@ -84,7 +90,7 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
         raise click.UsageError("--proof needs --since")
     if csv_raw and output_format != "csv":
         raise click.UsageError("--csv-raw is for --format csv")
-    where = _filter(kind, filter_json)
+    where = _searched(kind, _filter(kind, filter_json), search)
     write = (functools.partial(_write_csv, raw=csv_raw) if output_format == "csv"
              else _write_jsonl)
     with open_store(db, read_only=True) as store, store.engine.connect() as connection:
@@ -135,6 +141,22 @@ def _write_since_proof(connection: Connection, path: Path, kind: str, filtered: 
     except OSError as exc:
         partial.unlink(missing_ok=True)
         raise click.ClickException(f"{path}: cannot write the proof: {exc.strerror}") from exc
+
+
+def _searched(kind: str, where: ExportFilter | None, search: str | None) -> Any:
+    """`where` with the search ANDed; BadParameter for a kind without text or a search the
+    syntax does not read."""
+    if search is None:
+        return where
+    table = EXPORT_KINDS[kind].table
+    if index_of(table) is None:
+        raise click.BadParameter(f"{kind} carry no text to search (residuals, surfaces and "
+                                 "turns do)", param_hint="'--search'")
+    try:
+        return searched(where, search, table)
+    except QueryError as exc:
+        raise click.BadParameter(str(exc).removeprefix("search: "),
+                                 param_hint="'--search'") from None
 
 
 def _filter(kind: str, filter_json: str | None) -> ExportFilter | None:

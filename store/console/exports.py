@@ -54,9 +54,9 @@ def export_endpoint(console: Console) -> Callable[[Request], Coroutine[Any, Any,
                 raise NotFound(f"no export {name[:80]}.{output_format[:16]}: residuals, "
                                "assessments, surfaces and turns, as .csv or .jsonl")
             for option in PAGE_OPTIONS:
-                if option != "asOf" and option in request.query_params:
+                if option not in ("asOf", "search") and option in request.query_params:
                     raise ParameterError(option, "an export has every matching row, in append "
-                                         "order: it takes the filter and asOf only")
+                                         "order: it takes the filter, search and asOf only")
             where = parsed_filter(kind, request.query_params)
             as_of = as_of_of(request.query_params)
             export = kind.export

@@ -34,6 +34,9 @@ from store.console.parameters import (
 from store.db import queries
 from store.db.queries import Order
 from store.db.queries.errors import CursorError
+from store.db.queries.search import Searched, searched, snippets
+from store.db.schema.tables import metadata
+from store.db.schema.text_search import index_of
 
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
@@ -88,11 +91,25 @@ def fields_type(kind: ListKind) -> Any:
 
 
 def parsed_filter(kind: ListKind, query: QueryParams) -> Any:
-    """The query filter the page's parameters make (None: no filter); ParameterError."""
+    """The query filter the page's parameters make, its `search` included (None: no
+    filter); ParameterError."""
     if kind.input_class is None:
-        return batch_filter(query, kind.lists)
-    given = filter_input(query, kind.input_class)
-    return None if given is None else given.to_query()
+        where = batch_filter(query, kind.lists)
+    else:
+        given = filter_input(query, kind.input_class)
+        where = None if given is None else given.to_query()
+    text = query.get("search") or None
+    if text is None:
+        return where
+    records = metadata.tables[kind.table]
+    if index_of(records) is None:
+        raise ParameterError("search", f"{kind.title.lower()} carry no text to search")
+    return searched(where, text, records)
+
+
+def _searched_orders(kind: ListKind, searching: bool) -> list[Order]:
+    """RANK only while searching: it orders a search's matches."""
+    return [o for o in kind.orders if searching or o is not Order.RANK]
 
 
 def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dict[str, Any]]:
@@ -102,7 +119,9 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
              console: Console) -> dict[str, Any]:
         query = request.query_params
         where = parsed_filter(kind, query)
-        options = page_options(query, kind.orders)
+        search = where.search if isinstance(where, Searched) else None
+        orders = _searched_orders(kind, search is not None)
+        options = page_options(query, orders)
         page = kind.page(connection, where, options.first, options.after, last=options.last,
                          before=options.before, order=options.order, as_of=options.as_of)
         total = kind.count(connection, where, options.as_of)
@@ -147,6 +166,15 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
             "title": kind.title, "kind": kind, "total": total,
             "rows": [[_cell(column.cell(record)) for column in kind.columns]
                      for record in page.items],
+            # With a search: per row, its text around the words found, marked « » (the
+            # template escapes it, then makes the marks <mark>).
+            "search": query.get("search") or "",
+            "searchable": index_of(metadata.tables[kind.table]) is not None,
+            "kept": [(n, v) for n, values in _without(params, *_PAGING, "search").items()
+                     for v in values],
+            "snippets": None if search is None else list(snippets(
+                connection, metadata.tables[kind.table], search,
+                [record.seq for record in page.items]).values()),
             "active": [{"param": v if n == IS_NULL else n, "value": "(none)" if n == IS_NULL
                         else v, "href": _href(base, kind, _toggled(params, n, v))}
                        for n, values in params.items() if n not in PAGE_OPTIONS
@@ -154,7 +182,7 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
             "orders": [(order.name.lower().replace("_", " "),
                         _href(base, kind, {**_without(params, *_PAGING),
                                            "order": [order.name]}),
-                        order is options.order) for order in kind.orders
+                        order is options.order) for order in orders
                        if order.column is None],
             "headings": [_heading(base, kind, params, column, options.order)
                          for column in kind.columns],
@@ -295,14 +323,18 @@ def list_json(context: dict[str, Any], links: Links) -> dict[str, Any]:
     kind: ListKind = context["kind"]
     headings = [column.heading for column in kind.columns]
     rows = []
-    for row in context["rows"]:
+    snippets = context.get("snippets")
+    for index, row in enumerate(context["rows"]):
         shaped: dict[str, Any] = {}
         for heading, cell in zip(headings, row, strict=True):
             shaped[heading] = cell["value"]
             if cell["href"]:
                 shaped[f"{heading}_href"] = links.at(cell["href"])
+        if snippets is not None:  # with a search: the words found, between « and »
+            shaped["found"] = snippets[index]
         rows.append(shaped)
     return {
+        "search": context.get("search") or None,
         "kind": kind.name, "title": kind.title, "total": context["total"],
         "columns": headings, "rows": rows,
         "filters": [{"param": f["param"], "value": f["value"], "remove": f["href"]}

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
 from sqlalchemy import Connection, func, select
 from starlette.requests import Request
 from starlette.responses import Response
@@ -43,6 +44,7 @@ from store.db.audit_store import AuditStore
 from store.db.damage import DAMAGE, damage_said
 from store.db.log.stored_log import LeafBlocks, latest_head, stored_origin
 from store.db.queries import QueryError, QueryTimeout, snapshot_at
+from store.db.queries.search import MARK_CLOSE, MARK_OPEN
 from store.db.schema.tables import checkpoint_cosignatures, checkpoints
 from store.errors import StoreError
 
@@ -160,6 +162,12 @@ class RenderedPages:
             self.size = 0
 
 
+def marked(snippet: str | None) -> Markup:
+    """A search snippet as HTML: escaped first, then its « » marks made <mark> elements."""
+    escaped = escape(snippet or "")
+    return Markup(str(escaped).replace(MARK_OPEN, "<mark>").replace(MARK_CLOSE, "</mark>"))
+
+
 class Console:
     """The console over one store: its routes, templates, leaf-hash blocks and page cache."""
 
@@ -173,6 +181,7 @@ class Console:
                                   autoescape=select_autoescape(default=True),
                                   trim_blocks=True, lstrip_blocks=True)
         environment.filters["thousands"] = thousands
+        environment.filters["marked"] = marked
         self.templates = Jinja2Templates(env=environment)
 
     def routes(self) -> list[BaseRoute]:

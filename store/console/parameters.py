@@ -28,7 +28,8 @@ from store.db.queries import MAX_KEY, MAX_PAGE_SIZE, Order
 from store.errors import QueryError
 
 # `facet` names the facet shown in full (every value, a page at a time from `facetAfter`).
-PAGE_OPTIONS = ("order", "first", "last", "after", "before", "asOf", "facet", "facetAfter")
+PAGE_OPTIONS = ("order", "first", "last", "after", "before", "asOf", "facet", "facetAfter",
+                "search")
 # `isNull=familyId`: the records whose familyId is null, any-of with familyId's other values
 # (GraphQL's `familyId: [null, ...]`): what a facet's "(none)" links to.
 IS_NULL = "isNull"

@@ -21,8 +21,10 @@ from store.db.schema.tables import (
     tree_heads,
     turn_fields,
 )
+from store.db.schema.text_search import TEXT_INDEXES
 from store.db.verify.store_checks import VerifyReport, verify_store
 from store.db.write.inserts import insert_rows, last_batch_id, lock_log_tip
+from store.db.write.search_texts import fts_insert_sql
 from store.errors import StoreError
 
 COPY_CHUNK = 5000
@@ -126,8 +128,25 @@ def _copy_after(src: Connection, dst: Connection, start: int) -> int:
                          .order_by(turn_fields.c.turn_seq).execution_options(yield_per=COPY_CHUNK))
     for chunk in fields.mappings().partitions():
         insert_rows(dst, "turn_fields", [dict(row) for row in chunk])
+    _copy_search_texts(src, dst, last_batch)
     _copy_kept_checkpoints(src, dst)
     return copied
+
+
+def _copy_search_texts(src: Connection, dst: Connection, last_batch: int) -> None:
+    """The search texts of the batches the target lacks, and on a SQLite target the same
+    documents into its FTS5 indexes (PostgreSQL derives its tsvector column itself)."""
+    for index in TEXT_INDEXES.values():
+        texts = index.texts
+        result = src.execute(select(texts).where(texts.c.batch_id > last_batch)
+                             .order_by(texts.c.record_seq)
+                             .execution_options(yield_per=COPY_CHUNK))
+        for chunk in result.mappings().partitions():
+            rows = [dict(row) for row in chunk]
+            insert_rows(dst, str(texts.name), rows)
+            if dst.dialect.name == "sqlite":
+                dst.exec_driver_sql(fts_insert_sql(index), [
+                    (row["record_seq"], *(row[c] for c in index.columns)) for row in rows])
 
 
 def _copy_kept_checkpoints(src: Connection, dst: Connection) -> None:

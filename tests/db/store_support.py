@@ -43,8 +43,13 @@ CHECKPOINT_TABLES = ("checkpoints", "checkpoint_cosignatures")  # revision 0009
 COUNT_TABLES = ("sighting_counts",)  # revision 0010
 TURN_FIELD_TABLES = ("turn_fields",)  # revision 0011
 CONSTRUCTION_TABLES = ("turn_constructions", "turn_assessments")  # revision 0012
+TEXT_TABLES = ("residual_texts", "surface_texts", "turn_texts")  # revision 0013
+# SQLite: the FTS5 index over each text table, and the shadow tables FTS5 keeps for it.
+FTS_TABLES = tuple(f"{t}_fts{part}" for t in TEXT_TABLES
+                   for part in ("", "_data", "_idx", "_docsize", "_config"))
 HEAD_TABLES = (*TABLES, *SURFACE_TABLES, *TALLY_TABLES, *TURN_TABLES, *LOG_TABLES,
-               *CHECKPOINT_TABLES, *COUNT_TABLES, *TURN_FIELD_TABLES, *CONSTRUCTION_TABLES)
+               *CHECKPOINT_TABLES, *COUNT_TABLES, *TURN_FIELD_TABLES, *CONSTRUCTION_TABLES,
+               *TEXT_TABLES)
 
 
 def append_only_triggers(*tables: str) -> frozenset[str]:

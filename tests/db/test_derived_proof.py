@@ -44,7 +44,12 @@ CHANGES = {
     "log_subtrees": "NEW.hash := repeat('0', 64)",
     "tree_heads": "NEW.root_hash := repeat('0', 64)",
     "turn_fields": "NEW.turn_cost_ms := 0",
+    "residual_texts": "NEW.explanation := 'nothing to see'",
+    "surface_texts": "NEW.surface := 'nothing to see'",
+    "turn_texts": "NEW.prompt := 'nothing to see'",
 }
+# Tables a journal writes, frames do not.
+JOURNAL_WRITES = ("turn_fields", "surface_texts", "turn_texts")
 
 
 def test_every_derived_table_has_its_attack() -> None:
@@ -63,8 +68,7 @@ def test_postgres_a_trigger_changing_derived_values_fails_the_batch(
         connection.execute(f"CREATE TRIGGER evil BEFORE INSERT ON {table} "
                            "FOR EACH ROW EXECUTE FUNCTION evil()")
 
-        # turn_fields are a journal's: the Workbench journal writes them, frames do not.
-        result = cli("ingest", "--db", pg_url, JOURNAL if table == "turn_fields" else frames)
+        result = cli("ingest", "--db", pg_url, JOURNAL if table in JOURNAL_WRITES else frames)
 
         assert result.exit_code == 1, result.stdout
         message = result.stderr.strip()

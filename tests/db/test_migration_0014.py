@@ -1,7 +1,7 @@
-"""Revision 0014 on a store revision 0012 wrote: an index on turn_fields (journal_id,
+"""Revision 0014 on a store revision 0013 wrote: an index on turn_fields (journal_id,
 core_time, turn_seq), so one journal's turns in CORE-time order are one index range. Every
 row, leaf, tree head and trigger stays as it was; downgrade drops the index and leaves the
-file's contents exactly as revision 0012 had them. Values written out."""
+file's contents exactly as revision 0013 had them. Values written out."""
 
 from __future__ import annotations
 
@@ -36,9 +36,9 @@ def _journal() -> list[str]:
 
 
 @pytest.fixture
-def store_at_0012(db_path: Path) -> Path:
-    """A store made by revision 0012 (the previous head) holding a three-turn journal."""
-    upgrade(url_of(db_path), "0012")
+def store_at_0013(db_path: Path) -> Path:
+    """A store made by revision 0013 (the previous head) holding a three-turn journal."""
+    upgrade(url_of(db_path), "0013")
     engine = create_store_engine(url_of(db_path), write=True)
     try:
         append_batch(engine, [line.encode() for line in _journal()], "journal.jsonl")
@@ -60,28 +60,28 @@ def _without_revision(lines: list[str]) -> list[str]:
     return [line for line in lines if "alembic_version" not in line]
 
 
-def test_upgrade_adds_the_index_and_keeps_every_row_and_trigger(store_at_0012: Path) -> None:
-    assert revision_of(url_of(store_at_0012)) == "0012"
-    assert INDEX not in _indexes(store_at_0012)
-    rows, triggers = dump(store_at_0012), trigger_definitions(store_at_0012)
-    heads = query(store_at_0012, "SELECT batch_id, tree_size, root_hash FROM tree_heads")
+def test_upgrade_adds_the_index_and_keeps_every_row_and_trigger(store_at_0013: Path) -> None:
+    assert revision_of(url_of(store_at_0013)) == "0013"
+    assert INDEX not in _indexes(store_at_0013)
+    rows, triggers = dump(store_at_0013), trigger_definitions(store_at_0013)
+    heads = query(store_at_0013, "SELECT batch_id, tree_size, root_hash FROM tree_heads")
 
-    upgrade(url_of(store_at_0012), "0014")
+    upgrade(url_of(store_at_0013), "0014")
 
-    assert revision_of(url_of(store_at_0012)) == "0014"
-    assert _indexes(store_at_0012)[INDEX] == ["journal_id", "core_time", "turn_seq"]
-    assert trigger_definitions(store_at_0012) == triggers
+    assert revision_of(url_of(store_at_0013)) == "0014"
+    assert _indexes(store_at_0013)[INDEX] == ["journal_id", "core_time", "turn_seq"]
+    assert trigger_definitions(store_at_0013) == triggers
     assert {name for name, _, _ in triggers} == set(HEAD_TRIGGERS)
-    assert query(store_at_0012, "SELECT batch_id, tree_size, root_hash FROM tree_heads") == heads
-    after = _without_revision(dump(store_at_0012))
+    assert query(store_at_0013, "SELECT batch_id, tree_size, root_hash FROM tree_heads") == heads
+    after = _without_revision(dump(store_at_0013))
     assert set(after) - set(_without_revision(rows)) == {
         f"CREATE INDEX {INDEX} ON turn_fields (journal_id, core_time, turn_seq);"}
     assert set(_without_revision(rows)) <= set(after)
 
 
-def test_a_journal_s_turns_in_core_time_read_the_index(store_at_0012: Path) -> None:
-    upgrade(url_of(store_at_0012), "0014")
-    db = AuditStore.open(str(store_at_0012), read_only=True)
+def test_a_journal_s_turns_in_core_time_read_the_index(store_at_0013: Path) -> None:
+    upgrade(url_of(store_at_0013), "0014")
+    db = AuditStore.open(str(store_at_0013), read_only=True)
     statements: list[tuple[str, object]] = []
     event.listen(db.engine, "before_cursor_execute",
                  lambda _c, _cur, sql, params, _ctx, _many: statements.append((sql, params)))
@@ -96,7 +96,7 @@ def test_a_journal_s_turns_in_core_time_read_the_index(store_at_0012: Path) -> N
     assert [t.turn_id for t in first.items] == [2, 1]
     assert [t.turn_id for t in rest.items] == [3]
     assert (first.has_next_page, rest.has_next_page) == (True, False)
-    with closing(sqlite3.connect(store_at_0012)) as connection:
+    with closing(sqlite3.connect(store_at_0013)) as connection:
         plans = [" ".join(str(step[3]) for step in connection.execute(
                      f"EXPLAIN QUERY PLAN {sql}", params))
                  for sql, params in statements if "ORDER BY turn_fields.core_time" in sql]
@@ -104,14 +104,14 @@ def test_a_journal_s_turns_in_core_time_read_the_index(store_at_0012: Path) -> N
                          for plan in plans), plans
 
 
-def test_downgrade_drops_the_index_and_leaves_revision_0012_s_store(store_at_0012: Path
+def test_downgrade_drops_the_index_and_leaves_revision_0013_s_store(store_at_0013: Path
                                                                       ) -> None:
-    before = dump(store_at_0012)
-    upgrade(url_of(store_at_0012), "0014")
+    before = dump(store_at_0013)
+    upgrade(url_of(store_at_0013), "0014")
 
-    downgrade(url_of(store_at_0012), "0012")
+    downgrade(url_of(store_at_0013), "0013")
 
-    assert revision_of(url_of(store_at_0012)) == "0012"
-    assert INDEX not in _indexes(store_at_0012)
-    assert dump(store_at_0012) == before
-    assert {name for name, _, _ in trigger_definitions(store_at_0012)} == set(HEAD_TRIGGERS)
+    assert revision_of(url_of(store_at_0013)) == "0013"
+    assert INDEX not in _indexes(store_at_0013)
+    assert dump(store_at_0013) == before
+    assert {name for name, _, _ in trigger_definitions(store_at_0013)} == set(HEAD_TRIGGERS)

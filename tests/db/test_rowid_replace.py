@@ -17,6 +17,7 @@ from cli_runs import cli
 from construction_data import recorded_payload
 from jsonl_files import write_jsonl
 from raw_reads import dump
+from sqlalchemy.dialects import sqlite
 from store_support import distinct_frames, raw_connect
 from turn_data import journal_entry, journal_line
 
@@ -50,9 +51,11 @@ def every_table_store(db_path: Path, tmp_path: Path) -> Path:
 
 
 def _has_hidden_rowid(table: str) -> bool:
-    """False when the key is a single INTEGER column: then it is the rowid itself."""
+    """False when the key is a single column declared INTEGER on SQLite: then it is the
+    rowid itself (a log position is BIGINT elsewhere, INTEGER there)."""
     key = list(metadata.tables[table].primary_key.columns)
-    return not (len(key) == 1 and str(key[0].type) == "INTEGER")
+    return not (len(key) == 1
+                and key[0].type.compile(dialect=sqlite.dialect()) == "INTEGER")
 
 
 HIDDEN_ROWID_TABLES = [t for t in APPEND_ONLY_TABLES if _has_hidden_rowid(t)]

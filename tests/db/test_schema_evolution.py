@@ -16,7 +16,13 @@ from jsonl_files import write_jsonl
 from log_leaves import history, leaf_entries
 from raw_reads import dump, query, table_dump, tables, triggers
 from rfc9162_reference import leaf, mth
-from store_support import HEAD_TABLES, HEAD_TRIGGERS, REV0001_TABLES, append_only_triggers
+from store_support import (
+    FTS_TABLES,
+    HEAD_TABLES,
+    HEAD_TRIGGERS,
+    REV0001_TABLES,
+    append_only_triggers,
+)
 from teaching_data import LIGHT_SURFACE, MEMORY_SURFACE
 
 from store import StoreError
@@ -30,7 +36,8 @@ REV0001_CHECKPOINT = REV0001_HEAD.replace(" ", ":")
 
 REV0001_TRIGGERS = append_only_triggers(*REV0001_TABLES)
 # 0003 tallies, 0004 the rowid guard, 0005 turns, 0006 the log, 0007 BIGINT (PG), 0008 guards v3,
-# 0009 kept checkpoints, 0010 sighting counts, 0011 turn fields, 0012 construction evidence
+# 0009 kept checkpoints, 0010 sighting counts, 0011 turn fields, 0012 construction evidence,
+# 0013 full-text search, 0014 turn lookup index
 HEAD = "0014"
 
 SURFACE_LINES = [
@@ -131,7 +138,7 @@ def test_upgrade_keeps_every_row_id_and_ledger_hash(old_store: Path) -> None:
 def test_upgrade_leaves_the_triggers_of_both_revisions(old_store: Path) -> None:
     upgraded(old_store)
     assert triggers(old_store) == HEAD_TRIGGERS
-    assert tables(old_store) == {*HEAD_TABLES, "alembic_version"}
+    assert tables(old_store) == {*HEAD_TABLES, *FTS_TABLES, "alembic_version"}
 
 
 # Per batch and combination, straight from the revision-0001 rows (no tallies involved).

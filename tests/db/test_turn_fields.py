@@ -18,6 +18,7 @@ from store_support import (
     CONSTRUCTION_TABLES,
     EXPECTED_TRIGGERS,
     HEAD_TABLES,
+    TEXT_TABLES,
     append_only_triggers,
     first_problem,
     raw_connect,
@@ -45,8 +46,9 @@ FIELDS = ("turn_id", "core_time", "articulation_surface", "walk_surface",
           "verdict_identity_detail", "verdict_safety_detail", "verdict_ethics_detail",
           "proposal_candidates", "turn_cost_ms", "checkpoint_emitted")
 
-# The tables revision 0011 leaves (revision 0012's construction tables come after it).
-TABLES_AT_0011 = tuple(t for t in HEAD_TABLES if t not in CONSTRUCTION_TABLES)
+# The tables revision 0011 leaves (revision 0012's construction tables and 0013's search
+# texts come after it).
+TABLES_AT_0011 = tuple(t for t in HEAD_TABLES if t not in (*CONSTRUCTION_TABLES, *TEXT_TABLES))
 
 
 def _at(hour: int, minute: int, second: int, micro: int) -> int:

@@ -2,7 +2,8 @@
 
 `seq:12` (OLDEST_FIRST, the only order before orders existed, so old cursors still work),
 `newest:12`, `seen:3:12` (MOST_SEEN: 3 sightings, seq 12), `time:T:12` and `timedesc:T:12`
-(TIME_ASC, TIME_DESC: CORE time T as turn_fields.core_time counts it, seq 12). A column
+(TIME_ASC, TIME_DESC: CORE time T as turn_fields.core_time counts it, seq 12), `rank:R:12`
+(RANK: the match's score R, seq 12). A column
 order's key holds the column's value, text or a number: `["code_asc",0,"entity_unbound",12]`
 (JSON: the order, 0 or 1 for a null, the value or a blank, the seq).
 """
@@ -19,11 +20,11 @@ from store.db.queries.keys import MAX_KEY
 from store.db.queries.orders import COLUMN_ORDERS, Order
 
 _TAGS = {Order.OLDEST_FIRST: "seq", Order.NEWEST_FIRST: "newest", Order.MOST_SEEN: "seen",
-         Order.TIME_ASC: "time", Order.TIME_DESC: "timedesc"}
+         Order.TIME_ASC: "time", Order.TIME_DESC: "timedesc", Order.RANK: "rank"}
 _ORDERS = {tag: order for order, tag in _TAGS.items()}
 _COLUMN_ORDERS = {order.value: order for order in COLUMN_ORDERS}
 _KEYS = {Order.OLDEST_FIRST: 1, Order.NEWEST_FIRST: 1, Order.MOST_SEEN: 2, Order.TIME_ASC: 2,
-         Order.TIME_DESC: 2}
+         Order.TIME_DESC: 2, Order.RANK: 2}
 _HINT = {"after": "an endCursor or cursor value", "before": "a startCursor or cursor value"}
 
 

@@ -38,6 +38,7 @@ from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.filters import filter_order
 from store.db.queries.listings import LISTINGS, Filter, RecordListing
+from store.db.queries.search import Searched
 from store.db.schema.engine import row_chunks_read
 from store.db.schema.tables import tree_heads, turn_assessments, turn_constructions
 from store.model.spreadsheet_cells import FORMULA_STARTS, neutralized_rows
@@ -103,8 +104,9 @@ class ExportKind:
 
     def statement(self, where: ExportFilter | None = None,
                   snapshot: Snapshot | None = None) -> Select[Any]:
-        if where is not None and (self.filter_type is None
-                                  or not isinstance(where, self.filter_type)):
+        given = where.base if isinstance(where, Searched) else where
+        if given is not None and (self.filter_type is None
+                                  or not isinstance(given, self.filter_type)):
             raise TypeError(f"{self.name} takes a {getattr(self.filter_type, '__name__', None)}")
         # A joined record (a turn's surface, an occurrence's residual) was stored before its
         # row, so bounding this table's seq is the whole as-of condition.

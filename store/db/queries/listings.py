@@ -30,6 +30,7 @@ from sqlalchemy import (
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.batches import BATCH_RECORD
+from store.db.queries.cursors import cursor_for, key_in
 from store.db.queries.errors import QueryError
 from store.db.queries.facets import facet_page
 from store.db.queries.filters import (
@@ -48,7 +49,7 @@ from store.db.queries.orders import (
     by_column,
     in_seq_order,
 )
-from store.db.queries.pages import PageArgs, count_rows, page_of
+from store.db.queries.pages import PageArgs, count_rows, page_of, page_size
 from store.db.queries.records import (
     Batch,
     FacetPage,
@@ -77,6 +78,7 @@ from store.db.queries.row_records import (
     json_tuple_or_null,
     optional,
 )
+from store.db.queries.search import Searched, count_matches, ranked_seqs, text_index
 from store.db.queries.sightings import few_rows, sighted_listing, sightings_count
 from store.db.queries.surfaces import SURFACE_FACETS, surface_combos, surface_facets_of
 from store.db.queries.turns import TURN_FACETS, turn_combos, turn_facets_of
@@ -89,6 +91,7 @@ from store.db.schema.tables import surface_occurrences as surface_sightings_t
 from store.db.schema.tables import surface_records as surfaces_t
 from store.db.schema.tables import turn_fields as turn_fields_t
 from store.db.schema.tables import turns as turns_t
+from store.db.schema.text_search import index_of
 from store.model.records import ContractAssessment, ContractResidual, SourceSpan
 from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
@@ -185,10 +188,11 @@ class RecordListing(Generic[F, R]):
     @property
     def orders(self) -> tuple[Order, ...]:
         """The orders it can be read in: MOST_SEEN only with sightings, the TIME orders only
-        with CORE time."""
+        with CORE time, RANK only with text to search."""
         columns = {name for name, _ in self.column_orders}
         return tuple(o for o in Order
                      if (o is not Order.MOST_SEEN or self.sightings is not None)
+                     and (o is not Order.RANK or index_of(self.table) is not None)
                      and (o not in TIME_ORDERS or self.time_ordered is not None)
                      and (o.column is None or o.column in columns))
 
@@ -260,6 +264,8 @@ class RecordListing(Generic[F, R]):
         """A page of its records matching `where`, in `order` (keyset pages: first/after
         forwards, last/before backwards), as of tree size `as_of` (None: now)."""
         snapshot = snapshot_at(connection, as_of)
+        if order is Order.RANK and isinstance(where, Searched):
+            return self._ranked(connection, where, snapshot, first, after, last, before)
         read = self.keyed(where, snapshot) if self.paged_by_key else self._read(where, snapshot)
         if order in COLUMN_ORDERS:
             listing = self.sorted_by(connection, order, read if self.paged_by_key
@@ -277,6 +283,36 @@ class RecordListing(Generic[F, R]):
             return self.page_by_key(connection, listing, order, snapshot, first, after, last,
                                     before)
         return page_of(connection, listing, order, self.record, first, after, last, before)
+
+    def _ranked(self, connection: Connection, where: Searched, snapshot: Snapshot | None,
+                first: int | None, after: str | None, last: int | None,
+                before: str | None) -> Page[R]:
+        """A page of the search's best matches, best first: the top of the engine's own
+        ranking (LIMIT inside its query) joined to the records. Forwards only."""
+        if last is not None or before is not None:
+            raise QueryError("order: RANK pages forwards only (first/after): a match's rank "
+                             "moves as the store grows")
+        size = page_size(first)
+        # A RANK cursor holds numbers only (key_in checked them): score and seq.
+        key = None if after is None else [int(v) for v in key_in(after, Order.RANK, "after")]
+        base = where.base
+        conditions = ([] if base is None or not base.conditions() else
+                      [self.table.c.seq.in_(self.filtered(base, snapshot)
+                                            .with_only_columns(self.table.c.seq))])
+        ranked = ranked_seqs(text_index(self.table), where.search, connection.dialect.name,
+                             limit=size + 1, after=key, conditions=conditions,
+                             through=None if snapshot is None else snapshot.tree_size
+                             ).subquery("ranked")
+        statement = (self.rows(None, snapshot)
+                     .join(ranked, ranked.c.record_seq == self.table.c.seq)
+                     .add_columns(ranked.c.score.label("search_score"))
+                     .order_by(ranked.c.score.desc(), self.table.c.seq))
+        rows = connection.execute(statement).all()
+        kept = rows[:size]
+        return Page(items=[self.record(row) for row in kept],
+                    cursors=[cursor_for(Order.RANK, (row.search_score, row.seq))
+                             for row in kept],
+                    has_next_page=len(rows) > size, has_previous_page=key is not None)
 
     def keyed(self, where: F | None = None, snapshot: Snapshot | None = None) -> Select[Any]:
         """The keys of its rows matching `where`, stored by `snapshot`, through the joins its
@@ -322,6 +358,9 @@ class RecordListing(Generic[F, R]):
               as_of: int | None = None) -> int:
         """How many of its records match `where`, as of tree size `as_of`: counted in SQL."""
         snapshot = snapshot_at(connection, as_of)
+        if isinstance(where, Searched) and (where.base is None or not where.base.conditions()):
+            return count_matches(connection, self.table, where.search,
+                                 None if snapshot is None else snapshot.tree_size)
         if self.counter is not None:
             return self.counter(connection, where, snapshot)
         return count_rows(connection, self.filtered(where, snapshot)

@@ -33,13 +33,16 @@ class Order(enum.Enum):
     TIME_ASC and TIME_DESC are by CORE's own time (a turn's timestamp), ties in append order
     (oldest first, newest first), turns without a time last. The column orders (<COLUMN>_ASC,
     <COLUMN>_DESC) are by one column of a list (`RecordListing.column_orders` says which),
-    ties in append order (oldest first, newest first), records without a value last."""
+    ties in append order (oldest first, newest first), records without a value last. RANK is
+    a search's: best match first (bm25 on SQLite, ts_rank on PostgreSQL), ties oldest first;
+    only with `search`."""
 
     OLDEST_FIRST = "oldest_first"
     NEWEST_FIRST = "newest_first"
     MOST_SEEN = "most_seen"
     TIME_ASC = "time_asc"
     TIME_DESC = "time_desc"
+    RANK = "rank"
     ID_ASC = "id_asc"
     ID_DESC = "id_desc"
     KIND_ASC = "kind_asc"
@@ -136,6 +139,9 @@ def in_seq_order(order: Order, statement: Select[Any], seq: ColumnElement[int], 
     if order is Order.MOST_SEEN:
         raise QueryError(f"order: MOST_SEEN orders records by their sightings, which {listing} "
                          "do not have; use OLDEST_FIRST or NEWEST_FIRST")
+    if order is Order.RANK:
+        raise QueryError(f"order: RANK orders a search's matches by how well they match: give "
+                         f"{listing} a `search`, or use OLDEST_FIRST or NEWEST_FIRST")
     if order in TIME_ORDERS:
         raise QueryError(f"order: {order.name} orders turns by CORE's own time, which "
                          f"{listing} do not have; use OLDEST_FIRST or NEWEST_FIRST")

@@ -27,7 +27,8 @@ SQLITE_V3_GUARDED: frozenset[str] = frozenset({
     "surface_records", "surface_occurrences", "turns", "residual_tallies", "log_subtrees",
     "tree_heads", "log_origin", "checkpoints", "checkpoint_cosignatures", "sighting_counts",
     "turn_fields",
-    "turn_constructions", "turn_assessments"})
+    "turn_constructions", "turn_assessments",
+    "residual_texts", "surface_texts", "turn_texts"})
 # Tables that hold one row at most: a second one is refused (the guard; PostgreSQL: a unique
 # index on a constant) and reported by verify.
 SINGLE_ROW_TABLES: frozenset[str] = frozenset({"log_origin"})

@@ -28,13 +28,16 @@ from store.db.schema.tables import (
     metadata,
     residual_occurrences,
     residual_tallies,
+    residual_texts,
     sighting_counts,
     surface_occurrences,
     surface_records,
+    surface_texts,
     tree_heads,
     turn_assessments,
     turn_constructions,
     turn_fields,
+    turn_texts,
     turns,
 )
 
@@ -95,6 +98,9 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
                derived=False),
     RecordKind(sighting_counts, ("batch_id", "record_id"), ledgered=False, derived=True),
     RecordKind(turn_fields, ("turn_key",), ledgered=False, derived=True),
+    RecordKind(residual_texts, ("record_seq",), ledgered=False, derived=True),
+    RecordKind(surface_texts, ("record_seq",), ledgered=False, derived=True),
+    RecordKind(turn_texts, ("record_seq",), ledgered=False, derived=True),
 )
 
 KINDS_BY_TABLE: Mapping[str, RecordKind] = {kind.name: kind for kind in RECORD_KINDS}

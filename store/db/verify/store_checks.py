@@ -26,6 +26,7 @@ from store.db.schema.tables import (
     metadata,
     tree_heads,
 )
+from store.db.schema.text_search import TEXT_INDEXES, TEXT_TABLES
 from store.db.verify.checkpoint_checks import checkpoint_problems, kept_checkpoint_problems
 from store.db.verify.construction_checks import construction_problems
 from store.db.verify.content_checks import content_kinds, table_problems
@@ -38,6 +39,7 @@ from store.db.verify.derived_record import DerivedSums, derived_record_problems,
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
 from store.db.verify.schema_snapshot import whole_schema_problems
+from store.db.verify.search_checks import search_problems
 from store.db.verify.table_checks import single_row_problems, unreadable_tables
 from store.db.write.row_builders import ledger_key
 from store.model.checkpoint import Checkpoint
@@ -256,6 +258,8 @@ HEAVY_CHECKS: dict[str, HeavyCheck] = {
         connection, scope.after_batch),
     "constructions": lambda connection, scope, _report: construction_problems(
         connection, scope.after_seq),
+    "search": lambda connection, scope, _report: search_problems(
+        connection, scope.after_batch),
 }
 # How many of a check's problems the report can take at most (the rest need not be read).
 HEAVY_CAPS = {"leaves": MAX_PROBLEMS * 4,
@@ -301,6 +305,10 @@ def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -
         names.append("turn_fields")
     if not {"turns", "turn_constructions", "turn_assessments"} & set(unreadable):
         names.append("constructions")
+    if not {*TEXT_TABLES, *(i.records.name for i in TEXT_INDEXES.values()),
+            "residual_occurrences", "contract_assessments", "surface_occurrences",
+            "surface_records"} & set(unreadable):
+        names.append("search")
     return [*names, "references"]
 
 
@@ -375,6 +383,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         problems.extend(islice(heavy.problems("sighting_counts", report), MAX_PROBLEMS))
     if "turn_fields" in names:
         problems.extend(islice(heavy.problems("turn_fields", report), MAX_PROBLEMS))
+    if "search" in names:
+        problems.extend(islice(heavy.problems("search", report), MAX_PROBLEMS))
     if scope.since is not None and since_sums is not None:
         problems.extend(derived_record_problems(connection, since_sums, scope.since.batch_id,
                                                 scope.since.size))

@@ -56,6 +56,9 @@ class DerivedWrites:
     rows read back that were never written."""
 
     tables: dict[str, RowsDigest] = field(default_factory=dict)
+    # Derived tables the store does not have yet (a revision's backfill batch, written
+    # before a later revision creates them): neither written nor read back.
+    absent: frozenset[str] = frozenset()
 
     def insert(self, connection: Connection, table: str,
                rows: Sequence[Sequence[Any]]) -> None:

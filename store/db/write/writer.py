@@ -14,6 +14,7 @@ from sqlalchemy import Connection, Engine, select
 from store import __version__
 from store.db.log.stored_log import LogAppender, log_entry
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
+from store.db.schema.text_search import TEXT_TABLES, texts_present
 from store.db.write.batch_proof import WrittenBatch, prove_batch
 from store.db.write.batch_summary import BatchSummary
 from store.db.write.derived_rows import DerivedWrites
@@ -46,6 +47,7 @@ from store.db.write.reading_process import (
     worth_a_process,
 )
 from store.db.write.row_builders import InputStart, RegistryProvider, ledger_key
+from store.db.write.search_texts import text_rows, write_texts
 from store.db.write.sighting_counts import write_sighting_counts
 from store.db.write.tallies import BatchTally
 from store.db.write.turn_fields import TurnFieldsWriter
@@ -79,7 +81,10 @@ class _BatchWriter:
         # Residual ids repeat across frames: remember their stored content, boundedly.
         self.repeated: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
         self.tally = BatchTally()
-        self.derived = DerivedWrites()  # every derived row, digested for prove_batch
+        # Every derived row, digested for prove_batch; the search texts only on a store
+        # that has them (revision 0012's backfill batch runs before 0013 creates them).
+        self.texts = texts_present(connection)
+        self.derived = DerivedWrites(absent=frozenset() if self.texts else frozenset(TEXT_TABLES))
         self.stored_rows = self.appender.size  # at most this many rows in any one table
         self.looked_up = 0
         self.filtering = False  # once True, each kind's key filter is built when first needed
@@ -224,6 +229,8 @@ class _BatchWriter:
         for table, rows in inserts.items():
             insert_values(self.connection, table, APPENDED_COLUMNS[table], rows)
         self.derived.insert(self.connection, "turn_fields", fields)
+        if self.texts:
+            write_texts(self.connection, self.derived, text_rows(batch_id, inserts, stored))
         self._insert_subtrees()
 
     def count_sightings(self) -> None:
