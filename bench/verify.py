@@ -1,6 +1,8 @@
 """Verify benchmark: the full `core-audit verify` in one process and on every core, beside
 SQLite's `integrity_check` alone (the floor: one of its checks, reading every page), and the
-incremental verify after a small new batch.
+incremental verify after a small new batch; and each of verify's heavy checks alone, timed in
+one process, to show where its time goes (the rest, in the main process, is the schema and
+the small tables).
 
     .venv/bin/python bench/verify.py [--db /tmp/gen1m.db] [--work /tmp/verify-bench.db]
                                      [--new-frames 1000] [--rounds 1]
@@ -30,6 +32,20 @@ CORE_AUDIT = [sys.executable, "-c", "from store.cli import main; main()"]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ingest import GENERATOR  # noqa: E402  (../shared/bench/gen_frames.py, found as ingest finds it)
+
+# Each heavy check alone, in one process, one after the other: where verify's time goes.
+_PHASES = """
+import sys, time
+from store.db.schema.engine import create_store_engine
+from store.db.verify.store_checks import HEAVY_CHECKS, Scope, VerifyReport, heavy_check_names
+engine = create_store_engine(f"sqlite:///{sys.argv[1]}", read_only=True, pooled=False)
+with engine.connect() as connection:
+    for name in heavy_check_names({}):
+        wall, cpu = time.perf_counter(), time.process_time()
+        found = sum(1 for _ in HEAVY_CHECKS[name](connection, Scope(), VerifyReport()))
+        print(f"{name}\t{time.perf_counter() - wall:.2f}\t{time.process_time() - cpu:.2f}"
+              f"\t{found}", flush=True)
+"""
 
 _FLOOR = """
 import sqlite3, sys
@@ -92,6 +108,14 @@ def _run(args: argparse.Namespace, work: Path, scratch: Path) -> None:
               f"{figures['one'][-1]:.2f} s, {args.jobs} jobs {seconds:.2f} s; "
               f"load {_load()}", flush=True)
     print(said.split(";")[0])
+    _, phases = _timed([sys.executable, "-c", _PHASES, str(work)])
+    print(f"where the time goes (each heavy check alone, one process; load {_load()}):")
+    print(f"  {'check':32} {'wall s':>7} {'CPU s':>7} {'x floor':>8}")
+    for line in phases.splitlines():
+        name, wall, cpu, found = line.split("\t")
+        print(f"  {name:32} {float(wall):7.2f} {float(cpu):7.2f} "
+              f"{float(wall) / statistics.median(figures['floor']):7.2f}x"
+              + (f"  ({found} problems)" if found != "0" else ""))
     frames = scratch / "new.jsonl"
     with frames.open("w") as out:
         subprocess.run([sys.executable, str(GENERATOR), "--frames", str(args.new_frames),
