@@ -263,7 +263,8 @@ class _LeafState:
 def _grown(tree: CompactRange, leaves: list[bytes],
            computed: dict[tuple[int, int], bytes]) -> None:
     """Append the leaves; keep the stored-size subtrees they complete."""
-    for subtree in tree.extend(leaves, SUBTREE_LEVEL):
+    aligned = len(leaves) == LEAF_WINDOW and tree.size % LEAF_WINDOW == 0
+    for subtree in (tree.extend_block if aligned else tree.extend)(leaves, SUBTREE_LEVEL):
         computed[(subtree.level, subtree.start)] = subtree.digest
 
 
