@@ -128,11 +128,10 @@ class _TableLeaves:
     def __init__(self, connection: Connection, table: str, start: int) -> None:
         t, entry = metadata.tables[table], EntryEncoder(table)
         self.table = table
-        keys = LEDGERED_KEYS[table]
         self.seq_at = len(entry.columns)
+        self.key_at = [entry.columns.index(name) for name in LEDGERED_KEYS[table]]
         self._entry = entry
-        statement = (select(*(t.c[name] for name in entry.columns), t.c.seq,
-                            *(t.c[name] for name in keys))
+        statement = (select(*(t.c[name] for name in entry.columns), t.c.seq)
                      .where(t.c.seq > start).order_by(t.c.seq))
         self._chunks: Iterator[Sequence[Sequence[Any]]] | None = row_chunks_read(
             connection, statement, _READ_ROWS)
@@ -141,7 +140,7 @@ class _TableLeaves:
         self.rows: list[Sequence[Any]] = []
 
     def key(self, row: Sequence[Any]) -> str:
-        return ledger_key(tuple(row[self.seq_at + 1:]))
+        return ledger_key(tuple(row[at] for at in self.key_at))
 
     def upto(self, end: int) -> tuple[list[int], list[bytes], list[Sequence[Any]]]:
         """The rows not handed out yet with seq <= end (and takes them)."""
@@ -226,7 +225,7 @@ def _leaf_problems(connection: Connection, report: VerifyReport,
         batch_seqs, _, batch_rows = parts[batch_at]
         for seq, row in zip(batch_seqs, batch_rows, strict=True):
             _grown(tree, placed[tree.size - done:seq - done], computed)
-            yield from _batch_head(tree, seq, batches.key(row), row[batches.seq_at + 1],
+            yield from _batch_head(tree, seq, batches.key(row), row[batches.key_at[0]],
                                    heads, state)
         _grown(tree, placed[tree.size - done:], computed)
     report.rows = tree.size
@@ -311,7 +310,7 @@ def _row_by_row(connection: Connection, tables: list[_TableLeaves],
             continue
         _grown(tree, [leaf], computed)
         if table == "ingest_batches":
-            yield from _batch_head(tree, seq, key, row[source.seq_at + 1], heads, state)
+            yield from _batch_head(tree, seq, key, row[source.key_at[0]], heads, state)
 
 
 def _missing_rows(connection: Connection) -> str:
