@@ -35,13 +35,15 @@ from query import build_store, stored_residuals
 from starlette.testclient import TestClient
 
 from store.api.app import create_app
+from store.console.histograms import core_time_histogram, ingest_histogram
 from store.console.pages import Console
 from store.db.audit_store import AuditStore
 from store.db.queries.browsing import assessment_facets
 from store.db.schema.engine import resolve_url, sqlite_path
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-GOALS = {"overview": 100.0, "list": 100.0, "record": 30.0}
+GOALS = {"overview": 100.0, "list": 100.0, "record": 30.0, "grouped": 150.0,
+         "histogram": 100.0}
 
 
 def timed(call: Callable[[], object], rounds: int) -> list[float]:
@@ -125,6 +127,25 @@ def main() -> None:
     for url in ("/residuals?order=MOST_SEEN&first=100",  # the query layer's MOST_SEEN
                 "/surfaces?order=MOST_SEEN&first=100"):
         line(f"list {url}", timed(get(url), args.rounds), GOALS["list"])
+    # Issue 33: the group pages, a page as JSON, and the histogram above a list alone.
+    for url in ("/residuals/groups?by=kind,organ", "/residuals/groups?by=ingest_day,kind",
+                "/turns/groups?by=clearance", "/residuals.json?first=100"):
+        line(f"page {url}", timed(get(url), args.rounds), GOALS["grouped"])
+    histogram_reads = db.engine.connect()
+    line("histogram alone: residuals per day of ingest", timed(
+        partial(ingest_histogram, histogram_reads, "residuals", None, None, "Residuals"),
+        args.rounds), GOALS["histogram"])
+    line("SQL floor: residual tallies per day", timed(
+        lambda: floor.execute("SELECT substr(b.ingested_at, 1, 10), sum(t.residuals) FROM "
+                              "residual_tallies t JOIN ingest_batches b USING (batch_id) "
+                              "GROUP BY 1").fetchall(), args.rounds))
+    line("histogram alone: turns per CORE-time bucket", timed(
+        partial(core_time_histogram, histogram_reads, None, None), args.rounds),
+        GOALS["histogram"])
+    line("SQL floor: turns per day of CORE time", timed(
+        lambda: floor.execute("SELECT core_time / 86400000000, count(*) FROM turn_fields "
+                              "GROUP BY 1").fetchall(), args.rounds))
+    histogram_reads.close()
     facets_page = client.get("/assessments?first=100").text
     held = "left out" not in facets_page
     print(f"  /assessments: facets (organ, familyId, runnable) "

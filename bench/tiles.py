@@ -122,8 +122,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", default="/tmp/core-audit-bench-tiles.db",
-                        help="store path; reused if it exists, else built here (about 660 MB at"
-                             " the default size; delete it after)")
+                        help="store path (default: %(default)s); reused if it exists, else "
+                             "built there (about 660 MB at the default size; delete it after)")
     parser.add_argument("--occurrences", type=int, default=420_000,
                         help="residual occurrences to generate if the store must be built")
     parser.add_argument("--requests", type=int, default=300, help="requests per measured figure")

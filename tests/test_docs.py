@@ -298,3 +298,40 @@ def test_each_graphql_example_runs_on_the_example_store(block: str, docs_dir: Pa
         result = asyncio.run(execute_operation(store, block, variables, None))
     assert result.get("errors") is None, result
     assert result["data"]
+
+
+# --- the auditor's ten questions --------------------------------------------------------------
+
+QUESTIONS = PAGES["docs/graphql.md"].split("## Questions an auditor asks", 1)[1].split(
+    "\n## ", 1)[0]
+QUESTION_BLOCKS = re.findall(r"```graphql\n(.*?)```", QUESTIONS, flags=re.S)
+
+
+def test_the_ten_questions_each_have_one_query() -> None:
+    asked = re.findall(r"^(\d+)\. ", QUESTIONS, flags=re.M)
+    assert asked == [str(n) for n in range(1, 11)]
+    assert len(QUESTION_BLOCKS) == 10
+
+
+def _unanswered(name: str, value: object) -> list[str]:
+    """Where an answer holds no records: a null root field, an empty page, no groups, no
+    entries, a zero total."""
+    if value is None:
+        return [name]
+    if not isinstance(value, dict):
+        return []
+    empty = [f"{name}.{key}" for key in ("groups", "nodes", "entries", "corpora")
+             if key in value and not value[key]]
+    if value.get("totalCount") == 0 or value.get("total") == 0:
+        empty.append(f"{name}: total 0")
+    return empty
+
+
+@pytest.mark.parametrize("number", range(1, 11))
+def test_each_question_is_answered_with_records(number: int, docs_dir: Path) -> None:
+    block = QUESTION_BLOCKS[number - 1]
+    with AuditStore.open(str(docs_dir / "core-audit.db"), read_only=True) as store:
+        result = asyncio.run(execute_operation(store, block, None, None))
+    assert result.get("errors") is None, result
+    assert [where for name, value in result["data"].items()
+            for where in _unanswered(name, value)] == []

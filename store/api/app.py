@@ -59,7 +59,8 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
 
     def __init__(self, db: AuditStore, *, graphiql: bool, introspection: bool,
                  registry: RegistryProvider, max_objects: int = DEFAULT_MAX_OBJECTS,
-                 trusted_documents: TrustedDocuments | None = None) -> None:
+                 trusted_documents: TrustedDocuments | None = None,
+                 console: bool = False) -> None:
         super().__init__(
             build_schema(introspection=introspection, max_objects=max_objects),
             graphql_ide="graphiql" if graphiql else None,
@@ -68,6 +69,7 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
         self.db = db
         self.registry = registry
         self.trusted_documents = trusted_documents
+        self.console = console  # served beside it: GraphiQL links back to it
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -118,7 +120,8 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
         return bool(super().should_render_graphql_ide(request))
 
     async def render_graphql_ide(self, request: Request) -> Response:
-        return graphiql_page()  # strawberry's own page loads its scripts from a CDN
+        # strawberry's own page loads its scripts from a CDN
+        return graphiql_page(console=self.console)
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
@@ -162,7 +165,7 @@ def create_app(
     auditor's console (read-only HTML pages, store/console/) at / beside /graphql."""
     graphql_app = AuditGraphQL(db, graphiql=graphiql, introspection=introspection,
                                registry=registry, max_objects=max_objects,
-                               trusted_documents=trusted_documents)
+                               trusted_documents=trusted_documents, console=console)
     trusted_hosts = sorted({*LOCAL_HOSTS, host, *allowed_hosts})
     middleware = [
         Middleware(TrustedHostMiddleware, allowed_hosts=trusted_hosts),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -10,6 +11,7 @@ from strawberry.dataloader import DataLoader
 
 from store.db import queries
 from store.db.audit_store import AuditStore
+from store.db.queries import journals
 from store.model.corpora import TeachingRegistry
 from store.model.teaching_surface import default_registry
 
@@ -74,3 +76,14 @@ class RequestContext:
             found = await self.run(queries.assessment_turns, ids, as_of=as_of)
             produced.update(((assessment_id, as_of), found[assessment_id]) for assessment_id in ids)
         return [produced[key] for key in keys]
+
+    @functools.cached_property
+    def journal_summaries(self) -> DataLoader[AsOfKey, queries.JournalSummary]:
+        """A journal's turnCount, updatedAt, batchIds and batches: one read of its turns, when
+        asked (made on first use: most requests ask for none)."""
+        return DataLoader(load_fn=self._load_journal_summaries)
+
+    async def _load_journal_summaries(self, keys: list[AsOfKey]
+                                      ) -> list[queries.JournalSummary]:
+        return [await self.run(journals.journal_summary, journal_id, as_of)
+                for journal_id, as_of in keys]

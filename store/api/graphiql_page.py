@@ -25,7 +25,7 @@ PAGE = """<!doctype html>
 <link rel="stylesheet" href="graphql/static/graphiql-page.css">
 </head>
 <body>
-<div id="graphiql">Loading GraphiQL…</div>
+{console_link}<div id="graphiql">Loading GraphiQL…</div>
 <noscript>GraphiQL needs JavaScript; POST queries to this URL instead.</noscript>
 <script src="graphql/static/react.production.min.js"></script>
 <script src="graphql/static/react-dom.production.min.js"></script>
@@ -45,8 +45,15 @@ CONTENT_SECURITY_POLICY = "; ".join([
 CONTENT_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
-def graphiql_page() -> Response:
-    return HTMLResponse(PAGE, headers={"content-security-policy": CONTENT_SECURITY_POLICY,
+# Relative as the assets are: "./" from /graphql is the console's overview, under any root path.
+CONSOLE_LINK = ('<nav class="console-link" aria-label="core-audit"><a href="./">← core-audit '
+                'console</a> · GraphQL</nav>\n')
+
+
+def graphiql_page(*, console: bool = False) -> Response:
+    """GraphiQL; with the console served beside it, a link back to the console first."""
+    page = PAGE.replace("{console_link}", CONSOLE_LINK if console else "")
+    return HTMLResponse(page, headers={"content-security-policy": CONTENT_SECURITY_POLICY,
                                        "cache-control": "no-cache"})
 
 

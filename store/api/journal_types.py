@@ -26,20 +26,16 @@ EVIDENCE_GAP = "the journal is one local grouping with no durable session id"
     queries.Journal, key="journal_id",
     description="A stored Workbench turn journal: CORE's journal run (core-workbench.md §5), "
     "named by its turn 1 (the same id when the grown file is stored again).",
-    fields=("journal_id", "session_id", "source", "turn_count", "started_at", "updated_at",
-            "batch_ids"),
+    fields=("journal_id", "session_id", "source", "started_at"),
     journal_id="Its turn 1's turnKey.",
     session_id="CORE's run session_id for a journal: always workbench_turn_journal.",
     source="CORE's run source: always turn_journal.",
-    turn_count="Its turns stored (as of the tree it was read at).",
     started_at="Its turn 1's timestamp, as CORE wrote it (CORE's started_at).",
-    updated_at="Its last turn's timestamp, as CORE wrote it (CORE's updated_at).",
-    batch_ids="The batches that stored its turns, ascending.",
     evidence_gap="CORE's run evidence_gap, always set on a journal run: no durable session id "
                  "is recorded anywhere, so a journal is one local grouping (the sentence is "
                  "this store's: core-workbench.md gives CORE's reason, not its words).")
 class Journal(RecordView):
-    """The fields of queries.Journal, CORE's run constants, and its turns."""
+    """The fields of queries.Journal, CORE's run constants, its summary and its turns."""
 
     session_id: str
     source: str
@@ -53,8 +49,27 @@ class Journal(RecordView):
                                   "read (source) and its bytes' sha256 (inputSha256), what "
                                   "CORE's run lists as its artifact_refs.")
     async def batches(self, info: Ctx) -> list[Batch]:
-        ids = list(self.batch_ids)  # type: ignore[attr-defined]
+        ids = list((await self._summary(info)).batch_ids)
         return [Batch.of(found) for found in await info.context.run(batches_by_id, ids)]
+
+    # Its summary counts every turn of the journal: read when one of its fields is asked for
+    # (once for the three), not to find the journal or page its turns.
+    async def _summary(self, info: Ctx) -> queries.JournalSummary:
+        key = (str(self.journal_id), self.as_of)  # type: ignore[attr-defined]
+        return await info.context.journal_summaries.load(key)
+
+    @strawberry.field(description="Its turns stored (as of the tree it was read at).")
+    async def turn_count(self, info: Ctx) -> int:
+        return (await self._summary(info)).turn_count
+
+    @strawberry.field(description="Its last turn's timestamp, as CORE wrote it (CORE's "
+                                  "updated_at).")
+    async def updated_at(self, info: Ctx) -> str | None:
+        return (await self._summary(info)).updated_at
+
+    @strawberry.field(description="The batches that stored its turns, ascending.")
+    async def batch_ids(self, info: Ctx) -> list[int]:
+        return list((await self._summary(info)).batch_ids)
 
     @strawberry.field(description="Its turns in turn order (turnId 1, 2, ...; the order they "
                                   "were stored in), paged as every list is.")
@@ -63,9 +78,8 @@ class Journal(RecordView):
                     ) -> Connection[TurnView]:  # type: ignore[valid-type]
         journal = str(self.journal_id)  # type: ignore[attr-defined]
         listing = queries.LISTINGS["turns"]
-        page = await info.context.run(journals.journal_turns, listing.rows, listing.record,
-                                      journal, first, after, last=last, before=before,
-                                      as_of=self.as_of)
+        page = await info.context.run(journals.journal_turns, listing, journal, first, after,
+                                      last=last, before=before, as_of=self.as_of)
         where = queries.TurnFilter(journal=[RecordId(journal)])
         return connection(page, lambda turn: TurnView.of(turn, self.as_of),
                           _count(info, where, self.as_of))
@@ -119,6 +133,6 @@ class JournalFields:
         if turn_id is None:
             found = await info.context.run(turns.get, str(id), as_of=as_of)
         else:
-            found = await info.context.run(journals.turn_in_journal, turns.rows, turns.record,
-                                           str(journal), turn_id, as_of)
+            found = await info.context.run(journals.turn_in_journal, turns, str(journal),
+                                           turn_id, as_of)
         return None if found is None else TurnView.of(found, as_of)

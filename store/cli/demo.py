@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from store.bundled import bundled_dir
+from store.cli.ingest import PRESENT_SAID
 from store.cli.options import open_store
 from store.cli.serve import AppSettings, run_server
 from store.errors import BatchRejected
@@ -53,9 +54,8 @@ def demo(path: str | None, host: str, port: int, no_console: bool) -> None:
                                        source=example.name)
             except BatchRejected as exc:
                 raise click.ClickException(str(exc)) from exc
-            # "present": rows already stored, by an earlier batch or earlier in the same file
             click.echo(f"{example.name}: {summary.new_rows} new, {summary.present_rows} already"
-                       " present (stored before: kept once, counted)", err=True)
+                       f" present ({PRESENT_SAID})", err=True)
     banner = f"Paste into GraphiQL:\n\n{DEMO_QUERY}\n"
     run_server(AppSettings(db=path, host=host, console=not no_console), port=port,
                banner=banner)

@@ -64,9 +64,12 @@ def export(kind: str, db: str | None, filter_json: str | None, output_format: st
     turn-assessments (its links to its assessments), batches and tree heads take no filter
     (tree heads in tree-size order).
 
-    Values as stored (lists and objects as their JSON text; enum values lower case), so a
-    record less its seq is its `log` entry's row. --filter is read exactly as the API reads
-    the kind's filter input; a bad one exits 2 naming the field. --as-of takes 0 or a
+    Values as stored (enum values lower case, as CORE writes them, which --filter takes
+    too), so a record less its seq is its `log` entry's row; JSONL nests the lists and
+    objects a record holds (evidence spans, missing bindings, domains, chain ids,
+    checked-against files: the row keeps them as canonical JSON text, which CSV writes).
+    --filter is read exactly as the API reads the kind's filter input; a bad one exits 2
+    naming the field. --as-of takes 0 or a
     recorded head's size; another size exits 2 naming the nearest heads. CSV: a header row,
     RFC 4180 quoting (CRLF, "" inside quoted cells), true/false, an empty cell for null and
     for an empty string (JSONL keeps them apart). JSONL: one object per line, the CSV
@@ -261,11 +264,14 @@ def _chunks(rows: Iterable[T]) -> Iterator[list[T]]:
 
 
 def _write_jsonl(kind: str, rows: Iterable[Sequence[Any]], stream: IO[bytes]) -> int:
-    columns = EXPORT_KINDS[kind].columns
+    export_kind = EXPORT_KINDS[kind]
+    columns = export_kind.columns
+    nested = export_kind.json_columns
     dumps, newline, write = orjson.dumps, orjson.OPT_APPEND_NEWLINE, stream.write
     count = 0
     for chunk in _chunks(rows):
         for row in chunk:  # a write per line into the buffered stream: cheaper than a join
-            write(dumps(dict(zip(columns, row, strict=True)), option=newline))
+            write(dumps(export_kind.jsonl_row(row) if nested
+                        else dict(zip(columns, row, strict=True)), option=newline))
         count += len(chunk)
     return count

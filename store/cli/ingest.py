@@ -136,5 +136,11 @@ def _one_line(summaries: list[BatchSummary]) -> str:
     parts = ", ".join(f"{t} {new} new/{present} present" for t, (new, present) in tables.items()
                       if new or present)
     rejected = len(summaries) - len(accepted)
+    present = (f"; {PRESENT_SAID}" if any(present for _, present in tables.values()) else "")
     return (f"{len(summaries)} file(s), {lines} line(s): {parts or 'no rows'}; "
-            f"{rejected} file(s) rejected")
+            f"{rejected} file(s) rejected{present}")
+
+
+# What a "present" count counts, said wherever one is shown.
+PRESENT_SAID = ("present: rows already stored (by an earlier batch, or earlier in the same "
+                "input), kept once and counted")

@@ -16,6 +16,7 @@ from sqlalchemy import Connection
 from store.cli.options import db_option, open_store
 from store.db import queries
 from store.db.log.stored_log import LogError
+from store.db.queries.ledger import note_origin
 from store.db.schema.record_kinds import KINDS_BY_TABLE
 from store.model.proof_file import checkpoint_note, proof_file
 
@@ -98,7 +99,7 @@ def prove(db: str | None, index: int | None, consistency: int | None, tree_size:
             raise click.ClickException(str(exc)) from exc
         except LogError as exc:  # a damaged store: say what is missing, point at verify
             raise click.ClickException(f"{exc}; run `core-audit verify`") from exc
-        origin = store.origin() if with_checkpoint else None
+        origin = note_origin(connection, store.origin()) if with_checkpoint else ""
     if with_checkpoint:
         assert isinstance(proof, queries.InclusionProof)
         note = checkpoint_note(origin, proof.tree_size, proof.root_hash)

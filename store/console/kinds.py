@@ -33,6 +33,7 @@ class Cell:
     href: str | None = None  # a console path, e.g. /residuals/<id>
     field: str | None = None  # the column's field, for the glossary's explanation
     mono: bool = False
+    value: Any = None  # what the page's JSON gives when `text` shortens it (an id, a count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +71,21 @@ def _short(text: str | None, width: int = 90) -> str:
 
 
 def _id(path: str, value: str) -> Cell:
-    return Cell(value[:16] + "…", f"/{path}/{value}", mono=True)
+    return Cell(value[:16] + "…", f"/{path}/{value}", mono=True, value=value)
+
+
+def _batch(batch_id: int) -> Cell:
+    return Cell(str(batch_id), f"/batches/{batch_id}", value=batch_id)
+
+
+def _text(text: str | None, width: int = 90) -> Cell:
+    """A long text shortened on the page, whole in its JSON."""
+    return Cell(_short(text, width), value=text)
+
+
+def _number(count: int, href: str | None = None) -> Cell:
+    """A count with thousands separators (216,029), a number in the page's JSON."""
+    return Cell(f"{count:,}", href, value=count)
 
 
 def _residual_facets(connection: Connection, where: Any, as_of: int | None) -> Facets:
@@ -119,8 +134,8 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
          Column("axis", lambda r: Cell(r.residual.source_axis.name, field="axis")),
          Column("organ", lambda r: Cell(r.residual.candidate_organ)),
          Column("code", lambda r: Cell(r.residual.residual_code, mono=True)),
-         Column("seen", lambda r: Cell(str(r.occurrence_count))),
-         Column("batch", lambda r: Cell(str(r.batch_id), f"/batches/{r.batch_id}"))),
+         Column("seen", lambda r: _number(r.occurrence_count)),
+         Column("batch", lambda r: _batch(r.batch_id))),
         describe="ADR-0225 ContractResiduals: refused assessments projected into a closed "
                  "taxonomy of kinds and source axes."),
     _listed(
@@ -128,8 +143,8 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
         (Column("assessment", lambda a: _id("assessments", a.assessment_id)),
          Column("organ", lambda a: Cell(a.assessment.candidate_organ)),
          Column("runnable", lambda a: Cell("yes" if a.assessment.runnable else "no")),
-         Column("problem", lambda a: Cell(_short(a.problem_text))),
-         Column("batch", lambda a: Cell(str(a.batch.batch_id), f"/batches/{a.batch.batch_id}"))),
+         Column("problem", lambda a: _text(a.problem_text)),
+         Column("batch", lambda a: _batch(a.batch.batch_id))),
         describe="CORE's ContractAssessments, each in its problem, with the batch that stored "
                  "it.", facet_seconds=0.3, facet_index=("organ", "familyId", "runnable"),
         facet_index_columns=("candidate_organ", "runnable")),
@@ -138,29 +153,33 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
         (Column("surface", lambda s: _id("surfaces", s.surface_id)),
          Column("grounding", lambda s: Cell(s.grounding_source.name, field="groundingSource")),
          Column("verification", lambda s: Cell(s.verification.name, field="verification")),
-         Column("text", lambda s: Cell(_short(s.surface))),
-         Column("corpus", lambda s: Cell(s.corpus_id or "—")),
-         Column("seen", lambda s: Cell(str(s.occurrence_count)))),
+         Column("text", lambda s: _text(s.surface)),
+         Column("corpus", lambda s: Cell(s.corpus_id or "—", value=s.corpus_id)),
+         Column("seen", lambda s: _number(s.occurrence_count))),
         describe="Answer surfaces with their grounding source (ADR-0052) and, for teaching, "
                  "their re-derivation against the reviewed chain."),
     _listed(
         "turns", "Turns", _turn_facets,
         (Column("turn", lambda t: _id("turns", t.turn_key)),
-         Column("id", lambda t: Cell("—" if t.turn_id is None else str(t.turn_id))),
+         Column("id", lambda t: Cell("—" if t.turn_id is None else str(t.turn_id),
+                                     value=t.turn_id)),
          Column("grounding", lambda t: Cell(t.grounding_source.name, field="groundingSource")),
-         Column("state", lambda t: Cell(t.epistemic_state or "—")),
-         Column("prompt", lambda t: Cell(_short(t.prompt, 70))),
+         Column("state", lambda t: Cell(t.epistemic_state or "—", value=t.epistemic_state)),
+         Column("clearance", lambda t: Cell(
+             "—" if t.normative_clearance is None else str(t.normative_clearance).upper(),
+             field="normativeClearance")),
+         Column("prompt", lambda t: _text(t.prompt, 70)),
          Column("surface", lambda t: _id("surfaces", t.surface.surface_id))),
         describe="CORE turns: Workbench journal lines kept verbatim, ChatRuntime outputs and "
                  "TurnEvents."),
     ListKind(
         "batches", "Batches", None, _batch_page, count_batches_where,
         batch_facets,
-        (Column("batch", lambda b: Cell(str(b.batch_id), f"/batches/{b.batch_id}")),
-         Column("source", lambda b: Cell(_short(b.source, 60))),
+        (Column("batch", lambda b: _batch(b.batch_id)),
+         Column("source", lambda b: _text(b.source, 60)),
          Column("type", lambda b: Cell(b.record_type)),
-         Column("new rows", lambda b: Cell(str(b.new_rows))),
-         Column("present", lambda b: Cell(str(b.present_rows))),
+         Column("new rows", lambda b: _number(b.new_rows)),
+         Column("present", lambda b: _number(b.present_rows)),
          Column("ingested at", lambda b: Cell(b.ingested_at, mono=True))),
         SEQ_ORDERS, "ingest_batches", "batch_id", None, lists=("recordType", "source"),
         describe="Ingest batches: the envelope of every write, each ending in a tree head."),

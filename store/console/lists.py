@@ -12,8 +12,12 @@ from sqlalchemy import Connection, inspect
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 
+from store.console.charts import histogram
 from store.console.glossary import explain
+from store.console.histograms import columns as histogram_columns
+from store.console.histograms import core_time_histogram, ingest_histogram
 from store.console.kinds import LIST_KINDS, ListKind
+from store.console.page_json import Links
 from store.console.parameters import (
     PAGE_OPTIONS,
     batch_filter,
@@ -27,7 +31,7 @@ from store.console.parameters import (
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
 
-__all__ = ["LIST_KINDS", "list_reader", "parsed_filter"]
+__all__ = ["LIST_KINDS", "list_json", "list_reader", "parsed_filter"]
 
 # Filter-changing links start the list over: a cursor belongs to one filter.
 _PAGING = ("after", "before", "first", "last")
@@ -100,12 +104,15 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
             return _facets(base, kind, params, counted, fields)
 
         deferred = kind.facet_seconds is not None
-        return {
+        context: dict[str, Any] = {
             "facets": None if deferred else facets(connection),
             "deferred": {"facets": (facets, kind.facet_seconds,
                                     partial(_slow_facets, kind=kind, params=params, head=head))}
             if deferred else {},
             "facet_names": ", ".join(kind.facet_index),
+            "grouped": f"{base}/{kind.name}/groups"
+                       f"{query_string(_without(params, *_PAGING, 'order'))}"
+            if kind.name in HISTOGRAMS else None,
             "title": kind.title, "kind": kind, "total": total,
             "rows": [[_cell(column.cell(record)) for column in kind.columns]
                      for record in page.items],
@@ -130,8 +137,39 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
                         f"{query_string(_without(params, *_PAGING, 'order'))}")
                 for label, fmt in (("CSV", "csv"), ("JSONL", "jsonl"))],
         }
+        # The histogram over time above the list: under a limit of its own, as facets are.
+        if name in HISTOGRAMS:
+            context["deferred"]["histogram"] = (
+                partial(_histogram, kind=kind, where=where, as_of=options.as_of, base=base,
+                        params=params),
+                HISTOGRAM_SECONDS, partial(_slow_histogram, kind=kind))
+        return context
 
     return read
+
+
+HISTOGRAMS = ("residuals", "surfaces", "turns")
+HISTOGRAM_SECONDS = 0.5
+
+
+def _histogram(connection: Connection, *, kind: ListKind, where: Any, as_of: int | None,
+               base: str, params: dict[str, list[str]]) -> dict[str, Any]:
+    if kind.name == "turns":
+        found = core_time_histogram(connection, where, as_of, kind.title)
+    else:
+        found = ingest_histogram(connection, kind.name, where, as_of, kind.title)
+
+    def href(bounds: dict[str, list[str]]) -> str:
+        return _href(base, kind, {**_without(params, *_PAGING), **bounds})
+
+    bars = histogram_columns(found, params, href)
+    return {"histogram": found, "bars": bars,
+            "chart": histogram(found.title.lower(), bars, f"no {kind.title.lower()} match")}
+
+
+def _slow_histogram(connection: Connection, *, kind: ListKind) -> str:
+    return (f"counting every matching {kind.title.lower()[:-1]} per bucket of time; narrow "
+            "the filter (a batch or time range)")
 
 
 def _slow_facets(connection: Connection, *, kind: ListKind, params: dict[str, list[str]],
@@ -155,7 +193,48 @@ def _slow_facets(connection: Connection, *, kind: ListKind, params: dict[str, li
 
 def _cell(cell: Any) -> dict[str, Any]:
     return {"text": cell.text, "href": cell.href, "mono": cell.mono,
+            "value": cell.text if cell.value is None and cell.text != "—" else cell.value,
             "title": None if cell.field is None else explain(cell.field, cell.text)}
+
+
+def list_json(context: dict[str, Any], links: Links) -> dict[str, Any]:
+    """A list page as JSON: what it shows, each row a record by its column headings (whole
+    values where the page shortens them; `<heading>_href` where a cell links)."""
+    kind: ListKind = context["kind"]
+    headings = [column.heading for column in kind.columns]
+    rows = []
+    for row in context["rows"]:
+        shaped: dict[str, Any] = {}
+        for heading, cell in zip(headings, row, strict=True):
+            shaped[heading] = cell["value"]
+            if cell["href"]:
+                shaped[f"{heading}_href"] = links.at(cell["href"])
+        rows.append(shaped)
+    return {
+        "kind": kind.name, "title": kind.title, "total": context["total"],
+        "columns": headings, "rows": rows,
+        "filters": [{"param": f["param"], "value": f["value"], "remove": f["href"]}
+                    for f in context["active"]],
+        "facets": context["facets"],
+        "facetsOmitted": context["omitted"].get("facets"),
+        "orders": [{"order": label, "href": href, "current": current}
+                   for label, href, current in context["orders"]],
+        "previous": context["previous"], "next": context["next"],
+        "exports": [{"format": label, "href": href} for label, href in context["exports"]],
+        "histogram": _histogram_json(context.get("histogram")),
+        "histogramOmitted": context["omitted"].get("histogram"),
+    }
+
+
+def _histogram_json(found: dict[str, Any] | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    shown = found["histogram"]
+    return {"title": shown.title, "time": shown.time, "bucket": shown.bucket,
+            "untimed": shown.untimed, "from": shown.bounds[0], "to": shown.bounds[1],
+            "bars": [{"label": b.label, "from": b.start, "to": b.end, "count": b.count,
+                      "href": bar.href}
+                     for b, bar in zip(shown.buckets, found["bars"], strict=True)]}
 
 
 def _facets(base: str, kind: ListKind, params: dict[str, list[str]],

@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 from starlette.requests import Request
 
+from store.console.page_json import Links
 from store.console.parameters import ParameterError, integer
-from store.console.proofs import signed_checkpoint
+from store.console.proofs import signed_checkpoint, signed_json
 from store.db import queries
 from store.db.queries import MAX_KEY
 from store.db.queries.browsing import tree_heads_page
-from store.model.proof_file import NO_ORIGIN, checkpoint_note
+from store.db.queries.ledger import note_origin
+from store.model.proof_file import checkpoint_note
 
 if TYPE_CHECKING:
     from store.console.pages import Console, Head
@@ -36,8 +38,10 @@ def read_log(connection: Connection, request: Request, head: Head,
     heads = tree_heads_page(connection, below)
     base = request.scope.get("root_path", "")
     context: dict[str, Any] = {
-        "title": "Log", "ledger": ledger, "heads": heads, "note_origin": NO_ORIGIN,
-        "checkpoint_note": checkpoint_note(ledger.origin, ledger.tree_size, ledger.root_hash),
+        "title": "Log", "ledger": ledger, "heads": heads,
+        "note_origin": note_origin(connection, ledger.origin),
+        "checkpoint_note": checkpoint_note(note_origin(connection, ledger.origin),
+                                           ledger.tree_size, ledger.root_hash),
         "older": f"{base}/log?below={heads[-1].tree_size}" if len(heads) == 50 else None,
         "form_from": query.get("from", ""), "form_root": query.get("root", ""),
         "consistency": None, "kept_root": None, "proof_script": True,
@@ -68,3 +72,33 @@ def read_keys(connection: Connection, request: Request, head: Head,
         raise ParameterError(name[:80], "not a parameter of /keys; it takes none (give keys "
                              "after '#', which never reaches the server)")
     return {"title": "Keys", "keys_script": True}
+
+
+def log_json(context: dict[str, Any], links: Links) -> dict[str, Any]:
+    """`/log` as JSON: the newest head and its unsigned note, the signed checkpoint, the tree
+    heads of the page (newest first) and, given `from`, the consistency proof."""
+    ledger = context["ledger"]
+    proof = context["consistency"]
+    return {
+        "log": {"treeSize": ledger.tree_size, "rootHash": ledger.root_hash,
+                "origin": ledger.origin, "checkpoint": context["checkpoint_note"]},
+        "signedCheckpoint": signed_json(context["signed"]),
+        "treeHeads": [{"treeSize": h.tree_size, "rootHash": h.root_hash, "batchId": h.batch_id,
+                       "batch": links.plain(f"/batches/{h.batch_id}"), "source": h.source,
+                       "ingestedAt": h.ingested_at,
+                       "overview": links.plain(f"/?asOf={h.tree_size}")}
+                      for h in context["heads"]],
+        "older": context["older"],
+        "consistency": None if proof is None else {
+            "from": proof.first, "to": proof.second, "fromRoot": proof.first_root,
+            "toRoot": proof.second_root, "path": proof.consistency_path,
+            "keptRoot": context["kept_root"],
+            "keptRootMatches": context.get("kept_root_matches") if context["kept_root"]
+            else None},
+    }
+
+
+def keys_json(context: dict[str, Any], links: Links) -> dict[str, Any]:
+    """`/keys` as JSON: the keys are pinned in the browser, never offered by the server."""
+    return {"keys": [], "note": "keys are pinned in the browser (its localStorage) by the "
+                                "auditor; this server offers none"}

@@ -9,9 +9,10 @@ from urllib.parse import urlencode
 from sqlalchemy import Connection
 from starlette.requests import Request
 
-from store.console.charts import Bar, bar_chart, timeline
+from store.console.charts import Bar, bar_chart, histogram, timeline_columns
 from store.console.glossary import explain
-from store.console.proofs import signed_checkpoint
+from store.console.page_json import Links
+from store.console.proofs import signed_checkpoint, signed_json
 from store.db import queries
 from store.db.queries.browsing import count_batches_where, ingest_timeline
 from store.db.queries.records import FacetCount
@@ -53,34 +54,48 @@ def read_overview(connection: Connection, request: Request, head: Head,
         ("batches", "Batches", count_batches_where(connection, None, as_of)),
     ]
     charts = [
-        ("Residuals by kind", bar_chart("residuals by kind",
-                                        _bars(base, "residuals", "kind", residuals.by_kind,
-                                              as_of))),
-        ("Residuals by source axis", bar_chart("residuals by axis",
-                                               _bars(base, "residuals", "axis",
-                                                     residuals.by_axis, as_of))),
-        ("Residuals by organ", bar_chart("residuals by organ",
-                                         _bars(base, "residuals", "organ", residuals.by_organ,
-                                               as_of, enum=False))),
-        ("Surfaces by verification", bar_chart("surfaces by verification",
-                                               _bars(base, "surfaces", "verification",
-                                                     surfaces.by_verification, as_of))),
-        ("Surfaces by grounding source", bar_chart(
-            "surfaces by grounding source",
-            _bars(base, "surfaces", "groundingSource", surfaces.by_grounding_source, as_of))),
-        ("Turns by grounding source", bar_chart(
-            "turns by grounding source",
-            _bars(base, "turns", "groundingSource", turns.by_grounding_source, as_of))),
-        ("Turns by epistemic state", bar_chart(
-            "turns by epistemic state",
-            _bars(base, "turns", "epistemicState", turns.by_epistemic_state, as_of,
-                  enum=False))),
+        ("Residuals by kind", _bars(base, "residuals", "kind", residuals.by_kind, as_of)),
+        ("Residuals by source axis", _bars(base, "residuals", "axis", residuals.by_axis,
+                                           as_of)),
+        ("Residuals by organ", _bars(base, "residuals", "organ", residuals.by_organ, as_of,
+                                     enum=False)),
+        ("Surfaces by verification", _bars(base, "surfaces", "verification",
+                                           surfaces.by_verification, as_of)),
+        ("Surfaces by grounding source", _bars(base, "surfaces", "groundingSource",
+                                               surfaces.by_grounding_source, as_of)),
+        ("Turns by grounding source", _bars(base, "turns", "groundingSource",
+                                            turns.by_grounding_source, as_of)),
+        ("Turns by epistemic state", _bars(base, "turns", "epistemicState",
+                                           turns.by_epistemic_state, as_of, enum=False)),
     ]
     points = [(p.day, p.batches, p.new_rows) for p in ingest_timeline(connection, as_of)]
+    days = timeline_columns(points, base)
     return {
-        "title": "Overview", "ledger": ledger, "counts": counts, "charts": charts,
+        "title": "Overview", "ledger": ledger, "counts": counts,
+        "charts": [{"heading": heading, "bars": bars,
+                    "chart": bar_chart(heading.lower(), bars)} for heading, bars in charts],
         "checkpoint": None if ledger.origin is None else checkpoint_note(
             ledger.origin, ledger.tree_size, ledger.root_hash),
-        "timeline": timeline(points, base),
+        "days": days,
+        "timeline": histogram("rows ingested per day", days, "no batch yet"),
         "signed": signed_checkpoint(connection, head), "proof_script": True,
+    }
+
+
+def overview_json(context: dict[str, Any], links: Links) -> dict[str, Any]:
+    """The overview as JSON: the log's head and checkpoints, the record counts, each chart's
+    bars and the ingest timeline's days, with the links the page's bars carry."""
+    ledger = context["ledger"]
+    return {
+        "log": {"treeSize": ledger.tree_size, "rootHash": ledger.root_hash,
+                "origin": ledger.origin, "checkpoint": context["checkpoint"],
+                "signedCheckpoint": signed_json(context["signed"])},
+        "counts": [{"records": name, "title": title, "count": n,
+                    "href": links.at(f"/{name}")} for name, title, n in context["counts"]],
+        "charts": [{"title": chart["heading"],
+                    "bars": [{"label": b.label, "count": b.count, "href": b.href,
+                              "explanation": b.explanation} for b in chart["bars"]]}
+                   for chart in context["charts"]],
+        "timeline": [{"day": c.label, "newRows": c.count, "href": c.href, "title": c.title}
+                     for c in context["days"]],
     }

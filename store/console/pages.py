@@ -1,5 +1,6 @@
-"""The console's HTTP side: routes, the tree head as ETag, immutable as-of pages, a small cache
-of rendered pages, security headers, and error pages (400 naming the parameter, 404, 503).
+"""The console's HTTP side: routes (every page also as JSON, page_json.py), the tree head as
+ETag, immutable as-of pages, a small cache of rendered pages, security headers, and error pages
+(400 naming the parameter, 404, 503; JSON for a JSON request).
 
 Every read runs through `AuditStore.run` (a worker thread, the request's time limit), as the
 GraphQL resolvers' do; one page's reads share one connection.
@@ -8,6 +9,7 @@ GraphQL resolvers' do; one page's reads share one connection.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import threading
 import time
@@ -27,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from store import __version__
+from store.console.page_json import Links, Shape, json_body, wants_json
 from store.console.parameters import ParameterError, as_of_of
 from store.console.request_bounds import (
     MAX_CACHE_BYTES,
@@ -115,6 +118,7 @@ Read = Callable[[Connection, Request, Head, "Console"], dict[str, Any]]
 class Page:
     template: str
     read: Read
+    shape: Shape  # the page as JSON: what its template shows, from the same context
     as_of: bool = True  # takes asOf
     takes: tuple[str, ...] | None = None  # the parameters it takes (None: its reader checks)
 
@@ -168,11 +172,13 @@ class Console:
         environment = Environment(loader=FileSystemLoader(HERE / "templates"),
                                   autoescape=select_autoescape(default=True),
                                   trim_blocks=True, lstrip_blocks=True)
+        environment.filters["thousands"] = thousands
         self.templates = Jinja2Templates(env=environment)
 
     def routes(self) -> list[BaseRoute]:
         from store.console import (
             exports,
+            group_page,
             lists,
             log_page,
             overview,
@@ -182,15 +188,26 @@ class Console:
         )
 
         pages: list[tuple[str, Page]] = [
-            ("/", Page("overview.html", overview.read_overview, takes=("asOf",))),
-            ("/log", Page("log.html", log_page.read_log, as_of=False)),
-            ("/keys", Page("keys.html", log_page.read_keys, as_of=False)),
-            *((f"/{name}", Page("list.html", lists.list_reader(name)))
+            ("/", Page("overview.html", overview.read_overview, overview.overview_json,
+                       takes=("asOf",))),
+            ("/log", Page("log.html", log_page.read_log, log_page.log_json, as_of=False)),
+            ("/keys", Page("keys.html", log_page.read_keys, log_page.keys_json, as_of=False)),
+            *((f"/{name}/groups", Page("groups.html", group_page.groups_reader(name),
+                                       group_page.groups_json))
+              for name in group_page.GROUPED),
+            *((f"/{name}", Page("list.html", lists.list_reader(name), lists.list_json))
               for name in lists.LIST_KINDS),
-            *((f"/{name}/{{key}}", Page("record.html", records.record_reader(name)))
+            *((f"/{name}/{{key}}", Page("record.html", records.record_reader(name),
+                                        records.record_json))
               for name in record_keys.RECORD_KINDS),
         ]
+        # Every page also as JSON at its path + ".json" ("/.json" for the overview), before
+        # the record pages' "/{key}" would take "groups.json" or "KEY.json" as a key.
+        json_routes = [Route(path + ".json",
+                             self._endpoint(page, as_json=True), methods=["GET", "HEAD"])
+                       for path, page in pages]
         return [
+            *json_routes,
             *(Route(path, self._endpoint(page), methods=["GET", "HEAD"]) for path, page in pages),
             Route("/proofs/consistency.json", self._endpoint_raw(proofs.consistency_download),
                   methods=["GET", "HEAD"]),
@@ -209,26 +226,29 @@ class Console:
                status: int = 200) -> bytes:
         base = request.scope.get("root_path", "")
         here = request.url.path.removeprefix(base) or "/"
+        links = Links(base, None if head is None else head.as_of)
         values = {
             "base": base, "here": here, "nav": NAV, "graphiql": self.graphiql,
             "title": context.get("title", "core-audit"), "as_of": None, "as_of_batch": None,
-            "at": lambda path: base + path, "head_size": head.newest_size if head else "—",
+            "at": links.at, "head_size": head.newest_size if head else "—",
             "head_root": head.newest_root if head else "", "here_now": base + here,
+            "json_href": _json_href(request, base, here),
             **context}
         if head is not None and head.as_of is not None:
-            as_of = head.as_of
-
-            def at(path: str) -> str:
-                """A console path, kept at the page's tree size."""
-                return f"{base}{path}{'&' if '?' in path else '?'}asOf={as_of}"
-
-            values.update(as_of=as_of, as_of_batch=head.as_of_batch, at=at)
+            values.update(as_of=head.as_of, as_of_batch=head.as_of_batch)
         return self.templates.get_template(template).render(values).encode("utf-8")
 
     def error_page(self, request: Request, status: int, message: str,
                    parameter: str | None = None) -> Response:
         headings = {400: "Bad request", 404: "Not found", 503: "Unavailable",
                     500: "Server error"}
+        if _asks_json(request):
+            error = {"status": status, "error": headings.get(status, "Error"),
+                     "message": printable(message),
+                     "parameter": None if parameter is None else printable(parameter)}
+            return Response(json.dumps(error, ensure_ascii=False), status,
+                            media_type="application/json",
+                            headers={**HEADERS, "Cache-Control": "no-store", "Vary": "Accept"})
         # What the request gave is named, never echoed raw: a NUL or an escape sequence in a
         # parameter is spelled \x00, \x1b (HTML escaping leaves control characters as they are).
         base = request.scope.get("root_path", "")
@@ -237,7 +257,7 @@ class Console:
             "title": headings.get(status, "Error"), "status": status,
             "heading": headings.get(status, "Error"), "message": printable(message),
             "parameter": None if parameter is None else printable(parameter),
-            "here": here, "here_now": base + here}, None)
+            "here": here, "here_now": base + here, "json_href": None}, None)
         return Response(body, status, media_type="text/html; charset=utf-8",
                         headers={**HEADERS, "Cache-Control": "no-store"})
 
@@ -269,7 +289,7 @@ class Console:
             return self.error_page(request, 500, "The page could not be built; the server's "
                                    "log has the details.")
 
-    def _endpoint(self, page: Page) -> Callable[[Request], Any]:
+    def _endpoint(self, page: Page, *, as_json: bool = False) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             async def answer() -> Response:
                 if page.takes is not None:
@@ -277,18 +297,26 @@ class Console:
                 as_of = as_of_of(request.query_params) if page.as_of else None
                 deadline = self.db.deadline()
                 head = await self.db.run(deadline, _head, as_of)
-                headers = {**HEADERS, "ETag": head.etag, "Cache-Control": head.cache_control}
-                if request.headers.get("if-none-match") == head.etag:
+                json_wanted = as_json or wants_json(request)
+                # One URL, two representations (Accept): each its own ETag.
+                etag = head.etag[:-1] + '-json"' if json_wanted else head.etag
+                headers = {**HEADERS, "ETag": etag, "Cache-Control": head.cache_control,
+                           "Vary": "Accept"}
+                if request.headers.get("if-none-match") == etag:
                     return Response(status_code=304, headers=headers)
-                key = (head.etag, str(request.url))
+                key = (etag, str(request.url))
                 body = self.rendered.get(key)
                 if body is None:
                     context = await self.db.run(deadline, page.read, request, head, self)
                     await self._run_deferred(context, deadline)
-                    body = check_page(self.render(request, page.template, context, head))
+                    if json_wanted:
+                        body = check_page(json_body(page.shape, context, request, head))
+                    else:
+                        body = check_page(self.render(request, page.template, context, head))
                     if not context["omitted"]:  # a page cut short is not kept
                         self.rendered.put(key, body)
-                return Response(body, media_type="text/html; charset=utf-8", headers=headers)
+                media = "application/json" if json_wanted else "text/html; charset=utf-8"
+                return Response(body, media_type=media, headers=headers)
 
             return await self.guarded(request, answer)
 
@@ -323,3 +351,18 @@ class Console:
             return await self.guarded(request, answer)
 
         return endpoint
+
+
+def _asks_json(request: Request) -> bool:
+    return request.url.path.endswith(".json") or wants_json(request)
+
+
+def _json_href(request: Request, base: str, here: str) -> str:
+    """This page's JSON: its path + ".json" ("/.json" for the overview), same parameters."""
+    query = request.url.query
+    return f"{base}{here}.json" + (f"?{query}" if query else "")
+
+
+def thousands(value: Any) -> str:
+    """A count as the pages write it: 216,029 (anything else as it is)."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)

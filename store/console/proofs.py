@@ -16,6 +16,7 @@ from store.db import queries
 from store.db.log.kept_checkpoints import KeptCheckpoint, kept_checkpoints
 from store.db.queries import InclusionProof
 from store.db.queries.bundles import bundle_checkpoint, proof_bundle
+from store.db.queries.ledger import note_origin
 from store.model.proof_bundle import SUFFIX
 from store.model.proof_file import checkpoint_note, proof_file
 
@@ -35,6 +36,15 @@ def proof_context(connection: Connection, request: Request, head: Head, console:
             "proof_href": f"{base}/proofs/{kind}/{key}.json{suffix}",
             "signed": signed_checkpoint(connection, head),
             "bundle": _bundle_offer(connection, head, kind, key, proof.leaf_index, base)}
+
+
+def signed_json(signed: KeptCheckpoint | None) -> dict[str, Any] | None:
+    """The signed checkpoint a page shows, in its JSON."""
+    if signed is None:
+        return None
+    return {"checkpointId": signed.checkpoint_id, "treeSize": signed.tree_size,
+            "rootHash": signed.root_hash, "signers": list(signed.signers),
+            "cosigners": list(signed.cosigners), "note": signed.note}
 
 
 def signed_checkpoint(connection: Connection, head: Head) -> KeptCheckpoint | None:
@@ -147,7 +157,8 @@ def proof_download(connection: Connection, request: Request, head: Head,
     if proof is None:
         raise not_found(f"no {RECORD_KINDS[kind][2].lower()} {key}" + then(head))
     status = queries.ledger_status(connection)
-    note = checkpoint_note(status.origin, proof.tree_size, proof.root_hash)
+    note = checkpoint_note(note_origin(connection, status.origin), proof.tree_size,
+                           proof.root_hash)
     body = proof_file(dataclasses.asdict(proof), note)
     name = f"{RECORD_KINDS[kind][2].lower()}-{str(key)[:16]}-proof-{proof.tree_size}.json"
     return Response(body, media_type="application/json",

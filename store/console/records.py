@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
 from sqlalchemy import Connection
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 
 from store.console.construction_links import assessment_turn, residual_turns, turn_construction
 from store.console.glossary import explain
+from store.console.page_json import Links
 from store.console.parameters import ParameterError
-from store.console.proofs import proof_context
+from store.console.proofs import proof_context, signed_json
 from store.console.record_keys import RECORD_KINDS, not_found, record_key, then
 from store.db import queries
 from store.db.queries.browsing import batch_by_id, journal_neighbours
@@ -271,22 +273,31 @@ def _turn(connection: Connection, key: str, head: Head, request: Request) -> dic
 
 
 def _batch(connection: Connection, key: int, head: Head, request: Request) -> dict[str, Any]:
+    from store.console.lists import LIST_KINDS, parsed_filter
+
     found = _stored(batch_by_id, connection, key, head, "batch")
     b = found.batch
     within = {"batchIdFrom": str(b.batch_id), "batchIdTo": str(b.batch_id)}
+    stored = []  # the records of each kind this batch stored first: a count each, bounded
+    for name in ("residuals", "assessments", "surfaces", "turns"):
+        kind = LIST_KINDS[name]
+        count = kind.count(connection, parsed_filter(kind, QueryParams(within)), head.as_of)
+        stored.append([{"text": name}, {"text": f"{count:,}", "value": count},
+                       {"text": "list", "href": _list_href(name, **within)}])
     return {
         "fields": [
             *_as_stored(b, *(f.name for f in dataclasses.fields(b))),
             _field("tree head", "—" if found.tree_size is None else
-                   f"size {found.tree_size}, root {found.root_hash}",
+                   f"size {found.tree_size:,}, root {found.root_hash}",
                    None if found.tree_size is None else f"/?asOf={found.tree_size}",
                    keep_as_of=False),
+            _field("tree head size", found.tree_size),
+            _field("tree head root (hex)", found.root_hash),
         ],
         "related": [{
             "title": "What it stored",
-            "headings": ["records", "first stored by this batch"],
-            "rows": [[{"text": name}, {"text": "list", "href": _list_href(name, **within)}]
-                     for name in ("residuals", "assessments", "surfaces", "turns")],
+            "headings": ["records", "first stored by this batch", "list"],
+            "rows": stored,
         }],
     }
 
@@ -314,3 +325,43 @@ def record_reader(kind: str) -> Callable[[Connection, Request, Head, Console], d
                 **context, **proof_context(connection, request, head, console, kind, key)}
 
     return read
+
+
+def record_json(context: dict[str, Any], links: Links) -> dict[str, Any]:
+    """A record page as JSON: its stored fields as the page shows them (text, and the link
+    each carries), the related tables, the journal line's check, and the inclusion proof with
+    the signed proof on offer."""
+    def field_href(f: dict[str, Any]) -> str | None:
+        if not f["href"]:
+            return None
+        return links.at(f["href"]) if f["keep_as_of"] else links.plain(f["href"])
+
+    neighbours = context.get("neighbours")
+    bundle = context["bundle"]
+    kept = bundle["kept"]
+    return {
+        "kind": context["list_name"], "heading": context["heading"], "key": context["key"],
+        "fields": [{"name": f["name"], "value": f["text"], "href": field_href(f)}
+                   for f in context["fields"]],
+        "journalNeighbours": None if not neighbours else {
+            "journal": neighbours.journal,
+            "previous": None if neighbours.previous is None
+            else links.at(f"/turns/{neighbours.previous}"),
+            "next": None if neighbours.next is None else links.at(f"/turns/{neighbours.next}")},
+        "journalLine": context.get("journal"),
+        "diff": None if not context.get("diff") else {
+            "stored": context["stored_text"], "expected": context["expected_text"],
+            "marks": [{"op": op, "text": text} for op, text in context["diff"]]},
+        "related": [{"title": section["title"], "columns": section["headings"],
+                     "rows": [[{"text": cell["text"],
+                                "href": links.at(cell["href"]) if cell.get("href") else None}
+                               for cell in row] for row in section["rows"]],
+                     "more": section.get("more")} for section in context["related"]],
+        "inclusionProof": dataclasses.asdict(context["proof"]),
+        "proofFile": context["proof_href"],
+        "signedCheckpoint": signed_json(context["signed"]),
+        "signedProof": {"href": bundle["href"], "command": bundle["command"],
+                        "reason": bundle["reason"], "elsewhere": bundle["elsewhere"],
+                        "checkpointId": None if kept is None else kept.checkpoint_id,
+                        "checkpointTreeSize": None if kept is None else kept.tree_size},
+    }

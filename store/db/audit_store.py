@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import IO, Concatenate, ParamSpec, TypeVar
 
 import anyio.to_thread
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import ArgumentError, DatabaseError
 
 from store.db.log.kept_checkpoints import (
@@ -22,7 +22,7 @@ from store.db.log.kept_checkpoints import (
 )
 from store.db.log.stored_log import StoredLog, TreeHead, latest_head, stored_origin
 from store.db.queries import LedgerStatus, ledger_status
-from store.db.queries.ledger import DEFAULT_ORIGIN_PREFIX
+from store.db.queries.ledger import provisional_origin
 from store.db.schema.engine import (
     create_store_engine,
     opened_immutable,
@@ -31,7 +31,6 @@ from store.db.schema.engine import (
     sqlite_path,
 )
 from store.db.schema.schema_version import ensure_at_head
-from store.db.schema.tables import tree_heads
 from store.db.schema.wal_file import wal_problem
 from store.db.time_limit import DEFAULT_TIME_LIMIT, time_limit
 from store.db.verify.check_processes import CheckProcesses, unreadable_store
@@ -291,10 +290,7 @@ class AuditStore:
         tree head's root (hex, 16 digits; `empty` without one). Stable as the log grows, so
         choosing it later keeps the checkpoints printed so far valid."""
         with self.engine.connect() as connection:
-            first = connection.execute(
-                select(tree_heads.c.root_hash).order_by(tree_heads.c.tree_size).limit(1)
-            ).scalar()
-        return DEFAULT_ORIGIN_PREFIX + (first[:16] if first else "empty")
+            return provisional_origin(connection)
 
     def close(self) -> None:
         for engine in (self.engine, self._write_engine, self._probe_engine):

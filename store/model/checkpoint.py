@@ -88,6 +88,11 @@ class Checkpoint:
         """The checkpoint as a note with no signature lines (body, blank line)."""
         return self.body() + "\n"
 
+    def __str__(self) -> str:
+        """What `print` shows: the body, as a C2SP note spells it (origin, size, base64
+        root), not the dataclass with its raw root bytes."""
+        return self.body().removesuffix("\n")
+
 
 @dataclass(frozen=True, slots=True)
 class NoteSignature:

@@ -19,14 +19,12 @@ from store.model.checkpoint import Checkpoint
 
 FORMAT = "core-audit-proof/1"
 FIELDS = frozenset({"format", "proof", "checkpoint"})
-# The origin line of a file's checkpoint before `core-audit checkpoint` fixed the store's.
-NO_ORIGIN = "core-audit/no-origin-yet"
 
 
-def checkpoint_note(origin: str | None, size: int, root_hex: str) -> str:
-    """The tree head as an unsigned C2SP checkpoint note (the store's origin, or NO_ORIGIN)."""
-    return Checkpoint(origin=origin or NO_ORIGIN, size=size,
-                      root=bytes.fromhex(root_hex)).unsigned_note()
+def checkpoint_note(origin: str, size: int, root_hex: str) -> str:
+    """The tree head as an unsigned C2SP checkpoint note (the store's origin, or before one
+    is chosen its provisional origin: queries.ledger.note_origin)."""
+    return Checkpoint(origin=origin, size=size, root=bytes.fromhex(root_hex)).unsigned_note()
 
 
 def proof_file(proof: Mapping[str, Any], checkpoint_note: str) -> bytes:

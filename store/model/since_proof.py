@@ -131,8 +131,10 @@ def _check_records(document: Mapping[str, Any], first: int, tables: list[str],
         if not first <= index < first + len(leaves):
             raise ProofError(f"records line {number}: seq {seq} is not a leaf between sizes "
                              f"{first} and {first + len(leaves)}")
-        values = {k: v for k, v in record.items()
-                  if k != "seq" and not (v is None and k in late)}
+        # A list or object is a JSON column the export nested: the row keeps it as canonical
+        # JSON text (no stored column holds a list or object itself).
+        values = {k: canonical(v).decode("utf-8") if isinstance(v, list | dict) else v
+                  for k, v in record.items() if k != "seq" and not (v is None and k in late)}
         at, digest = leaves[index - first]
         if tables[at] != table or leaf_hash(canonical({"table": table, "row": values})) != digest:
             raise ProofError(f"records line {number}: the record of seq {seq} is not leaf "

@@ -45,7 +45,7 @@ COLUMNS = {
               "line", "line_number"],
 }
 # "Tom gained apples." (adr_0225_frames.jsonl, line 2), as stored: docs/design.md's id recipe over
-# the ADR's mapping of delta_quantity_unbound (missing_role, role); spans as canonical JSON.
+# the ADR's mapping of delta_quantity_unbound (missing_role, role); its spans nested, as JSON.
 DELTA_QUANTITY = {
     "residual_id": DELTA_QUANTITY_ID,
     "candidate_organ": "unary_delta_transition",
@@ -53,7 +53,7 @@ DELTA_QUANTITY = {
     "residual_kind": "missing_role",
     "residual_code": "delta_quantity_unbound",
     "source_axis": "role",
-    "evidence_spans": '[{"end":10,"sentence_index":null,"start":4,"text":"gained"}]',
+    "evidence_spans": [{"end": 10, "sentence_index": None, "start": 4, "text": "gained"}],
     "explanation": "The delta quantity role is unbound.",
 }
 GRAPHQL_LISTS = {  # kind: (GraphQL list field, input type, id field, exported id column)
@@ -132,9 +132,49 @@ def test_an_exported_record_is_its_log_entry_with_seq(store: str) -> None:
         for record in records(store, kind):
             entry = log[record["seq"] - 1]
             assert entry["table"] == table
-            row = {k: v for k, v in record.items() if k != "seq"}
+            # A nested list or object is the row's canonical JSON text.
+            row = {k: json.dumps(v, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+                   if isinstance(v, list | dict) else v
+                   for k, v in record.items() if k != "seq"}
             assert {k: v for k, v in row.items() if k in entry["row"]} == entry["row"]
             assert all(row[k] is None for k in row.keys() - entry["row"].keys())
+
+
+@pytest.mark.parametrize("kind", list(COLUMNS))
+def test_jsonl_nests_what_a_record_holds_as_json(store: str, kind: str) -> None:
+    """No value of a JSONL line is JSON inside a string, but a turn's `line`: CORE's line
+    kept byte for byte (its journal_digest is checked on those bytes)."""
+    for record in records(store, kind):
+        texts = [k for k, v in record.items()
+                 if isinstance(v, str) and v[:1] in ("[", "{") and k != "line"]
+        assert texts == [], (kind, record)
+
+
+def test_an_exported_value_pasted_into_the_filter_selects_its_records(store: str) -> None:
+    """export writes CORE's spelling (missing_role); --filter takes it as it takes the
+    GraphQL name (MISSING_ROLE): what one export shows, the next one can ask for."""
+    exported = records(store, "surfaces")
+    spelled = {"groundingSource": [exported[0]["grounding_source"]],
+               "verification": [exported[0]["verification"]]}
+    assert spelled == {"groundingSource": ["teaching"], "verification": ["verified"]}
+    assert records(store, "surfaces", "--filter", json.dumps(spelled)) == records(
+        store, "surfaces", "--filter", '{"groundingSource": ["TEACHING"], '
+                                       '"verification": ["VERIFIED"]}')
+    residual = records(store, "residuals")[0]
+    assert len(records(store, "residuals", "--filter", json.dumps(
+        {"kind": [residual["residual_kind"]], "axis": [residual["source_axis"]]}))) == len(
+        records(store, "residuals", "--filter", json.dumps(
+            {"kind": [residual["residual_kind"].upper()],
+             "axis": [residual["source_axis"].upper()]})))
+
+
+def test_surfaces_nest_their_domains_and_checked_files(store: str) -> None:
+    # The light surface (adr_0052_surfaces.jsonl line 1; the journal's turn 1 sees it again).
+    [light] = records(store, "surfaces", "--filter", '{"chainId": ["cause_light_reveals_truth"]}')
+    assert light["subject_domains"] == ["cognition.illumination", "logos.core"]
+    assert light["object_domains"] == ["cognition.truth"]
+    assert light["candidate_chain_ids"] == ["cause_light_reveals_truth"]
+    assert [f["kind"] for f in light["checked_against"]] == ["corpus", "pack"]
 
 
 def test_filters_take_the_graphql_input_field_names(store: str) -> None:

@@ -19,7 +19,10 @@ pytestmark = pytest.mark.postgres
 JOURNAL = Path(__file__).resolve().parents[2] / "examples" / "workbench_turn_journal.jsonl"
 PAGES = ("/", "/residuals?kind=MISSING_ROLE", "/assessments", "/assessments?runnable=true",
          "/surfaces?verification=MISMATCH", "/turns?groundingSource=TEACHING", "/batches",
-         "/batches?recordType=turns", "/log?from=18", "/residuals?asOf=18")
+         "/batches?recordType=turns", "/log?from=18", "/residuals?asOf=18",
+         "/residuals/groups?by=kind,organ", "/residuals/groups?by=ingest_week,kind",
+         "/turns/groups?by=clearance,grounding_source", "/surfaces/groups?by=verification",
+         "/turns.json", "/residuals/groups.json?by=ingest_day")
 
 
 @pytest.fixture
@@ -36,6 +39,7 @@ def _without_times(page: str) -> str:
     """The page's text less what differs between two stores of the same records: ingest
     times, the roots and ids they change (the batch rows hold the times)."""
     shown = re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+Z", "T", text(page))
+    shown = re.sub(r"\d{4}-\d\d-\d\d( \d\d:00)?", "D", shown)  # ingest days and hours
     shown = re.sub(r"[A-Za-z0-9+/]{43}=", "B", shown)  # a checkpoint's base64 root
     return re.sub(r"[0-9a-f]{16,64}…?", "H", shown)
 

@@ -58,6 +58,18 @@ def test_plain_summary_is_one_line(db_path: Path, examples_path: Path) -> None:
         " present, residual_occurrences 6 new/0 present; 0 file(s) rejected\n")
 
 
+def test_the_summary_says_what_present_counts(db_path: Path) -> None:
+    # adr_0052_surfaces.jsonl: 17 lines, 12 distinct surfaces (five lines repeat one) and 16
+    # distinct sightings (line 16 repeats line 1's session, turn and prompt).
+    surfaces = Path(__file__).resolve().parents[2] / "examples" / "adr_0052_surfaces.jsonl"
+    result = cli("ingest", "--db", db_path, surfaces)
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "1 file(s), 17 line(s): surface_records 12 new/5 present, surface_occurrences 16 new/1"
+        " present; 0 file(s) rejected; present: rows already stored (by an earlier batch, or"
+        " earlier in the same input), kept once and counted\n")
+
+
 def test_the_batch_row_records_the_input_hash(db_path: Path, examples_path: Path) -> None:
     cli("ingest", "--db", db_path, examples_path)
     connection = raw_connect(db_path)
@@ -155,7 +167,9 @@ def test_ingesting_an_identical_file_again_writes_nothing(db_path: Path, example
     assert result.stdout == (
         f"{examples_path}: already stored, no batch written: the same input is batch 1\n"
         "1 file(s), 5 line(s): contract_assessments 0 new/5 present, contract_residuals 0 new/6"
-        " present, residual_occurrences 0 new/6 present; 0 file(s) rejected\n")
+        " present, residual_occurrences 0 new/6 present; 0 file(s) rejected; present: rows"
+        " already stored (by an earlier batch, or earlier in the same input), kept once and"
+        " counted\n")
     assert row_counts(db_path) == EXAMPLES_COUNTS  # no batch row, no tree head
     assert hashlib.sha256(db_path.read_bytes()).hexdigest() == before
     assert cli("checkpoint", "--db", db_path).stdout.splitlines()[1] == "18"  # tree size

@@ -3,6 +3,7 @@ declaration says (store/db/queries/row_records.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -69,3 +70,37 @@ def test_a_missing_column_is_a_key_error_naming_it() -> None:
 def test_a_field_the_record_lacks_is_refused_when_declared() -> None:
     with pytest.raises(TypeError, match="Owner has no field colour to read"):
         flat_record(Owner, colour=str)
+
+
+def test_columns_read_by_place_build_the_same_records() -> None:
+    columns = ("owner_active", "item_id", "aliases", "owner_name", "tags", "name")
+    build = ITEM.by_position(columns)
+    read = build((0, "i4", '["x"]', "ed", '["a"]', "not the owner's"))
+    assert read == Item("i4", ("a",), ("x",), Owner("ed", False))
+    assert type(read) is Item and type(read.owner) is Owner
+    assert ITEM.by_position(list(columns)) is build  # written once per column list
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        read.item_id = "changed"  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """No slots, and a check at construction: made by its class, so the check runs."""
+
+    value: int
+
+    def __post_init__(self) -> None:
+        if self.value < 0:
+            raise ValueError(f"value: must not be negative, got {self.value}")
+
+
+def test_a_record_that_checks_itself_is_checked_when_read_by_place() -> None:
+    build = flat_record(Checked).by_position(("value",))
+    assert build((3,)) == Checked(3)
+    with pytest.raises(ValueError, match="must not be negative, got -1"):
+        build((-1,))
+
+
+def test_a_column_missing_from_the_list_is_a_key_error_naming_it() -> None:
+    with pytest.raises(KeyError, match="owner_active"):
+        ITEM.by_position(("item_id", "tags", "aliases", "owner_name"))

@@ -45,7 +45,11 @@ async function showPins() {
       list.append(item);
     }
   }
-  if (!list.children.length) list.textContent = "No key is pinned: pages say their tree heads are backed by the server's word only.";
+  if (!list.children.length) {  // a list holds items only (axe: list)
+    const none = document.createElement("li");
+    none.textContent = "No key is pinned: pages say their tree heads are backed by the server's word only.";
+    list.append(none);
+  }
   document.querySelector(".pinned-quorum").textContent =
     `Witness quorum: ${pins.quorum} of the ${pins.witnessKeys.length} pinned witnesses must have cosigned.`;
   document.querySelector("#quorum").value = String(pins.quorum);

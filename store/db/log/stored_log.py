@@ -101,11 +101,14 @@ class TreeHead:
         return self.root.hex()
 
 
+# Built once: every keyset page checks its cursor against the newest head.
+_LATEST_HEAD = (select(tree_heads.c.tree_size, tree_heads.c.root_hash)
+                .order_by(tree_heads.c.tree_size.desc()).limit(1))
+
+
 def latest_head(connection: Connection) -> TreeHead:
     """The newest batch's tree head; the empty tree in an empty store."""
-    found = connection.execute(
-        select(tree_heads.c.tree_size, tree_heads.c.root_hash)
-        .order_by(tree_heads.c.tree_size.desc()).limit(1)).first()
+    found = connection.execute(_LATEST_HEAD).first()
     return TreeHead(0, EMPTY_ROOT) if found is None else TreeHead(
         found.tree_size, bytes.fromhex(found.root_hash))
 

@@ -1,7 +1,11 @@
 """Whole record tables in append order, streamed: what `core-audit export` writes.
 
-Rows are the stored values, column for column (lists and objects are the JSON text the
-store keeps), so an exported record is its log entry's row plus `seq`. Every statement
+Rows are the stored values, column for column, so an exported record is its log entry's row
+plus `seq`; in JSONL, the columns that hold JSON text (`JSON_COLUMNS`: evidence spans,
+missing bindings, domains, chain ids, checked-against files) are nested as the JSON they
+hold, exactly those bytes (the store keeps them as canonical JSON, so re-encoding a nested
+value as canonical JSON gives the row's text back: `verify-proof --records` does). CSV
+keeps the text. Every statement
 selects one table's columns, filtered as the API filters that kind, ordered by `seq`. The
 kinds are the listings' (queries.LISTINGS) that say `exported`, and their sightings where
 they name them (`sightings_exported`).
@@ -41,6 +45,17 @@ from store.model.spreadsheet_cells import FORMULA_STARTS, neutralized_rows
 # Rows fetched per round trip (SQLite: fetchmany; PostgreSQL: a server-side cursor).
 EXPORT_CHUNK_ROWS = 5000
 
+# The columns that hold canonical JSON (lists and objects; null where the record has none),
+# by table: JSONL nests them (tests/cli/test_export_cli.py checks no other column holds a
+# list or object).
+JSON_COLUMNS: dict[str, frozenset[str]] = {
+    "contract_residuals": frozenset({"evidence_spans"}),
+    "contract_assessments": frozenset({"missing_bindings", "unresolved_hazards",
+                                       "evidence_spans"}),
+    "surface_records": frozenset({"subject_domains", "object_domains", "hop_chain_ids",
+                                  "candidate_chain_ids", "checked_against"}),
+}
+
 ExportFilter = Filter
 
 
@@ -63,6 +78,22 @@ class ExportKind:
         """Positions of the text columns (the cells a spreadsheet might run)."""
         return [i for i, column in enumerate(self.table.columns)
                 if isinstance(column.type, String)]
+
+    @property
+    def json_columns(self) -> list[int]:
+        """Positions of the columns holding JSON text (JSONL nests them)."""
+        nested = JSON_COLUMNS.get(self.table.name, frozenset())
+        return [i for i, column in enumerate(self.table.columns) if column.name in nested]
+
+    def jsonl_row(self, row: Sequence[Any]) -> dict[str, Any]:
+        """A row as its JSONL object: the JSON columns nested, as the bytes stored."""
+        record = dict(zip(self.columns, row, strict=True))
+        for i in self.json_columns:
+            text = row[i]
+            if text is not None:
+                record[self.columns[i]] = orjson.Fragment(
+                    text.encode("utf-8") if isinstance(text, str) else text)
+        return record
 
     @property
     def boolean_columns(self) -> list[int]:
@@ -212,10 +243,16 @@ def _csv_line(kind: ExportKind, *, neutralize: bool = True) -> ColumnElement[Any
 
 def _json_line(kind: ExportKind) -> ColumnElement[Any]:
     pairs = []
+    nested = JSON_COLUMNS.get(kind.table.name, frozenset())
     for column in kind.table.columns:
         name = f"{kind.table.name}.{column.name}"
-        value = (f"json(CASE WHEN {name} IS NULL THEN NULL WHEN {name} THEN 'true' "
-                 "ELSE 'false' END)") if isinstance(column.type, Boolean) else name
+        if isinstance(column.type, Boolean):
+            value = (f"json(CASE WHEN {name} IS NULL THEN NULL WHEN {name} THEN 'true' "
+                     "ELSE 'false' END)")
+        elif column.name in nested:  # canonical JSON already: json() nests it as it is
+            value = f"json({name})"
+        else:
+            value = name
         pairs.append(f"'{column.name}', {value}")
     return literal_column(f"json_object({', '.join(pairs)})")
 
@@ -256,8 +293,7 @@ def encode_rows(kind: str, rows: Sequence[Sequence[Any]], output_format: str, *,
     export = EXPORT_KINDS[kind]
     columns = export.columns
     if output_format == "jsonl":
-        return b"".join(orjson.dumps(dict(zip(columns, row, strict=True))) + b"\n"
-                        for row in rows)
+        return b"".join(orjson.dumps(export.jsonl_row(row)) + b"\n" for row in rows)
     booleans = export.boolean_columns
     text = io.StringIO(newline="")
     writer = csv.writer(text)  # RFC 4180: CRLF line ends, quotes doubled inside quoted cells

@@ -5,14 +5,19 @@ A grouping is declared per listing (`GROUPINGS`): its dimensions (a column of th
 groups, or a time bucket of one) and what it counts. Residuals group their batches' tallies
 (the residuals each batch first stored, and the sightings it recorded: the range semantics
 of `residualFacets`), so the cost follows batches x combinations, not residuals; surfaces
-and turns group their filtered rows. Time buckets are of the batch's ingest time (UTC), as
-text that sorts as time does: `2026-12-06T07` (hour), `2026-12-06` (day), the Monday that
-starts an ISO week (week), `2026-12` (month).
+and turns group their filtered rows. Time buckets are of the batch's ingest time (UTC), or of
+CORE's own time where a record has one (a turn's timestamp; a surface's sightings emitted by
+a turn), as text that sorts as time does: `2026-12-06T07` (hour), `2026-12-06` (day), the
+Monday that starts an ISO week (week), `2026-12` (month).
+
+Surfaces grouped by what only a sighting says (its prompt, session, or the CORE time of the
+turn that emitted it) are grouped sighting by sighting: a group counts the distinct surfaces
+seen so, and the sightings; a surface seen with two prompts is in both groups, and the total
+counts it once.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,26 +26,37 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Date,
+    FromClause,
     Select,
     Subquery,
+    Table,
     cast,
+    distinct,
     func,
     literal,
     select,
     union_all,
 )
+from sqlalchemy.sql.visitors import iterate
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.filters import ResidualFilter, SurfaceFilter, TurnFilter
-from store.db.queries.listings import SURFACES, TURNS
+from store.db.queries.listings import SURFACES
 from store.db.queries.pages import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from store.db.queries.time_histograms import (  # TimeBucket: callers import it from here
+    UNIX_EPOCH_CORE_TIME,
+    turn_time_histogram,
+)
+from store.db.queries.time_histograms import TimeBucket as TimeBucket
 from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
 from store.db.schema.tables import residual_tallies as tallies_t
+from store.db.schema.tables import surface_occurrences as sightings_t
 from store.db.schema.tables import surface_records as surfaces_t
+from store.db.schema.tables import turn_fields as turn_fields_t
 from store.db.schema.tables import turns as turns_t
 
 MAX_DIMENSIONS = 3
@@ -48,22 +64,19 @@ DEFAULT_GROUPS = DEFAULT_PAGE_SIZE
 MAX_GROUPS = MAX_PAGE_SIZE
 
 
-class TimeBucket(enum.Enum):
-    HOUR = "hour"
-    DAY = "day"
-    WEEK = "week"
-    MONTH = "month"
-
-
 @dataclass(frozen=True, slots=True)
 class Dimension:
     """One way to group: `column` names a column of the grouped rows; with `bucket`, that
-    column holds an ISO 8601 UTC time (`2026-12-06T07:07:09.702915Z`) cut to the bucket."""
+    column holds an ISO 8601 UTC time (`2026-12-06T07:07:09.702915Z`) cut to the bucket, or,
+    `core`, CORE's own time as turn_fields.core_time counts it (microseconds since
+    CORE_TIME_ORIGIN)."""
 
-    name: str  # as the API names it: KIND, INGEST_DAY, ...
+    name: str  # as the API names it: KIND, INGEST_DAY, CORE_DAY, ...
     column: str
     bucket: TimeBucket | None = None
     help: str = ""
+    core: bool = False
+    per_sighting: bool = False  # only a sighting says it: grouped sighting by sighting
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,15 +114,76 @@ def bucketed(column: ColumnElement[Any], bucket: TimeBucket, dialect: str
     return func.to_char(func.date_trunc("week", cast(day, Date)), "YYYY-MM-DD")
 
 
+_MICROSECONDS = 1_000_000
+_SQLITE_FORMATS = {TimeBucket.HOUR: "%Y-%m-%dT%H", TimeBucket.DAY: "%Y-%m-%d",
+                   TimeBucket.MONTH: "%Y-%m"}
+_PG_FORMATS = {TimeBucket.HOUR: 'YYYY-MM-DD"T"HH24', TimeBucket.DAY: "YYYY-MM-DD",
+               TimeBucket.WEEK: "YYYY-MM-DD", TimeBucket.MONTH: "YYYY-MM"}
+
+
+def core_bucketed(column: ColumnElement[Any], bucket: TimeBucket, dialect: str
+                  ) -> ColumnElement[Any]:
+    """`column` (CORE's time, turn_fields.core_time) cut to its bucket in UTC, as the same
+    text `bucketed` gives an ingest time."""
+    # Whole seconds from CORE_TIME_ORIGIN (never negative: floor), then from the Unix epoch.
+    seconds = (column // _MICROSECONDS) - UNIX_EPOCH_CORE_TIME // _MICROSECONDS
+    if dialect == "sqlite":
+        if bucket is TimeBucket.WEEK:  # the Sunday on or after the day, less six days
+            return func.date(seconds, "unixepoch", "weekday 0", "-6 days")
+        return func.strftime(_SQLITE_FORMATS[bucket], seconds, "unixepoch")
+    utc = func.timezone("UTC", func.to_timestamp(seconds))
+    if bucket is TimeBucket.WEEK:
+        utc = func.date_trunc("week", utc)
+    return func.to_char(utc, _PG_FORMATS[bucket])
+
+
+def _ranked(by: Sequence[str], total: int, counts: list[tuple[str | None, int]],
+            limit: int) -> Groups:
+    """Groups of records counted once each (sightings = records), ordered as the SQL orders
+    them: largest first, then by value, null last."""
+    ordered = sorted(counts, key=lambda vc: (-vc[1], vc[0] is None, vc[0] or ""))
+    return Groups(by=tuple(by), total=total, occurrences=total, group_count=len(counts),
+                  groups=[Group(values=(value,), count=n, occurrences=n)
+                          for value, n in ordered[:limit]])
+
+
+def _turn_histogram(connection: Connection, dimension: Dimension, where: TurnFilter | None,
+                    snapshot: Snapshot | None
+                    ) -> tuple[int, list[tuple[str | None, int]]] | None:
+    if not dimension.core or dimension.bucket is None or (
+            where is not None and where.conditions()):
+        return None
+    return turn_time_histogram(connection, dimension.bucket, snapshot)
+
+
+def _key(rows: FromClause, dimension: Dimension, dialect: str) -> ColumnElement[Any]:
+    column = rows.c[dimension.column]
+    if dimension.bucket is None:
+        return column
+    if dimension.core:
+        return core_bucketed(column, dimension.bucket, dialect)
+    return bucketed(column, dimension.bucket, dialect)
+
+
+# The rows a grouping counts, given the filter, the snapshot and the dimensions asked for
+# (so that only the joins those need are made).
+Rows = Callable[[Any, Snapshot | None, Sequence[Dimension]], Select[Any]]
+
+
 @dataclass(frozen=True, slots=True)
 class Grouping:
     """How one listing's records are grouped: the rows (filtered, as of a snapshot), each
-    with the dimensions' columns and a record and sightings count."""
+    with the dimensions' columns and a record and sightings count. With `distinct`, the
+    records of a group are counted distinct (rows are sightings) and so is the total."""
 
     dimensions: tuple[Dimension, ...]
-    rows: Callable[[Any, Snapshot | None], Select[Any]]
+    rows: Rows
     records: Callable[[Subquery], ColumnElement[Any]]  # per group, over the grouped rows
     sightings: Callable[[Subquery], ColumnElement[Any]]
+    distinct: Callable[[Sequence[Dimension]], bool] = lambda dimensions: False
+    # A faster way to count one time dimension: (total, [(value, count)]) or None (not here).
+    histogram: Callable[[Connection, Dimension, Any, Snapshot | None],
+                        tuple[int, list[tuple[str | None, int]]] | None] | None = None
 
     def dimension(self, name: str) -> Dimension:
         for dimension in self.dimensions:
@@ -131,39 +205,61 @@ class Grouping:
             raise QueryError(f"first: must be between 0 and {MAX_GROUPS}, got {limit}")
         dimensions = [self.dimension(name) for name in by]
         snapshot = snapshot_at(connection, as_of)
-        rows = self.rows(where, snapshot).subquery("grouped_rows")
+        if self.histogram is not None and len(dimensions) == 1:
+            counted = self.histogram(connection, dimensions[0], where, snapshot)
+            if counted is not None:
+                return _ranked(by, counted[0], counted[1], limit)
+        rows = self.rows(where, snapshot, dimensions).subquery("grouped_rows")
         dialect = connection.dialect.name
-        keys = [(rows.c[d.column] if d.bucket is None
-                 else bucketed(rows.c[d.column], d.bucket, dialect)).label(f"d{i}")
-                for i, d in enumerate(dimensions)]
+        keys = [_key(rows, d, dialect).label(f"d{i}") for i, d in enumerate(dimensions)]
         grouped = (select(*keys, self.records(rows).label("n"),
                           self.sightings(rows).label("s"))
                    .select_from(rows).group_by(*keys).subquery("grouped"))
-        total_row = connection.execute(select(
-            func.count(), func.coalesce(func.sum(grouped.c.n), 0),
-            func.coalesce(func.sum(grouped.c.s), 0))).one()
         values = [grouped.c[f"d{i}"] for i in range(len(dimensions))]
+        # One pass: the totals over every group ride on each row shown (window sums run
+        # before LIMIT), so the grouping is not computed twice.
         page = connection.execute(
-            select(grouped).order_by(grouped.c.n.desc(), grouped.c.s.desc(),
-                                     *(v.asc().nulls_last() for v in values))
-            .limit(limit)).all()
+            select(grouped, func.count().over().label("groups_in_all"),
+                   func.sum(grouped.c.n).over().label("records_in_all"),
+                   func.sum(grouped.c.s).over().label("sightings_in_all"))
+            .order_by(grouped.c.n.desc(), grouped.c.s.desc(),
+                      *(v.asc().nulls_last() for v in values))
+            .limit(max(limit, 1))).all()
         # int(): PostgreSQL's sum() of integers is numeric.
+        total_row: tuple[Any, ...] = ((page[0].groups_in_all, page[0].records_in_all,
+                                       page[0].sightings_in_all) if page else (0, 0, 0))
+        if self.distinct(dimensions):  # a record in several groups is one record in all
+            over = connection.execute(select(self.records(rows), self.sightings(rows))
+                                      .select_from(rows)).one()
+            total_row = (total_row[0], over[0] or 0, over[1] or 0)
         found = [Group(values=tuple(row[:len(dimensions)]), count=int(row.n),
-                       occurrences=int(row.s)) for row in page]
+                       occurrences=int(row.s)) for row in page[:limit]]
         return Groups(by=tuple(by), total=int(total_row[1]), occurrences=int(total_row[2]),
                       group_count=int(total_row[0]), groups=found)
 
 
-def _ingest_times(dimensions: Mapping[str, str]) -> tuple[Dimension, ...]:
-    plain = tuple(Dimension(name, column, help=f"The {text}.")
+def _ingest_times(dimensions: Mapping[str, str],
+                  core_time: str | None = None) -> tuple[Dimension, ...]:
+    """The plain dimensions ("NAME": "column|what it is"; a column ending `@sighting` is one
+    only a sighting says), the ingest-time buckets and, with `core_time` (which turn's
+    time), CORE-time buckets."""
+    plain = tuple(Dimension(name, column.removesuffix("@sighting"), help=f"The {text}.",
+                            per_sighting=column.endswith("@sighting"))
                   for name, (column, text) in ((n, c.split("|")) for n, c in dimensions.items()))
     timed = tuple(Dimension(f"INGEST_{bucket.name}", "ingested_at", bucket,
                             f"The {bucket.value} (UTC) of the ingest of the batch that "
                             "stored it.") for bucket in TimeBucket)
-    return plain + timed
+    core = () if core_time is None else tuple(
+        Dimension(f"CORE_{bucket.name}", "core_time", bucket,
+                  f"The {bucket.value} (UTC) of CORE's own time: {core_time} (null: none, "
+                  "or one without an offset).", core=True,
+                  per_sighting=core_time.startswith("the sighting"))
+        for bucket in TimeBucket)
+    return plain + timed + core
 
 
-def _residual_tallies(where: ResidualFilter | None, snapshot: Snapshot | None) -> Select[Any]:
+def _residual_tallies(where: ResidualFilter | None, snapshot: Snapshot | None,
+                      dimensions: Sequence[Dimension] = ()) -> Select[Any]:
     if where is not None and where.has_ids():  # the tallies hold no ids: the rows, counted
         return _residual_rows(where, snapshot)
     return (select(tallies_t, batches_t.c.ingested_at)
@@ -191,16 +287,6 @@ def _residual_rows(where: ResidualFilter, snapshot: Snapshot | None) -> Select[A
     return select(union_all(stored, seen).subquery("tallied_rows"))
 
 
-def _with_ingest_time(listing_rows: Callable[[Any, Snapshot | None], Select[Any]],
-                      batch_id: ColumnElement[Any]
-                      ) -> Callable[[Any, Snapshot | None], Select[Any]]:
-    def rows(where: Any, snapshot: Snapshot | None) -> Select[Any]:
-        return (listing_rows(where, snapshot)
-                .join(batches_t, batches_t.c.batch_id == batch_id)
-                .add_columns(batches_t.c.ingested_at))
-    return rows
-
-
 def _summed(column: str) -> Callable[[Subquery], ColumnElement[Any]]:
     def summed(rows: Subquery) -> ColumnElement[Any]:
         return func.sum(rows.c[column])
@@ -211,21 +297,111 @@ def _counted(rows: Subquery) -> ColumnElement[Any]:
     return func.count()
 
 
+def _tables_read(*elements: ColumnElement[Any]) -> set[Table]:
+    """The tables whose columns `elements` read."""
+    return {table for element in elements for node in iterate(element)
+            if isinstance(table := getattr(node, "table", None), Table)}
+
+
+def _joined_rows(base: Table, columns: Mapping[str, ColumnElement[Any]],
+                 joins: Sequence[tuple[Table, ColumnElement[bool], bool]], where: Any,
+                 snapshot: Snapshot | None, dimensions: Sequence[Dimension],
+                 extra: Sequence[ColumnElement[Any]] = ()) -> Select[Any]:
+    """`base`'s rows with the dimensions' columns (by label, from `columns`), joined only to
+    the tables (`joins`: table, on, outer) those columns or `where` read, filtered and held
+    as of `snapshot`."""
+    wanted = [columns[d.column].label(d.column) for d in dimensions]
+    conditions = where.conditions() if where is not None else []
+    needed = _tables_read(*conditions, *wanted)
+    for table, on, _ in reversed(joins):  # a join needs the tables its condition reads
+        if table in needed:
+            needed |= _tables_read(on)
+    source: FromClause = base
+    for table, on, outer in joins:
+        if table in needed:
+            source = source.join(table, on, isouter=outer)
+    return (select(*wanted, *extra).select_from(source)
+            .where(*conditions, *held(snapshot, base)))
+
+
+_INGEST = {"ingested_at": batches_t.c.ingested_at}
+_SURFACE_COLUMNS: Mapping[str, ColumnElement[Any]] = {
+    name: surfaces_t.c[name] for name in (
+        "grounding_source", "corpus_id", "chain_id", "pack_version", "intent", "surface_form",
+        "verification", "checked_against")} | _INGEST
+
+
+def _surface_rows(where: SurfaceFilter | None, snapshot: Snapshot | None,
+                  dimensions: Sequence[Dimension]) -> Select[Any]:
+    """One row per surface with its sightings (as `SURFACES` counts them), or, when a
+    dimension only a sighting says is asked for, one row per sighting."""
+    if not any(d.per_sighting for d in dimensions):
+        return (SURFACES.rows(where, snapshot)
+                .join(batches_t, batches_t.c.batch_id == surfaces_t.c.batch_id)
+                .add_columns(batches_t.c.ingested_at))
+    columns = {**_SURFACE_COLUMNS, "prompt": sightings_t.c.prompt,
+               "session_id": sightings_t.c.session_id, "core_time": turn_fields_t.c.core_time}
+    return _joined_rows(sightings_t, columns, (
+        (surfaces_t, surfaces_t.c.surface_id == sightings_t.c.surface_id, False),
+        (batches_t, batches_t.c.batch_id == surfaces_t.c.batch_id, False),
+        # outer: a sighting no turn emitted has no CORE time
+        (turn_fields_t, turn_fields_t.c.turn_key == sightings_t.c.turn_key, True),
+    ), where, snapshot, dimensions, extra=[sightings_t.c.surface_id])
+
+
+_TURN_COLUMNS: Mapping[str, ColumnElement[Any]] = {
+    "kind": turns_t.c.kind, "grounding_source": turns_t.c.grounding_source,
+    "epistemic_state": turns_t.c.epistemic_state,
+    "normative_clearance": turns_t.c.normative_clearance,
+    "trace_integrity": turns_t.c.trace_integrity, "prompt": turns_t.c.prompt,
+    "surface_verification": surfaces_t.c.verification,
+    "surface_corpus_id": surfaces_t.c.corpus_id, "surface_chain_id": surfaces_t.c.chain_id,
+    "surface_pack_version": surfaces_t.c.pack_version, "surface_surface": surfaces_t.c.surface,
+    "core_time": turn_fields_t.c.core_time} | _INGEST
+
+
+def _turn_rows(where: TurnFilter | None, snapshot: Snapshot | None,
+               dimensions: Sequence[Dimension]) -> Select[Any]:
+    """One row per turn, joined to its surface, its fields and its batch only as needed."""
+    return _joined_rows(turns_t, _TURN_COLUMNS, (
+        (surfaces_t, surfaces_t.c.surface_id == turns_t.c.surface_id, False),
+        # outer: a missing fields row (verify names it) hides no turn
+        (turn_fields_t, turn_fields_t.c.turn_key == turns_t.c.turn_key, True),
+        (batches_t, batches_t.c.batch_id == turns_t.c.batch_id, False),
+    ), where, snapshot, dimensions)
+
+
 RESIDUAL_GROUPS = Grouping(
     _ingest_times({"KIND": "residual_kind|residual kind", "AXIS": "source_axis|source axis",
                    "ORGAN": "candidate_organ|candidate organ", "FAMILY": "family_id|family",
                    "CODE": "residual_code|residual code"}),
     _residual_tallies, _summed("residuals"), _summed("occurrences"))
 
+
+def _surface_records(rows: Subquery) -> ColumnElement[Any]:
+    return (func.count(distinct(rows.c.surface_id)) if "occurrence_count" not in rows.c
+            else func.count())
+
+
+def _surface_sightings(rows: Subquery) -> ColumnElement[Any]:
+    return (func.count() if "occurrence_count" not in rows.c
+            else func.sum(rows.c.occurrence_count))
+
+
 SURFACE_GROUPS: Grouping = Grouping(
     _ingest_times({"GROUNDING_SOURCE": "grounding_source|grounding source",
                    "CORPUS": "corpus_id|teaching corpus", "CHAIN": "chain_id|teaching chain",
                    "PACK_VERSION": "pack_version|pack version",
                    "INTENT": "intent|intent", "FORM": "surface_form|surface form",
-                   "VERIFICATION": "verification|verification"}),
-    _with_ingest_time(lambda where, snapshot: SURFACES.rows(where, snapshot),
-                      surfaces_t.c.batch_id),
-    _counted, _summed("occurrence_count"))
+                   "VERIFICATION": "verification|verification",
+                   "CHECKED_AGAINST": "checked_against|files the verification was checked "
+                                      "against (corpus and pack ids, versions and sha256, as "
+                                      "canonical JSON; compare teachingRegistry)",
+                   "PROMPT": "prompt@sighting|prompt of a sighting",
+                   "SESSION": "session_id@sighting|session of a sighting"},
+                  core_time="the sighting's turn's timestamp"),
+    _surface_rows, _surface_records, _surface_sightings,
+    distinct=lambda dimensions: any(d.per_sighting for d in dimensions))
 
 TURN_GROUPS: Grouping = Grouping(
     _ingest_times({"KIND": "kind|turn kind",
@@ -235,9 +411,12 @@ TURN_GROUPS: Grouping = Grouping(
                    "CHAIN": "surface_chain_id|emitted surface's teaching chain",
                    "EPISTEMIC_STATE": "epistemic_state|epistemic state",
                    "CLEARANCE": "normative_clearance|normative clearance",
-                   "TRACE_INTEGRITY": "trace_integrity|trace integrity"}),
-    _with_ingest_time(lambda where, snapshot: TURNS.rows(where, snapshot), turns_t.c.batch_id),
-    _counted, _counted)
+                   "TRACE_INTEGRITY": "trace_integrity|trace integrity",
+                   "PACK_VERSION": "surface_pack_version|emitted surface's pack version",
+                   "PROMPT": "prompt|prompt",
+                   "SURFACE": "surface_surface|emitted surface's text"},
+                  core_time="the turn's timestamp"),
+    _turn_rows, _counted, _counted, histogram=_turn_histogram)
 
 # The listings that group, by listing name.
 GROUPINGS: Mapping[str, Grouping] = {

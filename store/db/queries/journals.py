@@ -8,19 +8,25 @@ its turns in turn order.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
-from sqlalchemy import Connection, Select, func, select
+from sqlalchemy import Connection, Select, bindparam, func, select
 
 from store.db.queries.as_of import snapshot_at
-from store.db.queries.filters import equals
+from store.db.queries.filters import equals, storable
 from store.db.queries.keys import MAX_KEY, key_value
 from store.db.queries.orders import Listing, Order, Part, SortKey, in_seq_order
 from store.db.queries.pages import PageArgs, page_of
-from store.db.queries.records import Journal, Page, StoredTurn
+from store.db.queries.records import Journal, JournalSummary, Page, StoredTurn
 from store.db.schema.tables import turn_fields as fields_t
 from store.db.schema.tables import turns as turns_t
+
+if TYPE_CHECKING:
+    from store.db.queries.listings import RecordListing
+
+# A turn's key by CORE's identity: one entry of turn_fields' (journal_id, turn_id) index.
+_TURN_KEY = select(fields_t.c.turn_key).where(fields_t.c.journal_id == bindparam("journal"),
+                                              fields_t.c.turn_id == bindparam("turn_id"))
 
 
 def in_time_order(connection: Connection, order: Order, statement: Select[Any]) -> Listing:
@@ -48,29 +54,30 @@ def in_time_order(connection: Connection, order: Order, statement: Select[Any]) 
     return Listing([timed, untimed] if untimed_stored else [timed], lookup)
 
 
-def turn_in_journal(connection: Connection, rows: Callable[[Any], Select[Any]],
-                    build: Callable[[Any], StoredTurn], journal: str, turn_id: int,
-                    as_of: int | None = None) -> StoredTurn | None:
-    """The journal's turn `turn_id` (stored by tree size `as_of`), or None."""
-    if not -2**31 <= turn_id < 2**31:
+def turn_in_journal(connection: Connection, turns: RecordListing[Any, StoredTurn],
+                    journal: str, turn_id: int, as_of: int | None = None
+                    ) -> StoredTurn | None:
+    """The journal's turn `turn_id` (stored by tree size `as_of`), or None: its key by the
+    (journal_id, turn_id) index, then the turn by key (statements built once)."""
+    snapshot = snapshot_at(connection, as_of)
+    if not -2**31 <= turn_id < 2**31 or not storable(journal):
         return None
-    row = connection.execute(
-        rows(snapshot_at(connection, as_of))
-        .where(equals(fields_t.c.journal_id, journal), fields_t.c.turn_id == turn_id)).first()
-    return None if row is None else build(row)
+    key = connection.execute(_TURN_KEY, {"journal": journal, "turn_id": turn_id}).scalar()
+    return None if key is None else turns.by_keys(connection, [key], snapshot).get(key)
 
 
-def journal_turns(connection: Connection, rows: Callable[[Any], Select[Any]],
-                  build: Callable[[Any], StoredTurn], journal: str, first: int | None = None,
-                  after: str | None = None, **page: Unpack[PageArgs]) -> Page[StoredTurn]:
+def journal_turns(connection: Connection, turns: RecordListing[Any, StoredTurn], journal: str,
+                  first: int | None = None, after: str | None = None,
+                  **page: Unpack[PageArgs]) -> Page[StoredTurn]:
     """The journal's turns in turn order (OLDEST_FIRST, or NEWEST_FIRST), keyset paged: turn
-    order is seq order, read along the (journal_id, turn_seq) index."""
+    order is seq order, read along the (journal_id, turn_seq) index; the page is cut by keys,
+    then its turns read by key."""
     order = page.get("order", Order.OLDEST_FIRST)
-    statement = rows(snapshot_at(connection, page.get("as_of"))).where(
-        equals(fields_t.c.journal_id, journal))
+    snapshot = snapshot_at(connection, page.get("as_of"))
+    statement = turns.keyed(None, snapshot).where(equals(fields_t.c.journal_id, journal))
     listing = in_seq_order(order, statement, fields_t.c.turn_seq, listing="a journal's turns")
-    return page_of(connection, listing, order, build, first, after, page.get("last"),
-                   page.get("before"))
+    return turns.page_by_key(connection, listing, order, snapshot, first, after,
+                             page.get("last"), page.get("before"))
 
 
 def _journal_rows(as_of_seq: int | None) -> Select[Any]:
@@ -83,11 +90,18 @@ def _journal_rows(as_of_seq: int | None) -> Select[Any]:
     return statement
 
 
-def _journal(connection: Connection, row: Any, as_of_seq: int | None) -> Journal:
-    """A journal from its turn 1's row: its turns' count, last time and batches, read by the
-    (journal_id, turn_id) index."""
+def _journal(row: Any) -> Journal:
+    return Journal(journal_id=row.turn_key, seq=row.seq, started_at=row.timestamp)
+
+
+def journal_summary(connection: Connection, journal_id: str, as_of: int | None = None
+                    ) -> JournalSummary:
+    """The journal's turns stored by tree size `as_of`: their count, the last one's time and
+    their batches, read by the (journal_id, turn_id) index. Its cost grows with the journal,
+    so finding a journal does not read it."""
+    as_of_seq = _as_of_seq(connection, as_of)
     f = fields_t.c
-    held = [f.journal_id == row.turn_key]
+    held = [equals(f.journal_id, journal_id)]
     if as_of_seq is not None:
         held.append(f.turn_seq <= key_value(as_of_seq))
     count, last = connection.execute(
@@ -98,8 +112,7 @@ def _journal(connection: Connection, row: Any, as_of_seq: int | None) -> Journal
         .where(*held, f.turn_id == last)).scalar()
     batches = tuple(connection.execute(
         select(f.batch_id).where(*held).group_by(f.batch_id).order_by(f.batch_id)).scalars())
-    return Journal(journal_id=row.turn_key, seq=row.seq, turn_count=count,
-                   started_at=row.timestamp, updated_at=updated, batch_ids=batches)
+    return JournalSummary(turn_count=count, updated_at=updated, batch_ids=batches)
 
 
 def _as_of_seq(connection: Connection, as_of: int | None) -> int | None:
@@ -113,10 +126,8 @@ def list_journals(connection: Connection, first: int | None = None, after: str |
     as_of = _as_of_seq(connection, page.get("as_of"))
     order = page.get("order", Order.OLDEST_FIRST)
     listing = in_seq_order(order, _journal_rows(as_of), turns_t.c.seq, listing="journals")
-    found = page_of(connection, listing, order, lambda row: row, first, after,
-                    page.get("last"), page.get("before"))
-    return Page([_journal(connection, row, as_of) for row in found.items], found.cursors,
-                found.has_next_page, found.has_previous_page)
+    return page_of(connection, listing, order, _journal, first, after, page.get("last"),
+                   page.get("before"))
 
 
 def count_journals(connection: Connection, as_of: int | None = None) -> int:
@@ -127,7 +138,6 @@ def count_journals(connection: Connection, as_of: int | None = None) -> int:
 
 def journal_by_id(connection: Connection, journal_id: str, as_of: int | None = None
                   ) -> Journal | None:
-    as_of_seq = _as_of_seq(connection, as_of)
-    row = connection.execute(_journal_rows(as_of_seq)
+    row = connection.execute(_journal_rows(_as_of_seq(connection, as_of))
                              .where(equals(turns_t.c.turn_key, journal_id))).first()
-    return None if row is None else _journal(connection, row, as_of_seq)
+    return None if row is None else _journal(row)

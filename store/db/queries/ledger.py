@@ -20,10 +20,25 @@ from store.db.queries.as_of import snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.records import ConsistencyProof, InclusionProof, LedgerStatus
 from store.db.schema.record_kinds import LEDGERED_KEYS
-from store.db.schema.tables import metadata
+from store.db.schema.tables import metadata, tree_heads
 from store.model.merkle import leaf_hash
 
 DEFAULT_ORIGIN_PREFIX = "core-audit/"
+
+
+def provisional_origin(connection: Connection) -> str:
+    """The origin a checkpoint note carries before `core-audit checkpoint` has chosen one:
+    `core-audit/` and the first tree head's root (hex, 16 digits; `empty` without one).
+    Stable as the log grows, so choosing it later keeps the notes shown so far valid. The
+    CLI, the Python API and the console all name a note so."""
+    first = connection.execute(
+        select(tree_heads.c.root_hash).order_by(tree_heads.c.tree_size).limit(1)).scalar()
+    return DEFAULT_ORIGIN_PREFIX + (first[:16] if first else "empty")
+
+
+def note_origin(connection: Connection, origin: str | None) -> str:
+    """The origin a checkpoint note carries: the store's, or the provisional one."""
+    return origin if origin is not None else provisional_origin(connection)
 
 
 def ledger_status(connection: Connection, as_of: int | None = None) -> LedgerStatus:

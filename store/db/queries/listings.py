@@ -12,11 +12,11 @@ CLI's `export` and `prove`, and the console read it. Adding a kind: docs/design.
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, Unpack
 
-from sqlalchemy import ColumnElement, Connection, Label, Select, Table, select
+from sqlalchemy import ColumnElement, Connection, Label, Select, Table, bindparam, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.batches import BATCH_RECORD
@@ -25,7 +25,7 @@ from store.db.queries.filters import (
     ResidualFilter,
     SurfaceFilter,
     TurnFilter,
-    equals,
+    storable,
 )
 from store.db.queries.journals import in_time_order
 from store.db.queries.orders import TIME_ORDERS, Listing, Order, in_seq_order
@@ -122,6 +122,13 @@ class RecordListing(Generic[F, R]):
     filter_help: str = ""
     # Its rows (as read) in a TIME order: the listing has CORE time (turns).
     time_ordered: Callable[[Connection, Order, Select[Any]], Listing] | None = None
+    # Its pages are cut by keys alone (a narrow statement of its key and sort keys), then its
+    # records read by key: building a statement of every column it reads (a turn's ~60,
+    # with its surface's and turn_fields') cost more than the page's SQL, per request.
+    paged_by_key: bool = False
+    # Statements built once, on first use, and run with parameters (reads of now only).
+    _built: dict[str, Select[Any]] = field(default_factory=dict, init=False, repr=False,
+                                           compare=False, hash=False)
 
     @property
     def key(self) -> str:
@@ -201,7 +208,7 @@ class RecordListing(Generic[F, R]):
         """A page of its records matching `where`, in `order` (keyset pages: first/after
         forwards, last/before backwards), as of tree size `as_of` (None: now)."""
         snapshot = snapshot_at(connection, as_of)
-        read = self._read(where, snapshot)
+        read = self.keyed(where, snapshot) if self.paged_by_key else self._read(where, snapshot)
         if order in TIME_ORDERS and self.time_ordered is not None:
             listing = self.time_ordered(connection, order, read)
         elif self.sightings is None:
@@ -211,7 +218,50 @@ class RecordListing(Generic[F, R]):
                    and few_rows(connection, read, self.table.c.seq))
             listing = sighted_listing(order, read, self.table, self.key, snapshot,
                                       listing=self.name, few=few)
+        if self.paged_by_key:
+            return self.page_by_key(connection, listing, order, snapshot, first, after, last,
+                                    before)
         return page_of(connection, listing, order, self.record, first, after, last, before)
+
+    def keyed(self, where: F | None = None, snapshot: Snapshot | None = None) -> Select[Any]:
+        """The keys of its rows matching `where`, stored by `snapshot`, through the joins its
+        records are read with (so the same rows): what a page is cut from (`page_by_key`)."""
+        return self.filtered(where, snapshot, reading=True).with_only_columns(
+            self.table.c[self.key])
+
+    def page_by_key(self, connection: Connection, listing: Listing, order: Order,
+                    snapshot: Snapshot | None, first: int | None = None,
+                    after: str | None = None, last: int | None = None,
+                    before: str | None = None) -> Page[R]:
+        """A page of `listing` (of its `keyed` rows) cut by keys, then its records read by
+        key in one statement, in the page's order."""
+        keys = page_of(connection, listing, order, _key_of, first, after, last, before)
+        records = self.by_keys(connection, keys.items, snapshot)
+        return Page([records[key] for key in keys.items], keys.cursors, keys.has_next_page,
+                    keys.has_previous_page)
+
+    def by_keys(self, connection: Connection, keys: Sequence[str],
+                snapshot: Snapshot | None = None) -> dict[str, R]:
+        """Its records keyed `keys` (those stored by `snapshot`), by key. Reads of now run one
+        statement built once; as of a tree head, one built for it."""
+        wanted = [key for key in keys if not isinstance(key, str) or storable(key)]
+        if not wanted:
+            return {}
+        column = self.table.c[self.key]
+        if snapshot is None:
+            statement = self._built.get("by_keys")
+            if statement is None:
+                statement = self._built.setdefault("by_keys", self.rows(None).where(
+                    column.in_(bindparam("keys", expanding=True))))
+            rows = connection.execute(statement, {"keys": wanted})
+        else:
+            rows = connection.execute(self.rows(None, snapshot).where(column.in_(wanted)))
+        columns = tuple(rows.keys())
+        place = columns.index(self.key)
+        if isinstance(self.record, RowRecord):  # read by place: the columns are fixed here
+            build = self.record.by_position(columns)
+            return {row[place]: build(row) for row in rows}
+        return {row[place]: self.record(row) for row in rows}
 
     def count(self, connection: Connection, where: F | None = None,
               as_of: int | None = None) -> int:
@@ -224,10 +274,7 @@ class RecordListing(Generic[F, R]):
 
     def get(self, connection: Connection, key: str, as_of: int | None = None) -> R | None:
         """The record keyed `key` (stored by tree size `as_of`), or None."""
-        row = connection.execute(
-            self.rows(None, snapshot_at(connection, as_of))
-            .where(equals(self.table.c[self.key], key))).first()
-        return None if row is None else self.record(row)
+        return self.by_keys(connection, [key], snapshot_at(connection, as_of)).get(key)
 
     def facet_counts(self, connection: Connection, where: F | None = None,
                      as_of: int | None = None) -> Any:
@@ -246,6 +293,10 @@ class RecordListing(Generic[F, R]):
                 self.table, self.table.c[self.key] == self.sightings.c[self.key]
             ).where(*where.conditions())
         return statement.where(*held(snapshot, self.sightings))
+
+
+def _key_of(row: Any) -> Any:
+    return row[0]
 
 
 # How each kind's records are read off its rows (row_records.py): by column name, with the
@@ -297,7 +348,7 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     # it (outer: a missing row, which verify names, hides no turn).
     joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),
             Joined(TURN_FIELDS, "turn_key", prefix="fields_", filtered=True, outer=True)),
-    time_ordered=in_time_order,
+    time_ordered=in_time_order, paged_by_key=True,
     facets=turn_facets_of, facets_type="TurnFacets",
     list_help="CORE turns in `order` (not MOST_SEEN; TIME_ASC and TIME_DESC by CORE's own "
               "timestamp), with the surface each emitted: which turns were grounded by what.",

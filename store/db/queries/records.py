@@ -260,14 +260,21 @@ class StoredTurn:
 
 @dataclass(frozen=True, slots=True)
 class Journal:
-    """A stored Workbench journal: named by its turn 1's turn_key, its turns' CORE times and
-    the batches that stored them (a grown file stored again adds a batch)."""
+    """A stored Workbench journal: named by its turn 1's turn_key (what finding it reads;
+    its summary is read apart, when asked for: it counts every turn of the journal)."""
 
     journal_id: str
     seq: int  # its turn 1's
-    turn_count: int
     started_at: str | None  # the timestamp of turn 1, as CORE wrote it
-    updated_at: str | None  # that of its last turn
+
+
+@dataclass(frozen=True, slots=True)
+class JournalSummary:
+    """A journal's turns: how many, its last one's time and the batches that stored them (a
+    grown file stored again adds a batch)."""
+
+    turn_count: int
+    updated_at: str | None  # the timestamp of its last turn, as CORE wrote it
     batch_ids: tuple[int, ...]
 
 

@@ -4,13 +4,16 @@ A `RowRecord` names the record type and, per field, how it is read: by default t
 the field's name as it is; a converter (a callable) applied to that column; or another
 `RowRecord`, a record nested in it and read from the same row (its columns named with its
 prefix, e.g. a turn's surface from `surface_*`). Its builder is written out once per
-declaration, as the hand-written one would be, so it costs as little.
+declaration, as the hand-written one would be, so it costs as little. For a statement built
+once, `by_position` writes one out per column list that reads each column by its place and
+fills each record's slots directly (a frozen dataclass's __init__ sets each field through
+object.__setattr__: most of a wide record's cost).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 import orjson
@@ -27,10 +30,12 @@ class RowRecord(Generic[R]):
     read: tuple[tuple[str, Convert | RowRecord[Any]], ...] = ()  # (field, how), in any order
     prefix: str = ""  # its columns are named prefix + field
     _build: Callable[[Any], R] = dataclasses.field(init=False, repr=False, compare=False)
+    _by_position: dict[tuple[str, ...], Callable[[Sequence[Any]], R]] = dataclasses.field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         namespace: dict[str, Any] = {}
-        body = _expression(self, self.prefix, namespace)
+        body = _expression(self, self.prefix, namespace, _by_name)
         # Field names are Python identifiers and column names are repr()'d: nothing else is
         # written into the source.
         exec(f"def build(row):\n    m = row._mapping\n    return {body}\n", namespace)
@@ -43,9 +48,49 @@ class RowRecord(Generic[R]):
         """The same record, read from columns named `prefix` + field."""
         return RowRecord(self.record_type, self.read, prefix)
 
+    def by_position(self, columns: Sequence[str]) -> Callable[[Sequence[Any]], R]:
+        """The builder of rows whose columns are `columns`, in that order (a result's keys):
+        the same record, each column read by its place. Written once per column list."""
+        key = tuple(columns)
+        built = self._by_position.get(key)
+        if built is None:
+            places = {name: index for index, name in enumerate(key)}
+            namespace: dict[str, Any] = {}
+            body = _expression(self, self.prefix, namespace,
+                               lambda column: f"r[{places[column]}]", _slot_filler)
+            exec(f"def build(r):\n    return {body}\n", namespace)
+            built = self._by_position.setdefault(key, namespace["build"])
+        return built
 
-def _expression(record: RowRecord[Any], prefix: str, namespace: dict[str, Any]) -> str:
-    """Python source building `record` from the mapping `m`, its columns prefixed `prefix`."""
+
+def _by_name(column: str) -> str:
+    return f"m[{column!r}]"
+
+
+def _slot_filler(record_type: type[Any]) -> Callable[..., Any]:
+    """A function of the record's fields, in order, that makes the record by filling its
+    slots (no __init__, so no object.__setattr__ per field); the class itself when it has no
+    slots or does more at construction (__post_init__)."""
+    names = [field.name for field in dataclasses.fields(record_type)]
+    if not hasattr(record_type, "__slots__") or hasattr(record_type, "__post_init__"):
+        return record_type
+    namespace: dict[str, Any] = {"new": object.__new__, "record_type": record_type}
+    lines = ["    made = new(record_type)"]
+    for index, name in enumerate(names):
+        namespace[f"set_{index}"] = getattr(record_type, name).__set__
+        lines.append(f"    set_{index}(made, v{index})")
+    arguments = ", ".join(f"v{index}" for index in range(len(names)))
+    exec(f"def fill({arguments}):\n" + "\n".join(lines) + "\n    return made\n", namespace)
+    filler: Callable[..., Any] = namespace["fill"]
+    return filler
+
+
+def _expression(record: RowRecord[Any], prefix: str, namespace: dict[str, Any],
+                column_of: Callable[[str], str],
+                maker: Callable[[type[Any]], Callable[..., Any]] | None = None) -> str:
+    """Python source building `record` from a row, its columns prefixed `prefix` and read as
+    `column_of` writes them; `maker`: what makes the record from its fields in order (None:
+    its class, by keyword)."""
     how = dict(record.read)
     names = {field.name for field in dataclasses.fields(record.record_type)}
     if not how.keys() <= names:
@@ -54,17 +99,17 @@ def _expression(record: RowRecord[Any], prefix: str, namespace: dict[str, Any]) 
     arguments = []
     for name in (field.name for field in dataclasses.fields(record.record_type)):
         read = how.get(name)
-        column = f"m[{prefix + name!r}]"
         if read is None:
-            arguments.append(f"{name}={column}")
+            value = column_of(prefix + name)
         elif isinstance(read, RowRecord):
-            arguments.append(f"{name}={_expression(read, prefix + read.prefix, namespace)}")
+            value = _expression(read, prefix + read.prefix, namespace, column_of, maker)
         else:
             converter = f"convert_{len(namespace)}"
             namespace[converter] = read
-            arguments.append(f"{name}={converter}({column})")
+            value = f"{converter}({column_of(prefix + name)})"
+        arguments.append(value if maker is not None else f"{name}={value}")
     made = f"record_{len(namespace)}"
-    namespace[made] = record.record_type
+    namespace[made] = record.record_type if maker is None else maker(record.record_type)
     return f"{made}({', '.join(arguments)})"
 
 

@@ -245,6 +245,7 @@ turn_fields = Table(
     Index(None, "journal_id", "turn_id"),  # a turn by CORE's identity
     Index(None, "journal_id", "turn_seq"),  # a journal's turns in order, read in index order
     Index(None, "core_time", "turn_seq"),
+    Index(None, "journal_id", "core_time", "turn_seq"),  # a journal's turns in CORE time (0014)
     Index(None, "batch_id", "turn_seq"),
 )
 
