@@ -26,12 +26,22 @@ from store_support import (
 )
 
 from store.db.audit_store import AuditStore
+from store.db.verify import store_checks
 
 # Example A's third residual: changed_object_unbound over "gained" 4-10, sentence_index null.
 CHANGED_OBJECT_UNBOUND = spec_residual_id(
     "unary_delta_transition", "missing_role", "changed_object_unbound",
     [{"text": "gained", "start": 4, "end": 10, "sentence_index": None}],
 )
+
+
+@pytest.fixture(autouse=True, params=[None, 4], ids=["window", "4-leaf windows"])
+def leaf_window(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each tampering also read 4 leaves at a time (in-process): the 18-leaf store then
+    spans windows read whole, a window with the tampered row read row by row, and the
+    windows after it, so each problem is named the same wherever its window starts."""
+    if request.param is not None:
+        monkeypatch.setattr(store_checks, "LEAF_WINDOW", request.param)
 
 
 def _verify(path: Path, *extra: str):  # type: ignore[no-untyped-def]

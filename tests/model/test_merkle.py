@@ -366,3 +366,36 @@ def test_extend_refuses_a_non_digest_after_keeping_the_leaves_before_it():
     with pytest.raises(ValueError, match="32 bytes"):
         compact.extend([leaf_hash(b"a"), leaf_hash(b"b"), b"entry, not its hash"])
     assert compact.size == 2 and compact.root() == root_hash([leaf_hash(b"a"), leaf_hash(b"b")])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 5), st.integers(0, 6), st.integers(0, 7))
+def test_extend_block_is_the_tree_of_its_leaves_and_keeps_each_subtree(
+        blocks_before: int, block_level: int, min_level: int):
+    """verify's aligned windows: the root of every prefix is RFC 9162's MTH of the entries,
+    and the full subtrees it keeps are exactly the aligned ones of min_level or more that the
+    block completes, each the MTH of its own entries."""
+    block = 1 << block_level
+    before, entries = blocks_before * block, [b"leaf %d" % i for i in range((blocks_before + 1)
+                                                                             * block)]
+    compact = CompactRange()
+    compact.extend([hashlib.sha256(b"\x00" + e).digest() for e in entries[:before]])
+    kept = compact.extend_block([hashlib.sha256(b"\x00" + e).digest()
+                                 for e in entries[before:]], min_level)
+    assert compact.size == len(entries) and compact.root() == _mth(entries)
+    completed = {(level, start) for level in range(min_level, 64)
+                 for start in range(0, len(entries), 1 << level)
+                 if start + (1 << level) <= len(entries) and start + (1 << level) > before}
+    assert {(node.level, node.start) for node in kept} == completed
+    for node in kept:
+        assert node.digest == _mth(entries[node.start:node.start + (1 << node.level)])
+
+
+def test_extend_block_refuses_a_block_that_is_not_aligned():
+    compact = CompactRange()
+    compact.extend([leaf_hash(b"a")])
+    with pytest.raises(ValueError, match="not an aligned block"):
+        compact.extend_block([leaf_hash(b"b"), leaf_hash(b"c")])
+    with pytest.raises(ValueError, match="not an aligned block"):
+        CompactRange().extend_block([leaf_hash(b"b")] * 3)
+    assert compact.size == 1

@@ -3,12 +3,16 @@ forged or edited, whatever the log or the triggers say."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+import sqlite3
+from collections import namedtuple
+from collections.abc import Callable, Generator, Iterator, Sequence
+from typing import Any, cast
 
 from sqlalchemy import Connection, Row, select
+from sqlalchemy.exc import DBAPIError
 
 from store.db.schema.content_ids import UndecodableColumn
+from store.db.schema.engine import row_chunks_read
 from store.db.schema.record_kinds import RECORD_KINDS, RecordKind
 from store.db.verify.problems import Problem
 
@@ -28,8 +32,22 @@ def table_problems(connection: Connection, kind: RecordKind,
     query = select(table)
     if "seq" in table.c:
         query = query.where(table.c.seq > after_seq).order_by(table.c.seq)
-    with connection.execute(query.execution_options(yield_per=STREAM_ROWS)) as rows:
-        yield from _row_problems(rows, kind)
+    # The driver's rows as named tuples: a SQLAlchemy Row per row was a fifth of the check.
+    record = namedtuple(kind.name, [str(column.name) for column in table.columns])  # type: ignore[misc]
+    as_row = cast(Callable[[Sequence[Any]], Row[Any]], record._make)  # by column name, as a Row
+    chunks = row_chunks_read(connection, query, STREAM_ROWS)
+    try:
+        while True:
+            try:
+                rows = next(chunks, None)
+            except sqlite3.Error as exc:  # as SQLAlchemy would raise it: a store unreadable
+                raise DBAPIError.instance(None, None, exc, sqlite3.Error) from exc
+            if rows is None:
+                return
+            yield from _row_problems(map(as_row, rows), kind)
+    finally:
+        if isinstance(chunks, Generator):
+            chunks.close()  # a check read no further (enough problems): end the read now
 
 
 def _row_problems(rows: Iterator[Row[Any]], kind: RecordKind) -> Iterator[Problem]:
