@@ -42,6 +42,8 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
+from store.api.search_arguments import malformed_search
+
 
 class PlainLeaf(NamedTuple):
     """A field read as `getattr(source, attribute)` and coerced by `leaf_type`."""
@@ -97,6 +99,17 @@ def plain_field(parent_type: GraphQLObjectType, field_details_list: FieldDetails
 
 class PageExecutor(StrawberryGraphQLCoreExecutionContext):
     """strawberry's executor with a selection set's plain fields completed in one pass."""
+
+    @classmethod
+    def build(cls, *args: Any, **kwargs: Any) -> Any:
+        """graphql-core's executor, or its request errors: a malformed `search` one of them
+        (store/api/search_arguments.py)."""
+        built = super().build(*args, **kwargs)
+        if isinstance(built, list):
+            return built
+        refused = malformed_search(built.operation, built.fragment_definitions,
+                                   built.variable_values.coerced)
+        return built if refused is None else [refused]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

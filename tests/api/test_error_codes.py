@@ -89,6 +89,12 @@ def test_a_field_error_is_294_or_200_for_a_legacy_client(client: TestClient) -> 
     ("{" + " ".join(f"a{i}: ledger {{ treeSize }}" for i in range(31)) + "}", {}, 422,
      "LIMIT_EXCEEDED"),
     ("{ ledger(asOf: 9007199254740993) { treeSize } }", {}, 422, "GRAPHQL_VALIDATION_FAILED"),
+    # A search the documented syntax does not read (docs/graphql.md#searching-text), as a
+    # variable or written in the document: refused before any field runs, naming it.
+    ("query ($q: String) { residuals(search: $q) { totalCount } }", {"q": "apples AND"}, 422,
+     "BAD_USER_INPUT"),
+    ('{ ledger { treeSize } surfaceFacets(search: "(recall") { total } }', {}, 422,
+     "BAD_USER_INPUT"),
 ])
 @pytest.mark.parametrize("accept", [ACCEPT_GRAPHQL, ACCEPT_JSON])
 def test_a_request_error_has_no_data_and_a_4xx(

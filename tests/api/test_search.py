@@ -116,10 +116,18 @@ def test_surfaces_and_turns_search_their_text_and_prompts(example_store_url: str
 def test_turns_search_prompts_and_surfaces(journal_db: AuditStore) -> None:
     result = asyncio.run(execute_operation(journal_db, """{
       turns(search: "memory") { totalCount edges { snippet } }
-      turnFacets(search: "memory") { total } }""", None, None))
+      turnFacets(search: "memory") { total byKind { count } }
+      byKind: turnGroups(by: [KIND], search: "memory") { groups { count } }
+      byDay: turnGroups(by: [CORE_DAY], search: "memory") { groups { count } } }""",
+      None, None))
     assert result.get("errors") is None, result
     turns = result["data"]["turns"]
+    # The facets and groups count the same matches the list does (a search matches the
+    # turns themselves: never read from turn_fields alone).
     assert turns["totalCount"] == result["data"]["turnFacets"]["total"] >= 1
+    assert sum(v["count"] for v in result["data"]["turnFacets"]["byKind"]) == turns["totalCount"]
+    for grouped in ("byKind", "byDay"):
+        assert sum(g["count"] for g in result["data"][grouped]["groups"]) == turns["totalCount"]
     assert all("«" in edge["snippet"] for edge in turns["edges"])
 
 

@@ -12,6 +12,7 @@ from store.db.queries.as_of import Snapshot, held
 from store.db.queries.facets import facet_counts
 from store.db.queries.filters import TurnFilter
 from store.db.queries.records import TurnFacets
+from store.db.queries.search import Searched
 from store.db.schema.tables import surface_records as surfaces_t
 from store.db.schema.tables import turn_fields as fields_t
 from store.db.schema.tables import turns as turns_t
@@ -74,6 +75,8 @@ def _on_fields(where: TurnFilter | None) -> bool:
     turn_fields holds too)."""
     if where is None:
         return True
+    if isinstance(where, Searched):
+        return False  # a search matches the turns' own seq: read from the turns
     return _filtered_tables(where) <= {fields_t} and not any(
         getattr(where, f.name) for f in fields(where)
         if f.metadata.get("column") is not None and f.metadata["column"].table is turns_t)
@@ -95,6 +98,8 @@ def _fields_combos(where: TurnFilter | None, snapshot: Snapshot | None,
 
 def _filtered_tables(where: TurnFilter | None) -> set[Any]:
     """The tables besides turns a filter's conditions read."""
+    if isinstance(where, Searched):
+        return _filtered_tables(where.base)  # its match is on the turns themselves
     if where is None:
         return set()
     found = {f.metadata["column"].table for f in fields(where)

@@ -1,0 +1,69 @@
+"""A malformed `search` argument refused before execution, as a request error.
+
+A search string is a String (so a client declares `$search: String`), read by the syntax of
+docs/graphql.md#searching-text. Checked here, once the operation's variables are coerced and
+before any field runs, one this syntax does not read is a request error — `BAD_USER_INPUT`,
+no `data`, the 4xx status of a malformed variable — naming what is wrong, rather than a field
+error inside a 200 answer. The resolvers parse it again (the query layer's own guard).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    StringValueNode,
+    VariableNode,
+)
+
+from store.db.queries.search import MAX_SEARCH_CHARS, SearchSyntaxError, parse_search
+
+ARGUMENT = "search"
+
+
+def _fields(selections: SelectionSetNode | None,
+            fragments: Mapping[str, FragmentDefinitionNode], seen: set[str]
+            ) -> Iterator[FieldNode]:
+    """Every field of a selection set, its fragments' included (each fragment once)."""
+    for selection in () if selections is None else selections.selections:
+        if isinstance(selection, FieldNode):
+            yield selection
+            yield from _fields(selection.selection_set, fragments, seen)
+        elif isinstance(selection, InlineFragmentNode):
+            yield from _fields(selection.selection_set, fragments, seen)
+        elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in seen:
+            seen.add(selection.name.value)
+            fragment = fragments.get(selection.name.value)
+            if fragment is not None:
+                yield from _fields(fragment.selection_set, fragments, seen)
+
+
+def malformed_search(operation: OperationDefinitionNode,
+                     fragments: Mapping[str, FragmentDefinitionNode],
+                     variables: Mapping[str, Any]) -> GraphQLError | None:
+    """The first `search` argument of the operation whose text the syntax does not read, as
+    a request error naming it (None: every one reads)."""
+    for field in _fields(operation.selection_set, fragments, set()):
+        for argument in field.arguments or ():
+            if argument.name.value != ARGUMENT:
+                continue
+            value = argument.value
+            text = (value.value if isinstance(value, StringValueNode) else
+                    variables.get(value.name.value) if isinstance(value, VariableNode)
+                    else None)
+            # Past the length cap the resolver refuses it as LIMIT_EXCEEDED, as every bound.
+            if not isinstance(text, str) or len(text) > MAX_SEARCH_CHARS:
+                continue
+            try:
+                parse_search(text)
+            except SearchSyntaxError as error:
+                return GraphQLError(str(error), argument, extensions={"code": "BAD_USER_INPUT"})
+    return None
