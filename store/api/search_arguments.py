@@ -4,7 +4,8 @@ A search string is a String (so a client declares `$search: String`), read by th
 docs/graphql.md#searching-text. Checked here, once the operation's variables are coerced and
 before any field runs, one this syntax does not read is a request error — `BAD_USER_INPUT`,
 no `data`, the 4xx status of a malformed variable — naming what is wrong, rather than a field
-error inside a 200 answer. The resolvers parse it again (the query layer's own guard).
+error inside a 200 answer; one past its bounds (characters, terms) is `LIMIT_EXCEEDED`, as
+every bound. The resolvers parse it again (the query layer's own guard).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from graphql import (
     VariableNode,
 )
 
-from store.db.queries.search import MAX_SEARCH_CHARS, SearchSyntaxError, parse_search
+from store.db.queries.errors import LimitExceeded
+from store.db.queries.search import SearchSyntaxError, parse_search
 
 ARGUMENT = "search"
 
@@ -59,11 +61,12 @@ def malformed_search(operation: OperationDefinitionNode,
             text = (value.value if isinstance(value, StringValueNode) else
                     variables.get(value.name.value) if isinstance(value, VariableNode)
                     else None)
-            # Past the length cap the resolver refuses it as LIMIT_EXCEEDED, as every bound.
-            if not isinstance(text, str) or len(text) > MAX_SEARCH_CHARS:
+            if not isinstance(text, str):
                 continue
             try:
                 parse_search(text)
             except SearchSyntaxError as error:
                 return GraphQLError(str(error), argument, extensions={"code": "BAD_USER_INPUT"})
+            except LimitExceeded as error:  # over its characters or terms, as every bound
+                return GraphQLError(str(error), argument, extensions={"code": "LIMIT_EXCEEDED"})
     return None

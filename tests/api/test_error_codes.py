@@ -95,6 +95,8 @@ def test_a_field_error_is_294_or_200_for_a_legacy_client(client: TestClient) -> 
      "BAD_USER_INPUT"),
     ('{ ledger { treeSize } surfaceFacets(search: "(recall") { total } }', {}, 422,
      "BAD_USER_INPUT"),
+    ("query ($q: String) { turns(search: $q) { totalCount } }", {"q": "word " * 33}, 422,
+     "LIMIT_EXCEEDED"),
 ])
 @pytest.mark.parametrize("accept", [ACCEPT_GRAPHQL, ACCEPT_JSON])
 def test_a_request_error_has_no_data_and_a_4xx(
