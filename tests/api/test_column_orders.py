@@ -96,7 +96,7 @@ def test_surfaces_without_a_corpus_come_last_either_way(journal_client: TestClie
 @pytest.mark.parametrize(("query", "message"), [
     ("{ residuals(order: SURFACE_ID_ASC) { totalCount } }",
      "order: SURFACE_ID_ASC sorts by a column residuals do not have; one of OLDEST_FIRST, "
-     "NEWEST_FIRST, MOST_SEEN, ID_ASC, ID_DESC, KIND_ASC, KIND_DESC, AXIS_ASC, AXIS_DESC, "
+     "NEWEST_FIRST, MOST_SEEN, RANK, ID_ASC, ID_DESC, KIND_ASC, KIND_DESC, AXIS_ASC, AXIS_DESC, "
      "ORGAN_ASC, ORGAN_DESC, CODE_ASC, CODE_DESC"),
     ("{ assessments(order: CODE_ASC) { totalCount } }",
      "order: CODE_ASC sorts by a column assessments do not have; one of OLDEST_FIRST, "

@@ -109,7 +109,16 @@ def _without_batch_times(value: Any) -> Any:
 def _variables(url: str) -> dict[str, dict[str, Any]]:
     some_residual = _operation(url, "ResidualsByTaxonomy", {"first": 50})
     ids = [e["node"]["residualId"] for e in some_residual["data"]["residuals"]["edges"]]
+    [journal] = [n["journalId"] for n in _operation(url, "Runs", {})["data"]["journals"]["nodes"]]
     return {
+        "DominantResidualKinds": {"filter": {"batchIdFrom": 2}},
+        "PracticeResiduals": {"residualIds": [ids[0], ids[3], "0" * 64]},
+        "ResidualCard": {"id": ids[3], "turns": 2},
+        "RunDetail": {"journal": journal, "first": 3},
+        "RunGroundingDistribution": {"journal": journal},
+        "Runs": {},
+        "TraceTimeline": {"journal": [journal], "order": "TIME_DESC", "first": 3},
+        "TurnDetail": {"journal": journal, "turnId": 2},
         "FacetOverview": {},
         "LedgerStatus": {},
         "ResidualWithOccurrences": {"id": ids[3], "first": 1},

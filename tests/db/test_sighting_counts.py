@@ -158,7 +158,10 @@ _SIGHTINGS_BY = {
 }
 
 
-@pytest.mark.parametrize("order", queries.LISTINGS["residuals"].orders, ids=lambda o: o.name)
+# Every order either list takes but RANK (a search's: it needs one); each list in those it takes.
+@pytest.mark.parametrize("order", [o for o in Order if o is not Order.RANK and (
+    o in queries.LISTINGS["residuals"].orders or o in queries.LISTINGS["surfaces"].orders)],
+    ids=lambda o: o.name)
 def test_every_listed_count_is_the_sightings_stored_by_its_head(
         journal_db: AuditStore, order: Order) -> None:
     sizes = journal_db.execute(
@@ -167,6 +170,8 @@ def test_every_listed_count_is_the_sightings_stored_by_its_head(
     for size in [*sizes, None]:
         for kind, listed in (("residuals", queries.list_residuals),
                              ("surfaces", queries.list_surfaces)):
+            if order not in queries.LISTINGS[kind].orders:
+                continue
             page = journal_db.execute(listed, None, 100, order=order, as_of=size)
             for record in page.items:
                 key = (record.residual.residual_id if kind == "residuals"
@@ -175,4 +180,6 @@ def test_every_listed_count_is_the_sightings_stored_by_its_head(
                     text(_SIGHTINGS_BY[kind]), {"id": key, "size": size or 2**62}).scalar_one())
                 assert record.occurrence_count == counted, (kind, key, size)
                 seen.add(counted)
-    assert seen == {1, 2, 3}  # ROWS: light is sighted three times by batch 4
+    # ROWS: light (a surface) is sighted three times by batch 4; a residual at most twice.
+    surfaces_listed = order in queries.LISTINGS["surfaces"].orders
+    assert seen == ({1, 2, 3} if surfaces_listed else {1, 2})
