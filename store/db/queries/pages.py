@@ -88,11 +88,19 @@ def _rows(connection: Connection, listing: Listing, after: Key | None,
                    .add_columns(literal(number).label(_PART)).subquery())
             for number, part in enumerate(parts)]
     union = union_all(*arms).subquery()
-    keys = parts[0].keys
     return connection.execute(select(union).order_by(
-        union.c[_PART], *(SortKey(union.c[_sort_label(i)], key.descending).ordering(backwards)
-                          for i, key in enumerate(keys))
+        union.c[_PART], *(SortKey(union.c[_sort_label(i)], descending).ordering(backwards)
+                          for i, descending in enumerate(_directions(listing)))
     ).limit(limit)).all()
+
+
+def _directions(listing: Listing) -> list[bool]:
+    """Each sort key's direction, from a part that sorts on it: a key constant in its part
+    (a column order's blank for its nulls) says nothing of the direction, so the merged
+    parts must not take it from there (backwards, the nulls' part comes first)."""
+    return [next((part.keys[i].descending for part in listing.parts
+                  if not part.keys[i].constant), False)
+            for i in range(len(listing.parts[0].keys))]
 
 
 def _exists(connection: Connection, statement: Select[Any]) -> bool:
