@@ -38,6 +38,7 @@ import sqlite3
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from store.api.execution import execute_operation
@@ -142,11 +143,17 @@ def compared(title: str, ways: dict[str, Callable[[], Any]], floor_name: str,
               f" ms  {wall / floor:7.1f}x floor")
 
 
-def turns(db: str, rounds: int) -> None:
+def opened(db: str) -> tuple[Path, sqlite3.Connection, AuditStore]:
+    """The store's file, a plain read-only sqlite3 connection to it (the floors') and the
+    store itself (read-only, a time limit no figure reaches)."""
     path = sqlite_path(resolve_url(db))
     assert path is not None, "a SQLite store path"
     raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    store = AuditStore.open(db, read_only=True, time_limit=600)
+    return path, raw, AuditStore.open(db, read_only=True, time_limit=600)
+
+
+def turns(db: str, rounds: int) -> None:
+    path, raw, store = opened(db)
     count, days = raw.execute(
         "SELECT (SELECT count(*) FROM turns), (SELECT (max(core_time) - min(core_time)) / "
         f"{DAY_US} + 1 FROM turn_fields)").fetchone()
@@ -171,10 +178,7 @@ def turns(db: str, rounds: int) -> None:
 
 
 def residuals(db: str, rounds: int) -> None:
-    path = sqlite_path(resolve_url(db))
-    assert path is not None, "a SQLite store path"
-    raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    store = AuditStore.open(db, read_only=True, time_limit=600)
+    path, raw, store = opened(db)
     leaves, batches = raw.execute(
         "SELECT (SELECT max(tree_size) FROM tree_heads), (SELECT count(*) FROM ingest_batches)"
     ).fetchone()
