@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from backends import BACKENDS, EXAMPLE_FILES, pg_schema
+from browser_runs import chromium
 from cli_runs import INPUT_VARIABLES
 
 from store.db.audit_store import AuditStore
@@ -106,3 +108,11 @@ def journal_db(example_store_url: str) -> Iterator[AuditStore]:
         yield db
     finally:
         db.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's headless Chromium, one per test module (each browser test module skips
+    before this when selenium or Chromium is missing; GraphiQL's tests take one per test)."""
+    with chromium() as driver:
+        yield driver

@@ -3,9 +3,13 @@ the query and its variables, and what the answer's body holds."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from starlette.testclient import TestClient
+
+from store.api.execution import execute_operation
+from store.db.audit_store import AuditStore
 
 # docs/graphql.md#errors: every code an error may carry.
 ERROR_CODES = {"BAD_REQUEST", "INVALID_REQUEST", "UNSUPPORTED_MEDIA_TYPE", "NOT_ACCEPTABLE",
@@ -43,3 +47,16 @@ def graphql_errors(client: TestClient, query: str, **variables: Any) -> list[str
     body = post_graphql(client, query, **variables)
     assert "errors" in body, body
     return error_messages(body)
+
+
+def run_on_store(url: str, document: str, **variables: Any) -> dict[str, Any]:
+    """The GraphQL result of `document` on the store at `url` (read-only), in process."""
+    with AuditStore.open(url, read_only=True) as store:
+        return asyncio.run(execute_operation(store, document, variables or None, None))
+
+
+def data_on_store(url: str, document: str, **variables: Any) -> dict[str, Any]:
+    """Its data, asserting it has no errors."""
+    result = run_on_store(url, document, **variables)
+    assert result.get("errors") is None, result
+    return result["data"]

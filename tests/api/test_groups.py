@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from graphql_requests import data_on_store as data
+from graphql_requests import run_on_store as run
 from spec_values import FACETS_ALL, graphql_facets
 from sqlalchemy import BigInteger, literal, select
 
@@ -23,15 +25,6 @@ JOURNAL_LINES = (Path(__file__).resolve().parents[2] / "examples" /
                  "workbench_turn_journal.jsonl").read_bytes().splitlines(keepends=True)
 
 
-def run(url: str, document: str, **variables: Any) -> dict[str, Any]:
-    with AuditStore.open(url, read_only=True) as store:
-        return asyncio.run(execute_operation(store, document, variables or None, None))
-
-
-def data(url: str, document: str, **variables: Any) -> dict[str, Any]:
-    result = run(url, document, **variables)
-    assert result.get("errors") is None, result
-    return result["data"]
 
 
 def group(values: list[str | None], count: int, occurrences: int) -> dict[str, Any]:

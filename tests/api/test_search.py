@@ -10,22 +10,12 @@ import asyncio
 from typing import Any
 
 import pytest
+from graphql_requests import data_on_store as data
+from graphql_requests import run_on_store as run
 
 from store.api.execution import execute_operation
 from store.db.audit_store import AuditStore
 from store.db.queries.search import SearchSyntaxError, parse_search, snippet
-
-
-def run(url: str, document: str, **variables: Any) -> dict[str, Any]:
-    with AuditStore.open(url, read_only=True) as store:
-        return asyncio.run(execute_operation(store, document, variables or None, None))
-
-
-def data(url: str, document: str, **variables: Any) -> dict[str, Any]:
-    result = run(url, document, **variables)
-    assert result.get("errors") is None, result
-    return result["data"]
-
 
 RESIDUALS = """query($search: String, $order: Order, $first: Int, $after: String, $asOf: LogIndex) {
   residuals(search: $search, order: $order, first: $first, after: $after, asOf: $asOf) {

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -17,7 +16,6 @@ import pytest
 from browser_runs import (
     WAIT,
     RewritingProxy,
-    chromium,
     requested_urls,
     serving,
     skip_without_chromium,
@@ -36,12 +34,6 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.slow
 LISTS = ("residuals", "assessments", "surfaces", "turns", "batches")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as driver:
-        yield driver
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_runs import WAIT, chromium, serving, skip_without_chromium
+from browser_runs import WAIT, serving, skip_without_chromium
 from cli_runs import cli
 from spec_values import DELTA_QUANTITY_ID, HEADS
 
@@ -30,12 +30,6 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 pytestmark = pytest.mark.slow
 AXE = Path(__file__).resolve().parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 PHONE = 390
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as driver:
-        yield driver
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from backends import EXAMPLE_FILES
-from browser_runs import WAIT, RewritingProxy, chromium, serving, skip_without_chromium
+from browser_runs import WAIT, RewritingProxy, serving, skip_without_chromium
 from cli_runs import cli
 from spec_values import DELTA_QUANTITY_ID
 
@@ -77,12 +77,6 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     first, second, third = EXAMPLE_FILES
     return {"log": _store(folder / "log", (first, "sign", second, "sign", "cosign", third)),
             "fork": _store(folder / "fork", (first, third, second, "sign"))}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as driver:
-        yield driver
 
 
 @dataclass

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_runs import WAIT, chromium, serving, skip_without_chromium
+from browser_runs import WAIT, serving, skip_without_chromium
 from spec_values import CODES_IN_APPEND_ORDER
 
 from store.api.app import create_app
@@ -21,12 +21,6 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.slow
 CODES_SORTED = sorted(CODES_IN_APPEND_ORDER)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as driver:
-        yield driver
 
 
 @pytest.fixture(autouse=True)
