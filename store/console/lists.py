@@ -7,17 +7,20 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from graphql import GraphQLList, get_nullable_type
-from sqlalchemy import Connection, inspect
+from sqlalchemy import Connection
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 
-from store.console import kinds
 from store.console.charts import histogram
 from store.console.glossary import explain
 from store.console.histograms import columns as histogram_columns
 from store.console.histograms import core_time_histogram, ingest_histogram
-from store.console.kinds import LIST_KINDS, ListKind, python_name
+from store.console.kinds import LIST_KINDS, ListKind
+from store.console.list_facets import facet_in_full, shown_facets, slow_facets
+from store.console.list_links import PAGING as _PAGING
+from store.console.list_links import list_href as _href
+from store.console.list_links import toggled as _toggled
+from store.console.list_links import without as _without
 from store.console.page_json import Links
 from store.console.parameters import (
     IS_NULL,
@@ -26,14 +29,10 @@ from store.console.parameters import (
     batch_filter,
     filter_fields,
     filter_input,
-    nullable_fields,
     page_options,
-    parameter_value,
     query_string,
 )
-from store.db import queries
 from store.db.queries import Order
-from store.db.queries.errors import CursorError
 from store.db.queries.search import Searched, searched, snippets
 from store.db.schema.tables import metadata
 from store.db.schema.text_search import index_of
@@ -43,12 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LIST_KINDS", "list_json", "list_reader", "parsed_filter"]
 
-# Filter-changing links start the list over: a cursor belongs to one filter (and a facet
-# shown in full goes back to every facet).
-_PAGING = ("after", "before", "first", "last", "facet", "facetAfter")
-# The values of a facet shown in full, a page.
-FACET_PAGE = 100
-
 
 def _params(query: QueryParams) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
@@ -56,38 +49,6 @@ def _params(query: QueryParams) -> dict[str, list[str]]:
         if value != "":
             found.setdefault(name, []).append(value)
     return found
-
-
-def _href(base: str, kind: ListKind, params: dict[str, list[str]]) -> str:
-    return f"{base}/{kind.name}{query_string(params)}"
-
-
-def _without(params: dict[str, list[str]], *names: str) -> dict[str, list[str]]:
-    return {k: v for k, v in params.items() if k not in names}
-
-
-def _toggled(params: dict[str, list[str]], name: str, value: str, *, single: bool = False
-             ) -> dict[str, list[str]]:
-    """With `value` of `name` added, or removed if it was there (`single`: replacing)."""
-    changed = _without(params, *_PAGING)
-    values = list(changed.get(name, []))
-    if value in values:
-        values.remove(value)
-    elif single:
-        values = [value]
-    else:
-        values.append(value)
-    if values:
-        changed[name] = values
-    else:
-        changed.pop(name, None)
-    return changed
-
-
-def fields_type(kind: ListKind) -> Any:
-    """The GraphQL filter input a kind's parameters are read through."""
-    assert kind.input_class is not None, kind.name
-    return filter_fields(kind.input_class)
 
 
 def parsed_filter(kind: ListKind, query: QueryParams) -> Any:
@@ -138,9 +99,9 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
         def facets(connection: Connection) -> list[dict[str, Any]]:
             shown_in_full = _single(query, "facet")
             if shown_in_full is not None:
-                return [_facet_in_full(connection, base, kind, params, fields, shown_in_full,
-                                       without(shown_in_full), options.as_of,
-                                       _single(query, "facetAfter"))]
+                return [facet_in_full(connection, base, kind, params, fields, shown_in_full,
+                                      without(shown_in_full), options.as_of,
+                                      _single(query, "facetAfter"))]
             found = kind.facets(connection, where, options.as_of)
             counted, value_counts = found.fields, dict(found.value_counts)
             constrained = set(params) | set(params.get(IS_NULL, []))
@@ -149,15 +110,15 @@ def list_reader(name: str) -> Callable[[Connection, Request, Head, Console], dic
                 again = kind.facets(connection, without(name), options.as_of)
                 counted[name] = again.fields[name]
                 value_counts[name] = again.value_count(name)
-            return _facets(base, kind, params, counted, fields,
-                           {name: value_counts.get(name, len(values))
-                            for name, values in counted.items()})
+            return shown_facets(base, kind, params, counted, fields,
+                                {name: value_counts.get(name, len(values))
+                                 for name, values in counted.items()})
 
         deferred = kind.facet_seconds is not None
         context: dict[str, Any] = {
             "facets": None if deferred else facets(connection),
             "deferred": {"facets": (facets, kind.facet_seconds,
-                                    partial(_slow_facets, kind=kind, params=params, head=head))}
+                                    partial(slow_facets, kind=kind, params=params, head=head))}
             if deferred else {},
             "facet_names": ", ".join(kind.facet_index) or "every facet",
             "grouped": f"{base}/{kind.name}/groups"
@@ -234,29 +195,6 @@ def _slow_histogram(connection: Connection, *, kind: ListKind) -> str:
             "the filter (a batch or time range)")
 
 
-def _slow_facets(connection: Connection, *, kind: ListKind, params: dict[str, list[str]],
-                 head: Head) -> str:
-    """Why this list's facets may take long (said if they are left out)."""
-    if not kind.facet_index:  # no index counts them: every matching row is read
-        return (f"every matching {kind.title.lower()[:-1]} is counted (about 2 s of CPU a "
-                f"million {kind.title.lower()}): narrow the filter, e.g. to a batch range or "
-                "a journal")
-    others = [name for name in params if name not in PAGE_OPTIONS
-              and name not in kind.facet_index]
-    if others:
-        return (f"the filter on {', '.join(others)} reads every matching row; "
-                f"{', '.join(kind.facet_index)} alone are counted from an index")
-    if head.as_of is not None and head.as_of < head.newest_size:
-        return ("as of an older tree head, the rows appended since are counted off one by "
-                "one")
-    indexed = any(tuple(index["column_names"]) == kind.facet_index_columns
-                  for index in inspect(connection).get_indexes(kind.table))
-    if not indexed:
-        return (f"this store has no index on {kind.table} ({', '.join(kind.facet_index_columns)})"
-                " yet, so every row is read: `core-audit db upgrade` adds it")
-    return "the server is busy: try again"
-
-
 def _single(query: QueryParams, name: str) -> str | None:
     values = [v for v in query.getlist(name) if v != ""]
     if len(values) > 1:
@@ -280,35 +218,6 @@ def _heading(base: str, kind: ListKind, params: dict[str, list[str]], column: An
     return {"text": column.heading, "sort": direction,
             "href": _href(base, kind, {**_without(params, *_PAGING),
                                        "order": [following.name]})}
-
-
-def _facet_in_full(connection: Connection, base: str, kind: ListKind,
-                   params: dict[str, list[str]], fields: dict[str, Any], name: str, where: Any,
-                   as_of: int | None, after: str | None) -> dict[str, Any]:
-    """One facet with every value, a page of FACET_PAGE at a time (from the facet cursor
-    `after`), counted without its own filter."""
-    listing = queries.LISTINGS.get(kind.name)
-    field = python_name(name)
-    if listing is None or listing.combos is None or field not in listing.facet_fields:
-        counted = kind.facets(connection, where, as_of).fields
-        if name not in counted:
-            raise ParameterError("facet", f"{name[:80]!r} is not a facet of this page; one of "
-                                 + ", ".join(counted))
-        values, value_count, cursor = counted[name], len(counted[name]), None
-    else:
-        try:
-            page = listing.facet_page(connection, field, where, FACET_PAGE, after, as_of)
-        except CursorError:  # named as this page names the facet's cursor
-            raise ParameterError("facetAfter", "malformed facet cursor (use the link's)"
-                                 ) from None
-        values, value_count, cursor = page.values, page.value_count, page.end_cursor
-    shown = _facets(base, kind, params, {name: values}, fields, {name: value_count},
-                    limit=FACET_PAGE)[0]
-    shown["all"] = True
-    shown["back"] = _href(base, kind, _without(params, "facet", "facetAfter"))
-    shown["next"] = None if cursor is None else _href(
-        base, kind, {**_without(params, "facetAfter"), "facetAfter": [cursor]})
-    return shown
 
 
 def _cell(cell: Any) -> dict[str, Any]:
@@ -361,42 +270,3 @@ def _histogram_json(found: dict[str, Any] | None) -> dict[str, Any] | None:
             "bars": [{"label": b.label, "from": b.start, "to": b.end, "count": b.count,
                       "href": bar.href}
                      for b, bar in zip(shown.buckets, found["bars"], strict=True)]}
-
-
-def _facets(base: str, kind: ListKind, params: dict[str, list[str]],
-            counted: dict[str, list[Any]], fields: dict[str, Any],
-            value_counts: dict[str, int], *, limit: int | None = None) -> list[dict[str, Any]]:
-    """Each facet's first `limit` values, each a link adding or removing its filter (a null
-    one: `isNull`, where the field can be null), and "show all" when it has more."""
-    limit = kinds.FACET_ROWS if limit is None else limit
-    facets = []
-    nullable = set(nullable_fields(fields_type(kind))) if fields else set()
-    for name, values in counted.items():
-        shown = []
-        listed = name not in fields or isinstance(get_nullable_type(fields[name].type),
-                                                  GraphQLList)
-        for facet in values[:limit]:
-            if facet.value is None:
-                shown.append({
-                    "text": "(none)", "count": facet.count, "none": True,
-                    "selected": name in params.get(IS_NULL, []),
-                    "href": _href(base, kind, _toggled(params, IS_NULL, name))
-                    if name in nullable else None})
-                continue
-            value = (parameter_value(fields[name].type, facet.value) if name in fields
-                     else str(facet.value))
-            shown.append({
-                "text": value if len(value) <= _WIDE else value[:_WIDE - 1] + "…",
-                "count": facet.count, "selected": value in params.get(name, []),
-                "href": _href(base, kind, _toggled(params, name, value, single=not listed)),
-                "explanation": explain(name, facet.value) or (
-                    value if len(value) > _WIDE else None)})
-        count = value_counts.get(name, len(values))
-        facets.append({
-            "param": name, "values": shown, "value_count": count,
-            "show_all": _href(base, kind, {**_without(params, *_PAGING), "facet": [name]})
-            if count > len(shown) else None})
-    return facets
-
-
-_WIDE = 40  # a facet value longer than this (a journal's id) is cut, whole in its title

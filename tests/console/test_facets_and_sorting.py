@@ -13,7 +13,7 @@ from spec_values import CODES_IN_APPEND_ORDER
 from starlette.testclient import TestClient
 
 from store.api.app import create_app
-from store.console import kinds, lists
+from store.console import kinds, list_facets
 from store.db.audit_store import AuditStore
 
 CODES_SORTED = sorted(CODES_IN_APPEND_ORDER)
@@ -40,7 +40,7 @@ def href_of(page: str, marker: str) -> str:
 def test_show_all_pages_through_every_code(console: TestClient,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kinds, "FACET_ROWS", 5)
-    monkeypatch.setattr(lists, "FACET_PAGE", 5)
+    monkeypatch.setattr(list_facets, "FACET_PAGE", 5)
     page = console.get("/residuals?kind=MISSING_ROLE").text
     # Every code counts one residual: by count, then by code (of the eight missing-role
     # residuals, spec_values.MISSING_ROLE_CODES).

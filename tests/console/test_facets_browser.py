@@ -12,7 +12,7 @@ from browser_runs import WAIT, serving, skip_without_chromium
 from spec_values import CODES_IN_APPEND_ORDER
 
 from store.api.app import create_app
-from store.console import kinds, lists
+from store.console import kinds, list_facets
 from store.db.audit_store import AuditStore
 
 webdriver = skip_without_chromium()
@@ -86,7 +86,7 @@ def test_a_clicked_heading_sorts_and_the_next_page_continues(browser: Any,
 def test_show_all_pages_through_a_facet(browser: Any, origin: str,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kinds, "FACET_ROWS", 5)
-    monkeypatch.setattr(lists, "FACET_PAGE", 5)
+    monkeypatch.setattr(list_facets, "FACET_PAGE", 5)
     browser.get(f"{origin}/residuals")
     assert facet_texts(browser, "code") == CODES_SORTED[:5]
     opened(browser)

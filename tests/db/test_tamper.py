@@ -26,7 +26,7 @@ from store_support import (
 )
 
 from store.db.audit_store import AuditStore
-from store.db.verify import store_checks
+from store.db.verify import leaf_checks
 
 # Example A's third residual: changed_object_unbound over "gained" 4-10, sentence_index null.
 CHANGED_OBJECT_UNBOUND = spec_residual_id(
@@ -41,7 +41,7 @@ def leaf_window(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     spans windows read whole, a window with the tampered row read row by row, and the
     windows after it, so each problem is named the same wherever its window starts."""
     if request.param is not None:
-        monkeypatch.setattr(store_checks, "LEAF_WINDOW", request.param)
+        monkeypatch.setattr(leaf_checks, "LEAF_WINDOW", request.param)
 
 
 def _verify(path: Path, *extra: str):  # type: ignore[no-untyped-def]
