@@ -81,7 +81,7 @@ def _facet_floor(store: AuditStore, search: str) -> tuple[str, list[Any]]:
     """The facets' own statement (as the query layer sends it) and its parameters."""
     from sqlalchemy import event
 
-    from store.db.queries.listings import RESIDUALS
+    from store.db.queries.listing_declarations import RESIDUALS
     from store.db.queries.search import searched
     from store.db.schema.tables import contract_residuals
 

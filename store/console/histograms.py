@@ -21,7 +21,7 @@ from sqlalchemy import Connection, func, select
 from store.console.charts import Column
 from store.db.queries.as_of import snapshot_at
 from store.db.queries.groups import GROUPINGS, MAX_GROUPS, TimeBucket
-from store.db.queries.listings import TURNS
+from store.db.queries.listing_declarations import TURNS
 from store.model.turn_fields import CORE_TIME_ORIGIN
 
 MAX_BARS = 90

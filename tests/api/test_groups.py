@@ -18,7 +18,8 @@ from sqlalchemy import BigInteger, literal, select
 
 from store.api.execution import execute_operation
 from store.db.audit_store import AuditStore
-from store.db.queries.groups import TimeBucket, bucketed, core_bucketed
+from store.db.queries.groups import TimeBucket
+from store.db.queries.time_buckets import bucketed, core_bucketed
 from store.model.turn_fields import core_time
 
 JOURNAL_LINES = (Path(__file__).resolve().parents[2] / "examples" /

@@ -23,7 +23,7 @@ from store.db import queries
 from store.db.queries import BatchRange, Order, QueryError, RecordListing, flat_record
 from store.db.queries.exports import export_kinds
 from store.db.queries.filters import any_of
-from store.db.queries.listings import check_listings
+from store.db.queries.listing_declarations import check_listings
 from store.db.queries.row_records import json_tuple_or_null
 from store.db.schema.record_kinds import (
     KINDS_BY_TABLE,

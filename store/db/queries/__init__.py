@@ -5,9 +5,10 @@ callers (GraphQL resolvers through `AuditStore.run`, the CLI, benchmarks) never 
 Lists are keyset-paginated in an `Order` (append order by `seq`, the row's ledger position,
 by default), forwards (first/after) or backwards (last/before). Every read takes `as_of`, a
 recorded tree size: the store as it was then. One module per concept: errors, records,
-filters and ranges, keys, orders, cursors, pages, sightings, as_of, facets; `listings`
-declares each listed record kind once (LISTINGS) with one generic list, count and
-get-by-key; one module per record kind holds its row builder and facets.
+filters and ranges, keys, orders, cursors, pages, sightings, as_of, facets; `listings` is
+the one generic list, count and get-by-key (RecordListing), `listing_declarations` declares
+each listed record kind once with it (LISTINGS); one module per record kind holds its
+facets.
 """
 
 from store.db.queries.as_of import Snapshot, snapshot_at
@@ -42,10 +43,8 @@ from store.db.queries.ledger import (
     ledger_status,
     log_entries,
 )
-from store.db.queries.listings import (
+from store.db.queries.listing_declarations import (
     LISTINGS,
-    Joined,
-    RecordListing,
     assessment_by_id,
     count_assessments,
     count_batches,
@@ -64,6 +63,7 @@ from store.db.queries.listings import (
     turn_by_key,
     turn_facets,
 )
+from store.db.queries.listings import Joined, RecordListing
 from store.db.queries.occurrences import assessment_residuals, list_occurrences
 from store.db.queries.orders import Order
 from store.db.queries.pages import (

@@ -14,7 +14,7 @@ from sqlalchemy import Connection, Select, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.filters import any_of, equals
-from store.db.queries.listings import ASSESSMENTS, TURN_RECORD, TURNS
+from store.db.queries.listing_declarations import ASSESSMENTS, TURN_RECORD, TURNS
 from store.db.queries.pages import PageArgs, count_rows, seq_page
 from store.db.queries.records import Page, StoredAssessment, StoredTurn
 from store.db.schema.tables import contract_assessments as assessments_t

@@ -37,7 +37,8 @@ from sqlalchemy import (
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.filters import filter_order
-from store.db.queries.listings import LISTINGS, Filter, RecordListing
+from store.db.queries.listing_declarations import LISTINGS
+from store.db.queries.listings import Filter, RecordListing
 from store.db.queries.search import Searched
 from store.db.schema.engine import row_chunks_read
 from store.db.schema.tables import tree_heads, turn_assessments, turn_constructions

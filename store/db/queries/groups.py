@@ -25,12 +25,10 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Connection,
-    Date,
     FromClause,
     Select,
     Subquery,
     Table,
-    cast,
     distinct,
     func,
     literal,
@@ -42,13 +40,13 @@ from sqlalchemy.sql.visitors import iterate
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.errors import QueryError
 from store.db.queries.filters import ResidualFilter, SurfaceFilter, TurnFilter
-from store.db.queries.listings import SURFACES
+from store.db.queries.listing_declarations import SURFACES
 from store.db.queries.pages import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from store.db.queries.time_buckets import bucketed, core_bucketed
 from store.db.queries.time_histograms import (  # TimeBucket: callers import it from here
-    UNIX_EPOCH_CORE_TIME,
-    turn_time_histogram,
+    TimeBucket as TimeBucket,
 )
-from store.db.queries.time_histograms import TimeBucket as TimeBucket
+from store.db.queries.time_histograms import turn_time_histogram
 from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
@@ -97,44 +95,6 @@ class Groups:
     @property
     def has_more(self) -> bool:
         return self.group_count > len(self.groups)
-
-
-def bucketed(column: ColumnElement[Any], bucket: TimeBucket, dialect: str
-             ) -> ColumnElement[Any]:
-    """`column` (ISO 8601 UTC text) cut to its bucket, as text that sorts as time does."""
-    if bucket is TimeBucket.HOUR:
-        return func.substr(column, 1, 13)
-    if bucket is TimeBucket.DAY:
-        return func.substr(column, 1, 10)
-    if bucket is TimeBucket.MONTH:
-        return func.substr(column, 1, 7)
-    day = func.substr(column, 1, 10)
-    if dialect == "sqlite":  # the Sunday on or after the day, less six days: its Monday
-        return func.date(day, "weekday 0", "-6 days")
-    return func.to_char(func.date_trunc("week", cast(day, Date)), "YYYY-MM-DD")
-
-
-_MICROSECONDS = 1_000_000
-_SQLITE_FORMATS = {TimeBucket.HOUR: "%Y-%m-%dT%H", TimeBucket.DAY: "%Y-%m-%d",
-                   TimeBucket.MONTH: "%Y-%m"}
-_PG_FORMATS = {TimeBucket.HOUR: 'YYYY-MM-DD"T"HH24', TimeBucket.DAY: "YYYY-MM-DD",
-               TimeBucket.WEEK: "YYYY-MM-DD", TimeBucket.MONTH: "YYYY-MM"}
-
-
-def core_bucketed(column: ColumnElement[Any], bucket: TimeBucket, dialect: str
-                  ) -> ColumnElement[Any]:
-    """`column` (CORE's time, turn_fields.core_time) cut to its bucket in UTC, as the same
-    text `bucketed` gives an ingest time."""
-    # Whole seconds from CORE_TIME_ORIGIN (never negative: floor), then from the Unix epoch.
-    seconds = (column // _MICROSECONDS) - UNIX_EPOCH_CORE_TIME // _MICROSECONDS
-    if dialect == "sqlite":
-        if bucket is TimeBucket.WEEK:  # the Sunday on or after the day, less six days
-            return func.date(seconds, "unixepoch", "weekday 0", "-6 days")
-        return func.strftime(_SQLITE_FORMATS[bucket], seconds, "unixepoch")
-    utc = func.timezone("UTC", func.to_timestamp(seconds))
-    if bucket is TimeBucket.WEEK:
-        utc = func.date_trunc("week", utc)
-    return func.to_char(utc, _PG_FORMATS[bucket])
 
 
 def _ranked(by: Sequence[str], total: int, counts: list[tuple[str | None, int]],

@@ -1,20 +1,19 @@
-"""Record listings: how each listed record kind is read, declared once, and the one generic
-list, count, get-by-key and facets every listing shares.
+"""Record listings: the one generic list, count, get-by-key and facets every listed record
+kind shares.
 
 A `RecordListing` names its table (its key comes from RECORD_KINDS), the filter it takes,
 the row builder that turns a row into its record, whether its records have sightings (an
 `occurrence_count`, and the MOST_SEEN order besides OLDEST_FIRST and NEWEST_FIRST), the
-records joined to each row, and the GraphQL names it is served under. `LISTINGS` holds them
-in the order the API serves them; the GraphQL resolvers (`store.api.listing_fields`), the
-CLI's `export` and `prove`, and the console read it. Adding a kind: docs/design.md.
+records joined to each row, and the GraphQL names it is served under. Each kind's listing is
+declared once in `listing_declarations` (`LISTINGS`). Adding a kind: docs/design.md.
 """
 
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, Unpack
+from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy import (
     CTE,
@@ -29,18 +28,10 @@ from sqlalchemy import (
 )
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
-from store.db.queries.batches import BATCH_RECORD
 from store.db.queries.cursors import cursor_for, key_in
 from store.db.queries.errors import QueryError
 from store.db.queries.facets import facet_page
-from store.db.queries.filters import (
-    AssessmentFilter,
-    ResidualFilter,
-    SurfaceFilter,
-    TurnFilter,
-    storable,
-)
-from store.db.queries.journals import in_time_order
+from store.db.queries.filters import storable
 from store.db.queries.orders import (
     COLUMN_ORDERS,
     TIME_ORDERS,
@@ -49,53 +40,12 @@ from store.db.queries.orders import (
     by_column,
     in_seq_order,
 )
-from store.db.queries.pages import PageArgs, count_rows, page_of, page_size
-from store.db.queries.records import (
-    Batch,
-    FacetPage,
-    Page,
-    ProposalCandidate,
-    ResidualFacets,
-    StoredAssessment,
-    StoredResidual,
-    StoredSurface,
-    StoredTurn,
-    SurfaceFacets,
-    TurnFacets,
-    TurnFields,
-)
-from store.db.queries.residuals import (
-    RESIDUAL_FACETS,
-    residual_combos,
-    residual_facets_of,
-    residuals_from_tallies,
-)
-from store.db.queries.row_records import (
-    RowRecord,
-    flat_record,
-    json_records,
-    json_tuple,
-    json_tuple_or_null,
-    optional,
-)
+from store.db.queries.pages import count_rows, page_of, page_size
+from store.db.queries.records import FacetPage, Page
+from store.db.queries.row_records import RowRecord
 from store.db.queries.search import Searched, count_matches, ranked_seqs, text_index
 from store.db.queries.sightings import few_rows, sighted_listing, sightings_count
-from store.db.queries.surfaces import SURFACE_FACETS, surface_combos, surface_facets_of
-from store.db.queries.turns import TURN_FACETS, turn_combos, turn_facets_of
-from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
-from store.db.schema.tables import contract_assessments as assessments_t
-from store.db.schema.tables import contract_residuals as residuals_t
-from store.db.schema.tables import ingest_batches as batches_t
-from store.db.schema.tables import residual_occurrences as occurrences_t
-from store.db.schema.tables import surface_occurrences as surface_sightings_t
-from store.db.schema.tables import surface_records as surfaces_t
-from store.db.schema.tables import turn_fields as turn_fields_t
-from store.db.schema.tables import turns as turns_t
 from store.db.schema.text_search import index_of
-from store.model.records import ContractAssessment, ContractResidual, SourceSpan
-from store.model.surface_records import CheckedFile, SurfaceForm, SurfaceVerification
-from store.model.taxonomy import ResidualKind, ResidualSourceAxis
-from store.model.teaching_surface import GroundingSource
 
 
 class Filter(Protocol):
@@ -404,137 +354,3 @@ class RecordListing(Generic[F, R]):
 
 def _key_of(row: Any) -> Any:
     return row[0]
-
-
-# How each kind's records are read off its rows (row_records.py): by column name, with the
-# columns not stored as the record holds them converted, and the records nested in it.
-RESIDUAL_RECORD = flat_record(StoredResidual, residual=flat_record(
-    ContractResidual, residual_kind=ResidualKind, source_axis=ResidualSourceAxis,
-    evidence_spans=json_records(SourceSpan)))
-SURFACE_RECORD = flat_record(
-    StoredSurface, grounding_source=GroundingSource, verification=SurfaceVerification,
-    subject_domains=json_tuple_or_null, object_domains=json_tuple_or_null,
-    surface_form=optional(SurfaceForm, blank_is_null=True), hop_chain_ids=json_tuple,
-    candidate_chain_ids=json_tuple, checked_against=json_records(CheckedFile))
-TURN_FIELDS_RECORD = flat_record(
-    TurnFields, checkpoint_emitted=optional(bool),
-    proposal_candidates=optional(json_records(ProposalCandidate)))
-TURN_RECORD = flat_record(
-    StoredTurn, grounding_source=GroundingSource, refusal_emitted=optional(bool),
-    hedge_injected=optional(bool), surface=SURFACE_RECORD.at("surface_"),
-    fields=TURN_FIELDS_RECORD.at("fields_"))
-ASSESSMENT_RECORD = flat_record(StoredAssessment, assessment=flat_record(
-    ContractAssessment, missing_bindings=json_tuple, unresolved_hazards=json_tuple,
-    runnable=bool, evidence_spans=json_records(SourceSpan)), batch=BATCH_RECORD.at("batch_"))
-
-RESIDUALS: RecordListing[ResidualFilter, StoredResidual] = RecordListing(
-    "residuals", residuals_t, RESIDUAL_RECORD, ResidualFilter, one="residual",
-    api_type="Residual", sightings=occurrences_t, counter=residuals_from_tallies,
-    facets=residual_facets_of, facets_type="ResidualFacets", sightings_exported="occurrences",
-    facet_fields=tuple(RESIDUAL_FACETS), combos=residual_combos,
-    column_orders=(("ID", residuals_t.c.residual_id), ("KIND", residuals_t.c.residual_kind),
-                   ("AXIS", residuals_t.c.source_axis),
-                   ("ORGAN", residuals_t.c.candidate_organ),
-                   ("CODE", residuals_t.c.residual_code)),
-    list_help="Residuals, in `order`.",
-    filter_help="A residual's batch is the one that first stored it; with a range, "
-                "residualFacets' occurrences are the sightings recorded in the batches of the "
-                "range.",
-    one_help="One residual by its residual_id (64 hex digits).",
-    facets_help="Counts by kind, axis, organ, family and code, filtered.")
-SURFACES: RecordListing[SurfaceFilter, StoredSurface] = RecordListing(
-    "surfaces", surfaces_t, SURFACE_RECORD, SurfaceFilter, one="surface", api_type="Surface",
-    sightings=surface_sightings_t, facets=surface_facets_of, facets_type="SurfaceFacets",
-    facet_fields=tuple(SURFACE_FACETS), combos=surface_combos,
-    column_orders=(("ID", surfaces_t.c.surface_id),
-                   ("GROUNDING_SOURCE", surfaces_t.c.grounding_source),
-                   ("VERIFICATION", surfaces_t.c.verification),
-                   ("CORPUS", surfaces_t.c.corpus_id)),
-    sightings_exported="sightings",
-    list_help="Surfaces with their provenance, in `order`.",
-    filter_help="A surface's batch is the one that first stored it.",
-    one_help="One surface by its surface_id (64 hex digits).",
-    facets_help="Counts by grounding source, corpus, intent and verification.")
-# Derived (revision 0011), not listed on its own: read joined to each turn.
-TURN_FIELDS: RecordListing[Filter, TurnFields] = RecordListing(
-    "turn_fields", turn_fields_t, TURN_FIELDS_RECORD, exported=False)
-TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
-    "turns", turns_t, TURN_RECORD, TurnFilter, one="turn", api_type="Turn",
-    # A turn's surface was stored by its batch or an earlier one: only turns need the
-    # snapshot; the surface's sightings are counted as of it. Its fields were written with
-    # it (outer: a missing row, which verify names, hides no turn).
-    joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),
-            Joined(TURN_FIELDS, "turn_key", prefix="fields_", filtered=True, outer=True)),
-    time_ordered=in_time_order, paged_by_key=True,
-    facets=turn_facets_of, facets_type="TurnFacets", facet_fields=tuple(TURN_FACETS),
-    combos=turn_combos,
-    column_orders=(("ID", turns_t.c.turn_key), ("TURN_ID", turns_t.c.turn_id),
-                   ("GROUNDING_SOURCE", turns_t.c.grounding_source),
-                   ("EPISTEMIC_STATE", turns_t.c.epistemic_state),
-                   ("CLEARANCE", turns_t.c.normative_clearance),
-                   ("SURFACE_ID", turns_t.c.surface_id)),
-    list_help="CORE turns in `order` (not MOST_SEEN; TIME_ASC and TIME_DESC by CORE's own "
-              "timestamp), with the surface each emitted: which turns were grounded by what.",
-    one_help="One turn by its turn_key (64 hex digits).",
-    filter_help="Verification, corpus, chain and form are the emitted surface's; the batch "
-                "range is the turn's own batch. journal is a journal's id (its turn 1's "
-                "turnKey); timeFrom and timeTo bound CORE's own timestamp, inclusive, each "
-                "an ISO 8601 time with an offset.",
-    facets_help="Turns counted by grounding source, verification, epistemic state, normative "
-                "clearance and corpus.")
-BATCHES: RecordListing[Filter, Batch] = RecordListing(
-    "batches", batches_t, BATCH_RECORD, api_type="Batch",
-    list_help="Ingest batches in `order` (not MOST_SEEN).")
-ASSESSMENTS: RecordListing[AssessmentFilter, StoredAssessment] = RecordListing(
-    "assessments", assessments_t, ASSESSMENT_RECORD, AssessmentFilter, one="assessment",
-    api_type="Assessment", joined=(Joined(BATCHES, "batch_id", prefix="batch_"),),
-    list_help="Assessments in `order` (not MOST_SEEN).",
-    one_help="One assessment by its assessment_id.")
-
-# Every listing, in the order the API serves them.
-LISTINGS: Mapping[str, RecordListing[Any, Any]] = {listing.name: listing for listing in (
-    RESIDUALS, SURFACES, TURNS, ASSESSMENTS, BATCHES)}
-
-
-def check_listings(listings: Mapping[str, RecordListing[Any, Any]] = LISTINGS,
-                   kinds: Mapping[str, RecordKind] = KINDS_BY_TABLE) -> None:
-    """Each listing's table is a ledgered record kind with a one-column key, and its
-    sightings name that key: a declaration that disagrees fails when the module loads."""
-    problems = []
-    for name, listing in listings.items():
-        kind = kinds.get(listing.table.name)
-        if kind is None or not kind.ledgered or len(kind.key) != 1:
-            problems.append(f"{name}: {listing.table.name} is not a ledgered record kind "
-                            "with a one-column key")
-        elif listing.sightings is not None and listing.key not in listing.sightings.c:
-            problems.append(f"{name}: its sightings have no {listing.key} column")
-    if problems:
-        raise TypeError("; ".join(problems))
-
-
-check_listings()
-
-# The names callers knew before listings were declared: each listing's list, count, get.
-list_residuals, count_residuals, residual_by_id = RESIDUALS.list, RESIDUALS.count, RESIDUALS.get
-list_surfaces, count_surfaces, surface_by_id = SURFACES.list, SURFACES.count, SURFACES.get
-list_turns, count_turns, turn_by_key = TURNS.list, TURNS.count, TURNS.get
-list_assessments, count_assessments, assessment_by_id = (
-    ASSESSMENTS.list, ASSESSMENTS.count, ASSESSMENTS.get)
-
-# Typed by the facets each listing's declaration builds.
-residual_facets: Callable[[Connection, ResidualFilter | None, int | None], ResidualFacets] = (
-    RESIDUALS.facet_counts)
-surface_facets: Callable[[Connection, SurfaceFilter | None, int | None], SurfaceFacets] = (
-    SURFACES.facet_counts)
-turn_facets: Callable[[Connection, TurnFilter | None, int | None], TurnFacets] = (
-    TURNS.facet_counts)
-
-
-def list_batches(connection: Connection, first: int | None = None, after: str | None = None,
-                 **page: Unpack[PageArgs]) -> Page[Batch]:
-    """Ingest batches (they take no filter)."""
-    return BATCHES.list(connection, None, first, after, **page)
-
-
-def count_batches(connection: Connection, as_of: int | None = None) -> int:
-    return BATCHES.count(connection, None, as_of)

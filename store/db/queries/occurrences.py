@@ -15,7 +15,7 @@ from sqlalchemy import (
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.batches import BATCH_COLUMNS
 from store.db.queries.filters import any_of, equals
-from store.db.queries.listings import ASSESSMENT_RECORD, RESIDUAL_RECORD, RESIDUALS
+from store.db.queries.listing_declarations import ASSESSMENT_RECORD, RESIDUAL_RECORD, RESIDUALS
 from store.db.queries.pages import (
     PageArgs,
     seq_page,

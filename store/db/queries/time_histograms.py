@@ -65,7 +65,7 @@ def _next(start: datetime, bucket: TimeBucket) -> datetime:
 
 
 def bucket_text(start: datetime, bucket: TimeBucket) -> str:
-    """As the SQL buckets spell it (groups.core_bucketed): four-digit years."""
+    """As the SQL buckets spell it (time_buckets.core_bucketed): four-digit years."""
     date = f"{start.year:04d}-{start.month:02d}"
     if bucket is TimeBucket.MONTH:
         return date
