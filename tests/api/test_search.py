@@ -13,7 +13,8 @@ import pytest
 
 from store.api.execution import execute_operation
 from store.db.audit_store import AuditStore
-from store.db.queries.search import SearchSyntaxError, parse_search, snippet
+from store.db.queries.search import snippet
+from store.db.queries.search_syntax import SearchSyntaxError, parse_search
 
 
 def run(url: str, document: str, **variables: Any) -> dict[str, Any]:
