@@ -49,7 +49,7 @@ from store.api.context import RequestContext
 from store.api.schema import build_schema
 from store.console.pages import Console
 from store.db.audit_store import AuditStore
-from store.db.queries.search import parse_search
+from store.db.queries.search_syntax import parse_search
 from store.db.schema.engine import resolve_url, sqlite_path
 from store.db.schema.schema_version import downgrade, upgrade
 

@@ -26,7 +26,7 @@ from graphql import (
 )
 
 from store.db.queries.errors import LimitExceeded
-from store.db.queries.search import SearchSyntaxError, parse_search
+from store.db.queries.search_syntax import SearchSyntaxError, parse_search
 
 ARGUMENT = "search"
 

@@ -15,7 +15,8 @@ from graphql_requests import run_on_store as run
 
 from store.api.execution import execute_operation
 from store.db.audit_store import AuditStore
-from store.db.queries.search import SearchSyntaxError, parse_search, snippet
+from store.db.queries.search import snippet
+from store.db.queries.search_syntax import SearchSyntaxError, parse_search
 
 RESIDUALS = """query($search: String, $order: Order, $first: Int, $after: String, $asOf: LogIndex) {
   residuals(search: $search, order: $order, first: $first, after: $after, asOf: $asOf) {

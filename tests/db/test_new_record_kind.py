@@ -25,13 +25,13 @@ from store.db.queries.exports import export_kinds
 from store.db.queries.filters import any_of
 from store.db.queries.listing_declarations import check_listings
 from store.db.queries.row_records import json_tuple_or_null
+from store.db.schema.metadata import Sha256
 from store.db.schema.record_kinds import (
     KINDS_BY_TABLE,
     RECORD_KINDS,
     RecordKind,
     check_record_kinds,
 )
-from store.db.schema.tables import Sha256
 
 # 1. Its table (a real kind: in store/db/schema/tables.py, created by one migration).
 probe_tables = MetaData()

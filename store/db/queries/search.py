@@ -1,19 +1,10 @@
-"""Full-text search: the documented query syntax, parsed here into the engine's own (FTS5's
-MATCH string, PostgreSQL's tsquery), the condition and RANK order a searched list takes, and
-the highlighted snippet of each hit.
-
-Syntax (docs/graphql.md#searching-text): words (`apples`), phrases in double quotes
-(`"gained 3"`), prefixes (`appl*`), `AND` (or just a space), `OR`, `NOT` between two terms
-(`apples NOT pears`), parentheses. A word is matched as the engine cuts words: letters and
-digits; `residual_code` is the phrase "residual code". Nothing else of the engine's syntax
-(column filters, NEAR, ^, -) passes: a word only ever reaches it as letters and digits,
-quoted, so search text is never read as SQL or FTS syntax.
+"""Full-text search in SQL: the condition and RANK order a searched list takes, its matches
+counted in the engine's own index, and the highlighted snippet of each hit. The syntax a
+search is written in, and its parse: store/db/queries/search_syntax.py.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -39,213 +30,12 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement as _Element
 from sqlalchemy.types import NullType, String
 
-from store.db.queries.errors import LimitExceeded, QueryError
+from store.db.queries.errors import QueryError
+from store.db.queries.search_syntax import PIECES, Search, Term, fold, parse_search
 from store.db.schema.text_search import PG_CONFIG, TextIndex, index_of
 
-MAX_SEARCH_CHARS = 500
-MAX_TERMS = 32
 SNIPPET_WORDS = 24  # words around the first hit
 MARK_OPEN, MARK_CLOSE, ELLIPSIS = "«", "»", "…"
-_KEYWORDS = ("AND", "OR", "NOT")
-_PIECES = re.compile(r"[^\W_]+")
-_TOKENS = re.compile(r'\s+|(?P<quote>"[^"]*"?)|(?P<paren>[()])|(?P<word>[^\s"()]+)')
-
-
-class SearchSyntaxError(QueryError):
-    """A search string this syntax does not read."""
-
-
-# --- the syntax tree ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Term:
-    words: tuple[str, ...]  # one word, or a phrase's words in order; case-folded
-    prefix: bool = False  # the last word is a prefix
-
-
-@dataclass(frozen=True, slots=True)
-class Both:
-    left: Node
-    right: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Either:
-    left: Node
-    right: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Without:
-    left: Node
-    right: Node  # left AND NOT right
-
-
-Node = Term | Both | Either | Without
-
-
-@dataclass(frozen=True, slots=True)
-class Search:
-    """A parsed search: its text as given and its tree."""
-
-    text: str
-    tree: Node
-
-    def fts5(self) -> str:
-        return _fts5(self.tree)
-
-    def tsquery(self) -> str:
-        return _tsquery(self.tree)
-
-    def terms(self) -> list[Term]:
-        """Every term it names, NOT's right side included (a snippet marks what matched)."""
-        found: list[Term] = []
-        _collect(self.tree, found, positive=True)
-        return found
-
-
-def _collect(node: Node, found: list[Term], *, positive: bool) -> None:
-    if isinstance(node, Term):
-        if positive:
-            found.append(node)
-        return
-    _collect(node.left, found, positive=positive)
-    _collect(node.right, found, positive=positive and not isinstance(node, Without))
-
-
-def _fts5(node: Node) -> str:
-    if isinstance(node, Term):
-        quoted = '"' + " ".join(node.words) + '"'  # letters and digits only: nothing to escape
-        return quoted + ("*" if node.prefix else "")
-    operator = {Both: "AND", Either: "OR", Without: "NOT"}[type(node)]
-    return f"({_fts5(node.left)} {operator} {_fts5(node.right)})"
-
-
-def _tsquery(node: Node) -> str:
-    if isinstance(node, Term):
-        words = [f"'{word}'" for word in node.words]
-        if node.prefix:
-            words[-1] += ":*"
-        return words[0] if len(words) == 1 else "(" + " <-> ".join(words) + ")"
-    if isinstance(node, Without):
-        return f"({_tsquery(node.left)} & !{_tsquery(node.right)})"
-    operator = "&" if isinstance(node, Both) else "|"
-    return f"({_tsquery(node.left)} {operator} {_tsquery(node.right)})"
-
-
-# --- the parser -----------------------------------------------------------------------------
-
-
-def _folded(text: str) -> str:
-    """Case and diacritics folded, as the engines fold them (FTS5's remove_diacritics)."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def _pieces(text: str, what: str) -> tuple[str, ...]:
-    pieces = tuple(_folded(p) for p in _PIECES.findall(text))
-    if not pieces:
-        raise SearchSyntaxError(f"search: {what} has no letter or digit to search for")
-    return pieces
-
-
-def _lex(text: str) -> list[tuple[str, str]]:
-    tokens: list[tuple[str, str]] = []
-    for match in _TOKENS.finditer(text):
-        if match.group("quote") is not None:
-            quoted = match.group("quote")
-            if len(quoted) < 2 or not quoted.endswith('"'):
-                raise SearchSyntaxError(f"search: the quote at character {match.start() + 1} "
-                                        "is never closed (a phrase is \"two words\")")
-            tokens.append(("phrase", quoted[1:-1]))
-        elif match.group("paren") is not None:
-            tokens.append((match.group("paren"), match.group("paren")))
-        elif match.group("word") is not None:
-            word = match.group("word")
-            tokens.append(("op", word) if word in _KEYWORDS else ("word", word))
-    return tokens
-
-
-class _Parser:
-    def __init__(self, tokens: list[tuple[str, str]]) -> None:
-        self.tokens = tokens
-        self.at = 0
-        self.terms = 0
-
-    def peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.at] if self.at < len(self.tokens) else None
-
-    def take(self) -> tuple[str, str]:
-        token = self.tokens[self.at]
-        self.at += 1
-        return token
-
-    def either(self) -> Node:
-        node = self.both()
-        while self.peek() == ("op", "OR"):
-            self.take()
-            node = Either(node, self.both())
-        return node
-
-    def both(self) -> Node:
-        node = self.primary()
-        while (token := self.peek()) is not None and token[0] != ")" and token != ("op", "OR"):
-            if token == ("op", "NOT"):
-                self.take()
-                node = Without(node, self.primary())
-                continue
-            if token == ("op", "AND"):
-                self.take()
-            node = Both(node, self.primary())
-        return node
-
-    def primary(self) -> Node:
-        token = self.peek()
-        if token is None:
-            raise SearchSyntaxError("search: a term is missing at the end (after AND, OR, "
-                                    "NOT or an opening parenthesis)")
-        kind, value = self.take()
-        if kind == "(":
-            node = self.either()
-            if self.peek() != (")", ")"):
-                raise SearchSyntaxError("search: a parenthesis is never closed")
-            self.take()
-            return node
-        if kind == ")":
-            raise SearchSyntaxError("search: a closing parenthesis has no opening one")
-        if kind == "op":
-            raise SearchSyntaxError(f"search: {value} needs a term before it and after it "
-                                    "(NOT: `apples NOT pears`)")
-        self.terms += 1
-        if self.terms > MAX_TERMS:
-            raise LimitExceeded(f"search: at most {MAX_TERMS} terms")
-        prefix = False
-        if kind == "word" and value.endswith("*"):
-            value, prefix = value.rstrip("*"), True
-        elif kind == "phrase" and (self.peek() or ("", ""))[1] == "*":
-            self.take()  # never lexed: '*' alone is a word
-            prefix = True
-        if kind == "word" and "*" in value:
-            raise SearchSyntaxError(f"search: {value + '*' * prefix!r}: * ends a prefix "
-                                    "(appl*), nowhere else")
-        return Term(_pieces(value, repr(value) if kind == "word" else "a phrase"), prefix)
-
-
-def parse_search(text: str) -> Search:
-    """The search `text` as a Search; SearchSyntaxError naming what it cannot read."""
-    if len(text) > MAX_SEARCH_CHARS:
-        raise LimitExceeded(f"search: at most {MAX_SEARCH_CHARS} characters, got {len(text)}")
-    if "\x00" in text:
-        raise SearchSyntaxError("search: contains U+0000")
-    tokens = _lex(text)
-    if not tokens:
-        raise SearchSyntaxError("search: empty (give a word, a \"phrase\" or a prefix*)")
-    parser = _Parser(tokens)
-    tree = parser.either()
-    if parser.peek() is not None:
-        raise SearchSyntaxError("search: a closing parenthesis has no opening one")
-    return Search(text, tree)
 
 
 # --- SQL ------------------------------------------------------------------------------------
@@ -409,7 +199,7 @@ def count_matches(connection: Connection, records: Table, search: Search,
 
 def _hit(word: str, terms: Iterable[Term]) -> Term | None:
     """The first term `word` is a word of (None: none)."""
-    folded = _folded(word)
+    folded = fold(word)
     for term in terms:
         for position, wanted in enumerate(term.words):
             last = position == len(term.words) - 1
@@ -425,7 +215,7 @@ def _hits(word: str, terms: Iterable[Term]) -> bool:
 def terms_found(text: str, search: Search) -> int:
     """How many of the search's terms have a word in `text`."""
     terms = search.terms()
-    return len({id(term) for w in _PIECES.findall(text) if (term := _hit(w, terms))})
+    return len({id(term) for w in PIECES.findall(text) if (term := _hit(w, terms))})
 
 
 def snippet(text: str, search: Search) -> str | None:
@@ -433,7 +223,7 @@ def snippet(text: str, search: Search) -> str | None:
     SNIPPET_WORDS words, … where cut; None if no word of it is there. Plain text: a page
     escapes it, then turns the marks into <mark>."""
     terms = search.terms()
-    words = list(_PIECES.finditer(text))
+    words = list(PIECES.finditer(text))
     hits = [i for i, w in enumerate(words) if _hits(w.group(), terms)]
     if not hits:
         return None

@@ -16,8 +16,9 @@ from typing import Any
 from sqlalchemy import MetaData, Row, Table
 
 from store.db.schema import content_ids
+from store.db.schema.metadata import Sha256
+from store.db.schema.search_text_tables import residual_texts, surface_texts, turn_texts
 from store.db.schema.tables import (
-    Sha256,
     checkpoint_cosignatures,
     checkpoints,
     contract_assessments,
@@ -28,16 +29,13 @@ from store.db.schema.tables import (
     metadata,
     residual_occurrences,
     residual_tallies,
-    residual_texts,
     sighting_counts,
     surface_occurrences,
     surface_records,
-    surface_texts,
     tree_heads,
     turn_assessments,
     turn_constructions,
     turn_fields,
-    turn_texts,
     turns,
 )
 

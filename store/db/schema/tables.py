@@ -9,26 +9,15 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
-    MetaData,
-    String,
     Table,
     Text,
 )
 
-metadata = MetaData(
-    naming_convention={
-        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-        "ck": "ck_%(table_name)s_%(constraint_name)s",
-        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-        "pk": "pk_%(table_name)s",
-    }
-)
+from store.db.schema.metadata import LogPosition, Sha256, batch_reference
 
-Sha256 = String(64)
-# A position in the log (seq, a tree size, a subtree's start) counts every row ever stored:
-# 64-bit. SQLite's INTEGER is 64-bit already; PostgreSQL's is 32 (revision 0007 widens it).
-LogPosition = BigInteger().with_variant(Integer(), "sqlite")
+# Every table is on it once this module is imported (search_text_tables' too, below): the
+# metadata to import, from here.
+from store.db.schema.metadata import metadata as metadata
 
 
 def _seq() -> Column[int]:
@@ -37,13 +26,8 @@ def _seq() -> Column[int]:
     return Column("seq", LogPosition, nullable=False, index=True)
 
 
-def _batch_reference() -> ForeignKey:
-    # Deferred: a batch's own row is written last, once its counts are known.
-    return ForeignKey("ingest_batches.batch_id", deferrable=True, initially="DEFERRED")
-
-
 def _batch() -> Column[int]:
-    return Column("batch_id", Integer, _batch_reference(), nullable=False)
+    return Column("batch_id", Integer, batch_reference(), nullable=False)
 
 
 ingest_batches = Table(
@@ -229,7 +213,7 @@ turn_fields = Table(
     "turn_fields",
     metadata,
     Column("turn_key", Sha256, primary_key=True),
-    Column("batch_id", Integer, _batch_reference(), nullable=False),
+    Column("batch_id", Integer, batch_reference(), nullable=False),
     Column("turn_seq", LogPosition, nullable=False),  # the turn's seq: ties by it
     Column("core_time", BigInteger, nullable=True),  # µs since 0000-12-31T00:00Z; no offset: null
     Column("journal_id", Sha256, nullable=True),  # journal turns only
@@ -289,28 +273,9 @@ turn_assessments = Table(
     Index(None, "assessment_id", "seq"),
 )
 
-# Derived, not ledgered (revision 0013): the text each record is searched by, one document per
-# record (never per sighting), keyed by the record's own seq. A residual's: the problem text
-# of the assessment that first sighted it, and its explanation; a surface's: its text and the
-# prompt of its first sighting; a turn's: its prompt and the text of the surface it emitted.
-# Written with the record's batch; `verify` derives every row again from the ledgered rows.
-# The engines' full-text indexes are built over these tables (store/db/schema/text_search.py).
-
-
-def _texts(name: str, *columns: str) -> Table:
-    """A search text table: per record (by its seq), the batch that stored it and its text."""
-    return Table(
-        name,
-        metadata,
-        Column("record_seq", LogPosition, primary_key=True, autoincrement=False),
-        Column("batch_id", Integer, _batch_reference(), nullable=False),
-        *(Column(column, Text, nullable=True) for column in columns),
-    )
-
-
-residual_texts = _texts("residual_texts", "problem_text", "explanation")
-surface_texts = _texts("surface_texts", "surface", "prompt")
-turn_texts = _texts("turn_texts", "prompt", "surface")
+# The search text tables (revision 0013) are declared in store/db/schema/search_text_tables.py,
+# imported here so that metadata.tables keeps its order (verify reports tables in it).
+import store.db.schema.search_text_tables  # noqa: E402, F401
 
 # Derived, not ledgered: per batch, the residuals and occurrences it added for each
 # (kind, axis, organ, family, code). Facets and filtered counts sum these few rows instead of
@@ -318,7 +283,7 @@ turn_texts = _texts("turn_texts", "prompt", "surface")
 residual_tallies = Table(
     "residual_tallies",
     metadata,
-    Column("batch_id", Integer, _batch_reference(), primary_key=True, autoincrement=False),
+    Column("batch_id", Integer, batch_reference(), primary_key=True, autoincrement=False),
     Column("ordinal", Integer, primary_key=True, autoincrement=False),
     Column("residual_kind", Text, nullable=False),
     Column("source_axis", Text, nullable=False),
@@ -345,7 +310,7 @@ Index("ix_residual_tallies_combo", *(residual_tallies.c[name] for name in TALLY_
 sighting_counts = Table(
     "sighting_counts",
     metadata,
-    Column("batch_id", Integer, _batch_reference(), primary_key=True, autoincrement=False),
+    Column("batch_id", Integer, batch_reference(), primary_key=True, autoincrement=False),
     Column("record_id", Sha256, primary_key=True),
     Column("record_table", Text, nullable=False),  # contract_residuals or surface_records
     Column("record_seq", LogPosition, nullable=False),  # the record's own seq: ties by it
@@ -375,7 +340,7 @@ log_subtrees = Table(
 tree_heads = Table(
     "tree_heads",
     metadata,
-    Column("batch_id", Integer, _batch_reference(), primary_key=True, autoincrement=False),
+    Column("batch_id", Integer, batch_reference(), primary_key=True, autoincrement=False),
     Column("tree_size", LogPosition, nullable=False, unique=True),
     Column("root_hash", Sha256, nullable=False),
 )
