@@ -4,7 +4,8 @@
 `newest:12`, `seen:3:12` (MOST_SEEN: 3 sightings, seq 12), `time:T:12` and `timedesc:T:12`
 (TIME_ASC, TIME_DESC: CORE time T as turn_fields.core_time counts it, seq 12), `rank:R:12`
 (RANK: the match's score R, seq 12). A column
-order's key holds the column's value, text or a number: `["code_asc",0,"entity_unbound",12]`
+order's key holds the column's value, text or a number (a boolean: 0 or 1):
+`["code_asc",0,"entity_unbound",12]`
 (JSON: the order, 0 or 1 for a null, the value or a blank, the seq).
 """
 
@@ -30,7 +31,9 @@ _HINT = {"after": "an endCursor or cursor value", "before": "a startCursor or cu
 
 def cursor_for(order: Order, key: Sequence[int | str]) -> str:
     if order in COLUMN_ORDERS:
-        text = json.dumps([order.value, *key], ensure_ascii=False, separators=(",", ":"))
+        # A boolean column's value as 0 or 1 (false before true), as every other number.
+        values = [int(value) if isinstance(value, bool) else value for value in key]
+        text = json.dumps([order.value, *values], ensure_ascii=False, separators=(",", ":"))
     else:
         text = ":".join([_TAGS[order], *(str(value) for value in key)])
     return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii")
