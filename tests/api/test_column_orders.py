@@ -251,3 +251,18 @@ def test_a_boolean_cursor_holds_0_or_1(texts_client: TestClient) -> None:
     query = "{ assessments(order: RUNNABLE_DESC, first: 1) { pageInfo { endCursor } } }"
     cursor = graphql_data(texts_client, query)["assessments"]["pageInfo"]["endCursor"]
     assert json.loads(base64.urlsafe_b64decode(cursor)) == ["runnable_desc", 0, 1, 13]
+
+
+@pytest.mark.parametrize(("list_field", "order", "key"), [
+    ("turns", "TURN_ID_ASC", [0, "x", 1]),  # a text for a number
+    ("assessments", "RUNNABLE_ASC", [0, 7, 1]),  # a boolean is 0 or 1
+    ("assessments", "PROBLEM_TEXT_ASC", [0, 5, 1]),  # a number for a text
+    ("batches", "NEW_ROWS_DESC", [0, "x", 1]),
+])
+def test_a_cursor_value_of_another_kind_is_refused(texts_client: TestClient, list_field: str,
+                                                   order: str, key: list[Any]) -> None:
+    # A forged cursor: PostgreSQL would refuse the comparison (integer > text) as an error.
+    cursor = base64.urlsafe_b64encode(json.dumps([order.lower(), *key]).encode()).decode()
+    query = f"{{ {list_field}(order: {order}, after: \"{cursor}\") {{ totalCount }} }}"
+    assert graphql_errors(texts_client, query) == [
+        "after: malformed cursor (use an endCursor or cursor value)"]
