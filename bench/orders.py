@@ -17,6 +17,16 @@ page after page 4's cursor, beside the same page as plain SQL along the column's
 (`ORDER BY column, seq LIMIT n`, the cursor's row onwards). Prints p50 of `--repeat` runs,
 CPU and wall (SQLite runs in this process, so its CPU time is the query's own even on a busy
 machine); asserts nothing about time.
+
+    .venv/bin/python bench/orders.py --db STORE --columns [--build-texted TURNS]
+
+`--columns` times only issue 33's column orders (assessments by organ, runnable, problem
+text and id; surfaces by text; turns by prompt; batches by source and ingest time) on
+whichever of those lists the store holds: the first page, the page after the cursor of the
+row half way down, and the last page, each beside its floor (the same rows as plain SQL),
+with each order's index and its bytes (SQLite's dbstat). `--build-texted TURNS` first builds
+`--db` (a new file: it writes about 6 KB a turn, 1.25 GB for 200,000) with TURNS journal
+turns whose prompts and surfaces are distinct texts of 20-400 characters.
 """
 
 from __future__ import annotations
