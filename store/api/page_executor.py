@@ -133,8 +133,9 @@ class PageExecutor(StrawberryGraphQLCoreExecutionContext):
         cached = self._plans.get(id(grouped_field_set))
         if cached is not None and cached[0] is grouped_field_set:
             return cached[1]
-        entries = [(name, details, plain_field(parent_type, details))
-                   for name, details in grouped_field_set.items()]
+        entries = [(name, details, plain) for (name, details), plain in zip(
+            grouped_field_set.items(), _plain_fields(parent_type, grouped_field_set),
+            strict=True)]
         plan = entries if any(plain is not None for _, _, plain in entries) else None
         self._plans[id(grouped_field_set)] = (grouped_field_set, plan)
         return plan
@@ -237,6 +238,30 @@ class PageExecutor(StrawberryGraphQLCoreExecutionContext):
                 object_type, field_details_list, path, result, position_context)
         return super().complete_value(return_type, field_details_list, info, path, result,
                                       position_context)
+
+
+# (id(parent type), ids of the field nodes) -> (the nodes, what each field plainly is): worked
+# out once per parsed document, not per request; the type and nodes are kept, so no id is
+# reused while cached (a document is parsed once for every schema that runs it).
+_PLAINS: dict[tuple[int, tuple[int, ...]], tuple[GraphQLObjectType, tuple[Any, ...],
+                                                 list[PlainLeaf | PlainObject | None]]] = {}
+CACHED_SELECTIONS = 2048  # past it the cache starts afresh
+
+
+def _plain_fields(parent_type: GraphQLObjectType, grouped_field_set: GroupedFieldSet
+                  ) -> list[PlainLeaf | PlainObject | None]:
+    """plain_field of each field of the set, in its order."""
+    nodes = tuple(details.node for group in grouped_field_set.values() for details in group)
+    key = (id(parent_type), tuple(map(id, nodes)))
+    found = _PLAINS.get(key)
+    if found is not None and found[0] is parent_type and all(
+            a is b for a, b in zip(found[1], nodes, strict=True)):
+        return found[2]
+    plains = [plain_field(parent_type, group) for group in grouped_field_set.values()]
+    if len(_PLAINS) >= CACHED_SELECTIONS:
+        _PLAINS.clear()
+    _PLAINS[key] = (parent_type, nodes, plains)
+    return plains
 
 
 _COMPILED: WeakKeyDictionary[GraphQLSchema, CompiledCompletions] = WeakKeyDictionary()

@@ -53,7 +53,9 @@ def demo_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         with AuditStore.open(url) as store:
             for path in sorted((REPO / "examples").glob("*.jsonl")):
                 store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
-        with AuditStore.open(url, read_only=True) as db:
+        # A time limit no loaded machine reaches: a random selection's inclusion proofs are
+        # slow to read, and the time limit's own answer is compared in test_page_executor.py.
+        with AuditStore.open(url, read_only=True, time_limit=600) as db:
             yield db
 
     if request.param == "sqlite":
