@@ -18,7 +18,7 @@ Indexes only: no row, leaf, tree head or trigger changes, and no table is rebuil
 mode, which would drop the triggers). Downgrade drops them.
 
 Revision ID: 0017
-Revises: 0014
+Revises: 0016
 Create Date: 2026-12-06
 """
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0017"
-down_revision = "0014"
+down_revision = "0016"
 branch_labels = None
 depends_on = None
 
