@@ -36,6 +36,7 @@ from store.db.schema.tables import (
     turn_assessments,
     turn_constructions,
     turn_fields,
+    turn_tallies,
     turns,
 )
 
@@ -99,6 +100,7 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
     RecordKind(residual_texts, ("record_seq",), ledgered=False, derived=True),
     RecordKind(surface_texts, ("record_seq",), ledgered=False, derived=True),
     RecordKind(turn_texts, ("record_seq",), ledgered=False, derived=True),
+    RecordKind(turn_tallies, ("batch_id", "ordinal"), ledgered=False, derived=True),
 )
 
 KINDS_BY_TABLE: Mapping[str, RecordKind] = {kind.name: kind for kind in RECORD_KINDS}

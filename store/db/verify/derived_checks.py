@@ -13,6 +13,7 @@ from store.db.verify.problems import Problem
 from store.db.write.sighting_counts import recomputed_sighting_counts, stored_sighting_counts
 from store.db.write.tallies import recomputed_tallies, stored_tallies
 from store.db.write.turn_fields import COLUMNS, JOURNAL, READ_ROWS, derived_row
+from store.db.write.turn_tallies import recomputed_turn_tallies, stored_turn_tallies
 
 
 def tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
@@ -28,6 +29,21 @@ def tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Pro
     for batch_id, found in stored.items():
         yield Problem(None, "residual_tallies", f"batch {batch_id}",
                       f"{len(found)} tally rows for a batch without residuals")
+
+
+def turn_tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
+    """The turn tallies must be exactly what each batch's stored turns and their CORE times
+    add up to (the batches after `after_batch`)."""
+    stored = stored_turn_tallies(connection, after_batch)
+    for batch_id, expected in recomputed_turn_tallies(connection, after_batch):
+        found = stored.pop(batch_id, [])
+        if found != expected:
+            yield Problem(None, "turn_tallies", f"batch {batch_id}",
+                          f"{len(found)} tally rows do not match the {len(expected)} the "
+                          "batch's turns add up to")
+    for batch_id, found in stored.items():
+        yield Problem(None, "turn_tallies", f"batch {batch_id}",
+                      f"{len(found)} tally rows for a batch without turns")
 
 
 def sighting_count_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:

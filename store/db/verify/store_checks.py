@@ -21,6 +21,7 @@ from store.db.verify.derived_checks import (
     sighting_count_problems,
     tally_problems,
     turn_field_problems,
+    turn_tally_problems,
 )
 from store.db.verify.derived_record import DerivedSums, derived_record_problems, derived_sums
 from store.db.verify.leaf_checks import leaf_problems
@@ -141,6 +142,8 @@ HEAVY_CHECKS: dict[str, HeavyCheck] = {
         connection, scope.skip, scope),
     "sighting_counts": lambda connection, scope, _report: sighting_count_problems(
         connection, scope.after_batch),
+    "turn_tallies": lambda connection, scope, _report: turn_tally_problems(
+        connection, scope.after_batch),
     "turn_fields": lambda connection, scope, _report: turn_field_problems(
         connection, scope.after_batch),
     "constructions": lambda connection, scope, _report: construction_problems(
@@ -190,6 +193,8 @@ def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -
         names.append("sighting_counts")
     if not {"turn_fields", "turns"} & set(unreadable):
         names.append("turn_fields")
+    if not {"turn_tallies", "turn_fields", "turns"} & set(unreadable):
+        names.append("turn_tallies")
     if not {"turns", "turn_constructions", "turn_assessments"} & set(unreadable):
         names.append("constructions")
     if not {*TEXT_TABLES, *(i.records.name for i in TEXT_INDEXES.values()),
@@ -270,6 +275,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         problems.extend(islice(heavy.problems("sighting_counts", report), MAX_PROBLEMS))
     if "turn_fields" in names:
         problems.extend(islice(heavy.problems("turn_fields", report), MAX_PROBLEMS))
+    if "turn_tallies" in names:
+        problems.extend(islice(heavy.problems("turn_tallies", report), MAX_PROBLEMS))
     if "search" in names:
         problems.extend(islice(heavy.problems("search", report), MAX_PROBLEMS))
     if scope.since is not None and since_sums is not None:

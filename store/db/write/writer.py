@@ -51,6 +51,7 @@ from store.db.write.search_texts import text_rows, write_texts
 from store.db.write.sighting_counts import write_sighting_counts
 from store.db.write.tallies import BatchTally
 from store.db.write.turn_fields import TurnFieldsWriter
+from store.db.write.turn_tallies import TurnTally, turn_tallies_present
 from store.errors import BatchRejected as BatchRejected  # raised here, still importable
 from store.model.jsonl import MAX_LINE_BYTES
 from store.model.merkle import leaf_hash
@@ -84,7 +85,10 @@ class _BatchWriter:
         # Every derived row, digested for prove_batch; the search texts only on a store
         # that has them (revision 0012's backfill batch runs before 0013 creates them).
         self.texts = texts_present(connection)
-        self.derived = DerivedWrites(absent=frozenset() if self.texts else frozenset(TEXT_TABLES))
+        self.turn_tally = TurnTally() if turn_tallies_present(connection) else None
+        self.derived = DerivedWrites(absent=frozenset(
+            ([] if self.texts else list(TEXT_TABLES))
+            + ([] if self.turn_tally is not None else ["turn_tallies"])))
         self.stored_rows = self.appender.size  # at most this many rows in any one table
         self.looked_up = 0
         self.filtering = False  # once True, each kind's key filter is built when first needed
@@ -199,6 +203,8 @@ class _BatchWriter:
             if table == "turns":
                 self.journal.saw(line, content, stored=False)
                 fields.append(self.turn_fields.new_row(seq, content))
+                if self.turn_tally is not None:
+                    self.turn_tally.add(content, fields[-1])
             inserts[table].append((seq, batch_id, *content))
             leaves.append(leaf)
             table_leaves[table].append(leaf)
@@ -268,6 +274,9 @@ class _BatchWriter:
         self.derived.insert_dicts(self.connection, "tree_heads", [head])
         self.derived.insert_dicts(self.connection, "residual_tallies",
                                   self.tally.rows(self.batch_id))
+        if self.turn_tally is not None:
+            self.derived.insert_dicts(self.connection, "turn_tallies",
+                                      self.turn_tally.rows(self.batch_id))
         prove_batch(self.connection, self.written, self.batch_id, head["tree_size"],
                     self.derived)
 
