@@ -10,8 +10,8 @@ has (SQLite: UPDATE and DELETE raise, the version 3 insert guard of revision 000
 stored key and any explicit rowid; PostgreSQL: UPDATE, DELETE and TRUNCATE raise). No row of
 an existing table changes. Downgrade drops the table (derived rows only).
 
-Revision ID: 0015
-Revises: 0014
+Revision ID: 0016
+Revises: 0015
 Create Date: 2026-12-06
 """
 
@@ -27,8 +27,8 @@ from append_only import (
     sqlite_insert_guard_v3,
 )
 
-revision = "0015"
-down_revision = "0014"
+revision = "0016"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 

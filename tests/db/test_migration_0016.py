@@ -1,7 +1,7 @@
-"""Revision 0015 on a store revision 0014 wrote: `turn_tallies`, backfilled from the stored
+"""Revision 0016 on a store revision 0015 wrote: `turn_tallies`, backfilled from the stored
 turns and their CORE times (the rows the writer writes from now on), under the append-only
 guards; every other row, leaf, tree head and trigger stays as it was; downgrade drops the
-table and leaves the file's contents exactly as revision 0014 had them. Values written out."""
+table and leaves the file's contents exactly as revision 0015 had them. Values written out."""
 
 from __future__ import annotations
 
@@ -49,9 +49,9 @@ def _inputs() -> list[list[bytes]]:
 
 
 @pytest.fixture
-def store_at_0014(db_path: Path) -> Path:
-    """A store made by revision 0014 (the previous head): a journal, then chat turns."""
-    upgrade(url_of(db_path), "0014")
+def store_at_0015(db_path: Path) -> Path:
+    """A store made by revision 0015 (the previous head): a journal, then chat turns."""
+    upgrade(url_of(db_path), "0015")
     engine = create_store_engine(url_of(db_path), write=True)
     try:
         for number, lines in enumerate(_inputs()):
@@ -65,39 +65,39 @@ def _without(lines: list[str], *names: str) -> list[str]:
     return [line for line in lines if not any(name in line for name in names)]
 
 
-def test_upgrade_backfills_the_tallies_and_keeps_every_row_and_trigger(store_at_0014: Path
+def test_upgrade_backfills_the_tallies_and_keeps_every_row_and_trigger(store_at_0015: Path
                                                                         ) -> None:
-    assert revision_of(url_of(store_at_0014)) == "0014"
-    before = dump(store_at_0014)
+    assert revision_of(url_of(store_at_0015)) == "0015"
+    before = dump(store_at_0015)
     assert not any("turn_tallies" in line for line in before)
 
-    upgrade(url_of(store_at_0014), "0015")
+    upgrade(url_of(store_at_0015), "0016")
 
-    assert revision_of(url_of(store_at_0014)) == "0015"
-    assert query(store_at_0014, ROWS) == EXPECTED
-    assert {name for name, _, _ in trigger_definitions(store_at_0014)} == set(HEAD_TRIGGERS)
+    assert revision_of(url_of(store_at_0015)) == "0016"
+    assert query(store_at_0015, ROWS) == EXPECTED
+    assert {name for name, _, _ in trigger_definitions(store_at_0015)} == set(HEAD_TRIGGERS)
     assert {f"turn_tallies_append_only_{op}" for op in ("update", "delete", "insert")} <= {
-        name for name, _, _ in trigger_definitions(store_at_0014)}
-    after = dump(store_at_0014)
+        name for name, _, _ in trigger_definitions(store_at_0015)}
+    after = dump(store_at_0015)
     assert _without(after, "alembic_version", "turn_tallies") == _without(
         before, "alembic_version")
 
 
-def test_the_backfill_is_what_the_writer_writes(store_at_0014: Path, tmp_path: Path) -> None:
-    upgrade(url_of(store_at_0014), "0015")
+def test_the_backfill_is_what_the_writer_writes(store_at_0015: Path, tmp_path: Path) -> None:
+    upgrade(url_of(store_at_0015), "0016")
     written = tmp_path / "written.db"
     with AuditStore.open(str(written)) as store:
         for number, lines in enumerate(_inputs()):
             store.ingest(lines, source=f"input-{number}.jsonl")
-    assert query(written, ROWS) == query(store_at_0014, ROWS) == EXPECTED
+    assert query(written, ROWS) == query(store_at_0015, ROWS) == EXPECTED
 
 
 def test_after_the_upgrade_groups_sum_the_tallies_and_verify_finds_nothing(
-        store_at_0014: Path) -> None:
-    upgrade(url_of(store_at_0014), "0015")
-    with AuditStore.open(str(store_at_0014)) as store:
+        store_at_0015: Path) -> None:
+    upgrade(url_of(store_at_0015), "0016")
+    with AuditStore.open(str(store_at_0015)) as store:
         assert store.verify().problems == []
-    db = AuditStore.open(str(store_at_0014), read_only=True)
+    db = AuditStore.open(str(store_at_0015), read_only=True)
     try:
         found = db.execute(turn_groups, ["CORE_HOUR"])
     finally:
@@ -106,27 +106,27 @@ def test_after_the_upgrade_groups_sum_the_tallies_and_verify_finds_nothing(
         (("2026-07-30T18",), 2), ((None,), 2), (("2026-07-30T15",), 1)]
 
 
-def test_downgrade_drops_the_table_and_leaves_revision_0014_s_store(store_at_0014: Path
+def test_downgrade_drops_the_table_and_leaves_revision_0015_s_store(store_at_0015: Path
                                                                      ) -> None:
-    before = dump(store_at_0014)
-    upgrade(url_of(store_at_0014), "0015")
+    before = dump(store_at_0015)
+    upgrade(url_of(store_at_0015), "0016")
 
-    downgrade(url_of(store_at_0014), "0014")
+    downgrade(url_of(store_at_0015), "0015")
 
-    assert revision_of(url_of(store_at_0014)) == "0014"
-    assert dump(store_at_0014) == before
+    assert revision_of(url_of(store_at_0015)) == "0015"
+    assert dump(store_at_0015) == before
     assert not any(name.startswith("turn_tallies") for name, _, _ in
-                   trigger_definitions(store_at_0014))
+                   trigger_definitions(store_at_0015))
 
 
-def test_verify_names_a_tally_row_added_out_of_band(store_at_0014: Path) -> None:
-    upgrade(url_of(store_at_0014), "0015")
-    connection = sqlite3.connect(store_at_0014)
+def test_verify_names_a_tally_row_added_out_of_band(store_at_0015: Path) -> None:
+    upgrade(url_of(store_at_0015), "0016")
+    connection = sqlite3.connect(store_at_0015)
     with connection:  # append-only lets a new key in: verify must find it
         connection.execute("INSERT INTO turn_tallies VALUES (2, 3, 'chat_runtime', 'none', "
                            "'decoded', 'violated', NULL, NULL, 1000)")
     connection.close()
-    with AuditStore.open(str(store_at_0014)) as store:
+    with AuditStore.open(str(store_at_0015)) as store:
         problems = store.verify().problems
     assert [(p.table, p.key, p.reason) for p in problems] == [
         ("turn_tallies", "batch 2",
