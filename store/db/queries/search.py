@@ -32,6 +32,8 @@ from sqlalchemy.types import NullType, String
 
 from store.db.queries.errors import QueryError
 from store.db.queries.search_syntax import PIECES, Search, Term, fold, parse_search
+from store.db.schema.search_text_tables import residual_record_tallies
+from store.db.schema.tables import contract_residuals, ingest_batches
 from store.db.schema.text_search import PG_CONFIG, TextIndex, index_of
 
 SNIPPET_WORDS = 24  # words around the first hit
@@ -119,6 +121,27 @@ class Searched:
         if name.startswith("__") or self.base is None:
             raise AttributeError(name)
         return getattr(self.base, name)
+
+
+def record_tallies(where: Searched, snapshot: Any, ingest_time: bool = False
+                   ) -> Select[Any] | None:
+    """A residual search's rows as the residual tallies count them, one residual at a time
+    (residual_record_tallies: per residual and batch, `residuals` and `occurrences`), held by
+    `snapshot`, with `ingest_time` their batch's `ingested_at`: what its facets and groups
+    sum, reading the matches' narrow rows by the document's record_seq and no residual row or
+    sighting. None for other records, or with a filter of residual ids (no id is there)."""
+    if where.records is not contract_residuals or (
+            where.base is not None and where.base.has_ids()):
+        return None
+    t = residual_record_tallies
+    rows = select(t).where(
+        *([] if where.base is None else where.base.conditions(t)),
+        Matches(text_index(where.records), t.c.record_seq, where.search),
+        *([] if snapshot is None else [snapshot.covers(t.c.batch_id)]))
+    if not ingest_time:
+        return rows
+    return rows.add_columns(ingest_batches.c.ingested_at).join(
+        ingest_batches, ingest_batches.c.batch_id == t.c.batch_id)
 
 
 def searched(where: Any, text: str | None, records: Table) -> Any:
