@@ -1,4 +1,5 @@
-"""`verify`'s search texts and indexes (revision 0013): each text table must hold exactly the
+"""`verify`'s search texts and indexes (revision 0013), and the residual record tallies beside
+the residuals' documents (revision 0015): each text table must hold exactly the
 document every record's stored rows give it (derived again here, as the writer and the
 migration derive it), and the engine's index must be the index of those rows: SQLite, the
 index FTS5 builds again from the rows compared term by term, and a count of its documents;
@@ -14,6 +15,8 @@ from sqlalchemy.exc import DBAPIError
 
 from store.db.schema.text_search import FTS5_TOKENIZER, TEXT_INDEXES, TextIndex
 from store.db.verify.problems import Problem
+from store.db.write.residual_record_tallies import TABLE as RECORD_TALLIES
+from store.db.write.residual_record_tallies import record_tally_problems
 
 MAX_NAMED = 20  # per table: enough to name them
 
@@ -117,12 +120,34 @@ def _pg_index_problems(connection: Connection, index: TextIndex) -> Iterator[Pro
                       "its tsvector differs from the one its text gives")
 
 
+def _record_tally_problems(connection: Connection, after_batch: int) -> Iterator[Problem]:
+    """The residual record tallies (revision 0015) row for row against the ones the ledgered
+    rows give (the batches after `after_batch`): the first MAX_NAMED that differ."""
+    for named, (want, have) in enumerate(record_tally_problems(connection, after_batch)):
+        if named == MAX_NAMED:
+            return
+        seq, batch = (want or have or (None, None))[:2]
+        where = f"record_seq {seq} batch {batch}"
+        if have is None:
+            yield Problem(seq, RECORD_TALLIES, where, "row is missing")
+        elif want is None:
+            yield Problem(seq, RECORD_TALLIES, where,
+                          "row names no residual this batch stored or sighted (added out of "
+                          "band)")
+        else:
+            yield Problem(seq, RECORD_TALLIES, where,
+                          f"row says {have[2:]}, the residual and its sightings give "
+                          f"{want[2:]}")
+
+
 def search_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
     """Every text table against the ledgered rows (the batches after `after_batch`), then
-    every full-text index against its text table (whole)."""
+    every full-text index against its text table (whole), then the residual record tallies
+    against the ledgered rows."""
     for index in TEXT_INDEXES.values():
         yield from _row_problems(connection, index, after_batch)
         if connection.dialect.name == "sqlite":
             yield from _sqlite_index_problems(connection, index)
         else:
             yield from _pg_index_problems(connection, index)
+    yield from _record_tally_problems(connection, after_batch)

@@ -13,7 +13,7 @@ from sqlalchemy import Connection, exists, func, literal, select, text, true
 from store.db.log.stored_log import TreeHead, latest_head
 from store.db.schema.record_kinds import LEDGERED_KEYS, SIGHTED, RecordKind
 from store.db.schema.tables import ingest_batches, metadata, tree_heads
-from store.db.schema.text_search import TEXT_INDEXES, TEXT_TABLES
+from store.db.schema.text_search import SEARCH_TABLES, TEXT_INDEXES
 from store.db.verify.checkpoint_checks import checkpoint_problems, kept_checkpoint_problems
 from store.db.verify.construction_checks import construction_problems
 from store.db.verify.content_checks import content_kinds, table_problems
@@ -198,7 +198,7 @@ def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -
         names.append("turn_fields")
     if not {"turns", "turn_constructions", "turn_assessments"} & set(unreadable):
         names.append("constructions")
-    if not {*TEXT_TABLES, *(i.records.name for i in TEXT_INDEXES.values()),
+    if not {*SEARCH_TABLES, *(i.records.name for i in TEXT_INDEXES.values()),
             "residual_occurrences", "contract_assessments", "surface_occurrences",
             "surface_records"} & set(unreadable):
         names.append("search")
