@@ -303,7 +303,7 @@ TALLY_DIMENSIONS: tuple[str, ...] = (
 Index("ix_residual_tallies_combo", *(residual_tallies.c[name] for name in TALLY_DIMENSIONS),
       residual_tallies.c.residuals, residual_tallies.c.occurrences)
 
-# Derived, not ledgered (revision 0015): per batch, the turns it added per combination of
+# Derived, not ledgered (revision 0016): per batch, the turns it added per combination of
 # their low-cardinality columns and CORE's hour (UTC; core_time // HOUR_MICROSECONDS, null:
 # no time). Turn groups and histograms sum these rows; `verify` recomputes them.
 # The columns of `turns` a tally groups by, in its sort order; then core_hour.

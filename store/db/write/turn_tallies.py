@@ -1,5 +1,5 @@
 """Turn tallies: what each batch added per combination of its turns' low-cardinality columns
-and CORE's hour, kept beside the rows (revision 0015).
+and CORE's hour, kept beside the rows (revision 0016).
 
 A tally row says: batch B added `turns` new turns of this (kind, grounding source, epistemic
 state, normative clearance, trace integrity) whose CORE time falls in hour `core_hour`
@@ -30,7 +30,7 @@ Combo = tuple[Any, ...]  # TURN_TALLY_COLUMNS' values, then core_hour
 
 
 def order(combo: Combo) -> tuple[Any, ...]:
-    """A tally's ordinal follows this order: per value, a null first (revision 0015's
+    """A tally's ordinal follows this order: per value, a null first (revision 0016's
     backfill uses the same)."""
     return tuple((0, "") if value is None else (1, value) for value in combo)
 
@@ -58,7 +58,7 @@ class TurnTally:
 
 
 def turn_tallies_present(connection: Connection) -> bool:
-    """Whether the store has the table (revision 0015 on): the writer of an earlier
+    """Whether the store has the table (revision 0016 on): the writer of an earlier
     revision's backfill batch (0012) runs on a store without it."""
     if connection.dialect.name == "sqlite":
         return bool(connection.exec_driver_sql(
