@@ -21,6 +21,7 @@ from store.db.schema.tables import (
     sighting_counts,
     tree_heads,
     turn_fields,
+    turn_tallies,
 )
 from store.db.schema.text_search import TEXT_INDEXES
 from store.db.verify.store_checks import VerifyReport, verify_store
@@ -119,6 +120,9 @@ def _copy_after(src: Connection, dst: Connection, start: int) -> int:
     tallies = src.execute(select(residual_tallies).where(residual_tallies.c.batch_id > last_batch)
                           .order_by(residual_tallies.c.batch_id, residual_tallies.c.ordinal))
     insert_rows(dst, "residual_tallies", [dict(row) for row in tallies.mappings()])
+    turn_rows = src.execute(select(turn_tallies).where(turn_tallies.c.batch_id > last_batch)
+                            .order_by(turn_tallies.c.batch_id, turn_tallies.c.ordinal))
+    insert_rows(dst, "turn_tallies", [dict(row) for row in turn_rows.mappings()])
     counts = src.execute(select(sighting_counts)
                          .where(sighting_counts.c.batch_id > last_batch)
                          .order_by(sighting_counts.c.batch_id, sighting_counts.c.record_id)

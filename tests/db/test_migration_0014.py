@@ -80,7 +80,7 @@ def test_upgrade_adds_the_index_and_keeps_every_row_and_trigger(store_at_0013: P
 
 
 def test_a_journal_s_turns_in_core_time_read_the_index(store_at_0013: Path) -> None:
-    upgrade(url_of(store_at_0013), "head")  # 0014, and 0015's table: a store opens at head
+    upgrade(url_of(store_at_0013), "head")  # 0014, 0015 and 0016's tables: a store opens at head
     db = AuditStore.open(str(store_at_0013), read_only=True)
     statements: list[tuple[str, object]] = []
     event.listen(db.engine, "before_cursor_execute",

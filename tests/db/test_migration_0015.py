@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from backends import EXAMPLE_FILES
 from raw_reads import dump, query, trigger_definitions
-from store_support import HEAD_TRIGGERS, append_only_triggers, revision_of, url_of
+from store_support import TRIGGERS_AT_0015, append_only_triggers, revision_of, url_of
 
 from store.db.schema.engine import create_store_engine
 from store.db.schema.schema_version import downgrade, upgrade
@@ -69,7 +69,7 @@ def test_upgrade_builds_the_rows_the_writer_writes_and_keeps_every_other(
     # Every trigger there was, and the new table's three guards, in sqlite_master.
     after = trigger_definitions(store_at_0014)
     assert set(triggers) <= set(after)
-    assert {name for name, _, _ in after} == set(HEAD_TRIGGERS)
+    assert {name for name, _, _ in after} == set(TRIGGERS_AT_0015)
     assert {name for name, _, _ in after} - {name for name, _, _ in triggers} == set(
         append_only_triggers(TABLE))
     assert _without(dump(store_at_0014), TABLE, "alembic_version") == _without(

@@ -41,6 +41,7 @@ from store.db.schema.tables import (
     turn_assessments,
     turn_constructions,
     turn_fields,
+    turn_tallies,
     turns,
 )
 
@@ -106,6 +107,7 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
     RecordKind(turn_texts, ("record_seq",), ledgered=False, derived=True),
     RecordKind(residual_record_tallies, ("record_seq", "batch_id"), ledgered=False,
                derived=True),
+    RecordKind(turn_tallies, ("batch_id", "ordinal"), ledgered=False, derived=True),
 )
 
 KINDS_BY_TABLE: Mapping[str, RecordKind] = {kind.name: kind for kind in RECORD_KINDS}

@@ -18,6 +18,7 @@ from store.db.write.sighting_counts import (
 )
 from store.db.write.tallies import recomputed_tallies, stored_tallies
 from store.db.write.turn_fields import COLUMNS, JOURNAL, READ_ROWS, derived_row
+from store.db.write.turn_tallies import recomputed_turn_tallies, stored_turn_tallies
 
 
 def tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
@@ -40,6 +41,21 @@ def compared_tallies(stored: dict[int, list[dict[str, Any]]],
     for batch_id, found in stored.items():
         yield Problem(None, "residual_tallies", f"batch {batch_id}",
                       f"{len(found)} tally rows for a batch without residuals")
+
+
+def turn_tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
+    """The turn tallies must be exactly what each batch's stored turns and their CORE times
+    add up to (the batches after `after_batch`)."""
+    stored = stored_turn_tallies(connection, after_batch)
+    for batch_id, expected in recomputed_turn_tallies(connection, after_batch):
+        found = stored.pop(batch_id, [])
+        if found != expected:
+            yield Problem(None, "turn_tallies", f"batch {batch_id}",
+                          f"{len(found)} tally rows do not match the {len(expected)} the "
+                          "batch's turns add up to")
+    for batch_id, found in stored.items():
+        yield Problem(None, "turn_tallies", f"batch {batch_id}",
+                      f"{len(found)} tally rows for a batch without turns")
 
 
 def sighting_count_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:

@@ -22,6 +22,7 @@ from store.db.verify.derived_checks import (
     sighting_count_problems,
     tally_problems,
     turn_field_problems,
+    turn_tally_problems,
 )
 from store.db.verify.derived_record import DerivedSums, derived_record_problems, derived_sums
 from store.db.verify.leaf_checks import leaf_problems
@@ -143,6 +144,8 @@ HEAVY_CHECKS: dict[str, HeavyCheck] = {
     "sighting_counts": lambda connection, scope, _report: sighting_count_problems(
         connection, scope.after_batch),
     "counts": lambda connection, scope, _report: count_problems(connection, scope.after_batch),
+    "turn_tallies": lambda connection, scope, _report: turn_tally_problems(
+        connection, scope.after_batch),
     "turn_fields": lambda connection, scope, _report: turn_field_problems(
         connection, scope.after_batch),
     "constructions": lambda connection, scope, _report: construction_problems(
@@ -196,6 +199,8 @@ def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -
         names.append("counts")
     if not {"turn_fields", "turns"} & set(unreadable):
         names.append("turn_fields")
+    if not {"turn_tallies", "turn_fields", "turns"} & set(unreadable):
+        names.append("turn_tallies")
     if not {"turns", "turn_constructions", "turn_assessments"} & set(unreadable):
         names.append("constructions")
     if not {*SEARCH_TABLES, *(i.records.name for i in TEXT_INDEXES.values()),
@@ -287,6 +292,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         problems.extend(heavy.problems("counts", report))
     if "turn_fields" in names:
         problems.extend(islice(heavy.problems("turn_fields", report), MAX_PROBLEMS))
+    if "turn_tallies" in names:
+        problems.extend(islice(heavy.problems("turn_tallies", report), MAX_PROBLEMS))
     if "search" in names:
         problems.extend(islice(heavy.problems("search", report), MAX_PROBLEMS))
     if scope.since is not None and since_sums is not None:

@@ -53,6 +53,7 @@ from store.db.write.search_texts import text_rows, write_texts
 from store.db.write.sighting_counts import write_sighting_counts
 from store.db.write.tallies import BatchTally
 from store.db.write.turn_fields import TurnFieldsWriter
+from store.db.write.turn_tallies import TurnTally, turn_tallies_present
 from store.errors import BatchRejected as BatchRejected  # raised here, still importable
 from store.model.jsonl import MAX_LINE_BYTES
 from store.model.merkle import leaf_hash
@@ -83,12 +84,15 @@ class _BatchWriter:
         # Residual ids repeat across frames: remember their stored content, boundedly.
         self.repeated: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
         self.tally = BatchTally()
-        # Every derived row, digested for prove_batch; the search's derived tables only on a
-        # store that has them (revision 0012's backfill batch runs before 0013 creates them).
+        # Every derived row, digested for prove_batch; the derived tables only on a store that
+        # has them (revision 0012's backfill batch runs before 0013 creates the search's, and
+        # 0015's before 0016 creates the turn tallies).
         absent = absent_search_tables(connection)
         self.texts = not absent & set(TEXT_TABLES)
         self.record_tallies = RECORD_TALLIES not in absent
-        self.derived = DerivedWrites(absent=absent)
+        self.turn_tally = TurnTally() if turn_tallies_present(connection) else None
+        self.derived = DerivedWrites(absent=absent | (
+            frozenset() if self.turn_tally is not None else frozenset({"turn_tallies"})))
         self.stored_rows = self.appender.size  # at most this many rows in any one table
         self.looked_up = 0
         self.filtering = False  # once True, each kind's key filter is built when first needed
@@ -203,6 +207,8 @@ class _BatchWriter:
             if table == "turns":
                 self.journal.saw(line, content, stored=False)
                 fields.append(self.turn_fields.new_row(seq, content))
+                if self.turn_tally is not None:
+                    self.turn_tally.add(content, fields[-1])
             inserts[table].append((seq, batch_id, *content))
             leaves.append(leaf)
             table_leaves[table].append(leaf)
@@ -276,6 +282,9 @@ class _BatchWriter:
         self.derived.insert_dicts(self.connection, "tree_heads", [head])
         self.derived.insert_dicts(self.connection, "residual_tallies",
                                   self.tally.rows(self.batch_id))
+        if self.turn_tally is not None:
+            self.derived.insert_dicts(self.connection, "turn_tallies",
+                                      self.turn_tally.rows(self.batch_id))
         prove_batch(self.connection, self.written, self.batch_id, head["tree_size"],
                     self.derived)
 
