@@ -1,12 +1,13 @@
 """Groups benchmark: `residualGroups` (two dimensions, and a day histogram) over a large store,
-and `turnGroups` by CORE's own day (alone, and with the grounding source) over a store of
-turns, through GraphQL and the query layer, beside the SQL floor measured in the same run.
+and `turnGroups` (a CORE-day histogram, two dimensions, filtered) over a store of turns,
+through GraphQL and the query layer, beside the SQL floor measured in the same run.
 
     .venv/bin/python bench/groups.py --db /tmp/bench/bench-1m.db [--rounds 30]
     .venv/bin/python bench/groups.py --turns-db /tmp/bench/turns-1m.db [--rounds 30]
 
 A store of turns: `bench/journal.py --turns 1000000 --journals 10 --db PATH` builds one (one
-CORE time every 7 s in each journal: about 81 days), or any store holding turns.
+CORE time every 7 s in each journal: about 8 days at 100,000 turns a journal), or any store
+holding turns (at revision 0015 or later: `core-audit db upgrade` builds its turn tallies).
 
 Uses a store that already holds residuals (e.g. `gen_frames.py --frames 400000 --seed
 20261202`, ≈1M occurrences, split into several files and ingested one batch a file, so the
@@ -14,6 +15,7 @@ day histogram has batches to bucket). For each grouping it times, rounds interle
 
 - GraphQL: the operation run in-process through the server's schema (`execute_operation`:
   parse, validate, the object estimate, resolvers, JSON-ready result), as `core-audit query`
+  runs it (building the schema each call); for turns, on a schema built once, as `serve`
   runs it;
 - the query layer: `queries.groups.residual_groups` on an open store;
 - the floor: the grouping statement itself on a plain read-only sqlite3 connection, fetched
@@ -21,11 +23,11 @@ day histogram has batches to bucket). For each grouping it times, rounds interle
 - for contrast, the same counts from the residual rows themselves (`count(*) ... GROUP BY` on
   `contract_residuals`, what a facet over a table is without tallies).
 
-For turns, the CORE-day histogram (`turnGroups(by: [CORE_DAY])`, unfiltered: one range count
-a day on turn_fields' (core_time, turn_seq) index) beside its floor, the same range counts on
-sqlite3, and for contrast the one-statement `GROUP BY core_time / 86400000000` on sqlite3;
-CORE day x grounding source (the general grouping: a bucket computed per turn, joined to its
-turn) beside the same `GROUP BY` written by hand on sqlite3.
+For turns, groupings the batches' turn tallies answer (store/db/queries/turn_tally_rows.py):
+CORE day; CORE day x grounding source; turn kind x clearance; CORE day x clearance filtered
+by grounding source. Each beside its floor, the same sums of `turn_tallies` written by hand
+on sqlite3; then, once, for contrast, CORE day x grounding source counted from the turns'
+rows on sqlite3 (what the grouping read before the tallies).
 
 Prints p50 wall and CPU in ms and the ratio to the floor; asserts nothing about time.
 """
@@ -41,8 +43,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from store.api.context import RequestContext
 from store.api.execution import execute_operation
+from store.api.schema import build_schema
 from store.db.audit_store import AuditStore
+from store.db.queries.filters import TurnFilter
 from store.db.queries.groups import residual_groups, turn_groups
 from store.db.schema.engine import resolve_url, sqlite_path
 
@@ -65,40 +70,37 @@ FROM_ROWS = {
 }
 
 
-TURN_DOCUMENT = """query($by: [TurnDimension!]!) { turnGroups(by: $by, first: 50) {
+TURN_DOCUMENT = """query($by: [TurnDimension!]!, $filter: TurnFilter) {
+  turnGroups(by: $by, filter: $filter, first: 50) {
   total occurrences groupCount hasMore groups { values count occurrences } } }"""
-CORE_DAY = ("CORE_DAY",)
-CORE_DAY_SOURCE = ("CORE_DAY", "GROUNDING_SOURCE")
 DAY_US = 86_400_000_000
 UNIX_SECONDS = 62_135_683_200  # CORE time of the Unix epoch, in seconds
-TURN_FLOOR = {
-    CORE_DAY_SOURCE: f"""SELECT date(f.core_time / 1000000 - {UNIX_SECONDS}, 'unixepoch') d,
-            t.grounding_source g, count(*) n FROM turns t
-            LEFT JOIN turn_fields f ON f.turn_key = t.turn_key
-            GROUP BY 1, 2 ORDER BY n DESC, 1, 2 LIMIT 50""",
-}
-TURN_CONTRAST = {
-    CORE_DAY: """SELECT core_time / 86400000000 d, count(*) n FROM turn_fields
-                 GROUP BY 1 ORDER BY n DESC LIMIT 50""",
-}
-
-
-def day_ranges(raw: sqlite3.Connection) -> Callable[[], Any]:
-    """The histogram's floor: one range count a day, in one statement, on sqlite3."""
-    low, high = raw.execute("SELECT min(core_time), max(core_time) FROM turn_fields").fetchone()
-    days = list(range(low // DAY_US, high // DAY_US + 1))
-    statement = ("WITH buckets(low, high) AS (VALUES " + ", ".join(["(?, ?)"] * len(days))
-                 + ") SELECT low, (SELECT count(*) FROM turn_fields WHERE core_time >= low "
-                 "AND core_time < high) FROM buckets")
-    arguments = [bound for day in days for bound in (day * DAY_US, (day + 1) * DAY_US)]
-
-    def run() -> Any:
-        raw.execute("SELECT min(core_time) FROM turn_fields").fetchone()  # as the query layer
-        raw.execute("SELECT max(core_time) FROM turn_fields").fetchone()  # finds the range
-        counted = raw.execute(statement, arguments).fetchall()
-        raw.execute("SELECT count(*) FROM turns").fetchone()
-        return sorted(counted, key=lambda row: -row[1])[:50]
-    return run
+UNIX_HOURS = UNIX_SECONDS // 3600
+DAY_OF_HOUR = f"date((core_hour - {UNIX_HOURS}) * 3600, 'unixepoch')"
+# The turn groupings timed: (title, by, filter as GraphQL takes it, the query layer's filter
+# fields, the floor: the same sums of turn_tallies by hand on sqlite3).
+TURN_GROUPINGS: list[tuple[str, list[str], dict[str, Any] | None, dict[str, Any], str]] = [
+    ("turns by CORE_DAY", ["CORE_DAY"], None, {},
+     f"SELECT {DAY_OF_HOUR} d, sum(turns) n FROM turn_tallies GROUP BY 1 "
+     "ORDER BY n DESC, d LIMIT 50"),
+    ("turns by CORE_DAY, GROUNDING_SOURCE", ["CORE_DAY", "GROUNDING_SOURCE"], None, {},
+     f"SELECT {DAY_OF_HOUR} d, grounding_source g, sum(turns) n FROM turn_tallies "
+     "GROUP BY 1, 2 ORDER BY n DESC, d, g LIMIT 50"),
+    ("turns by KIND, CLEARANCE", ["KIND", "CLEARANCE"], None, {},
+     "SELECT kind, normative_clearance, sum(turns) n FROM turn_tallies GROUP BY 1, 2 "
+     "ORDER BY n DESC, 1, 2 LIMIT 50"),
+    ("turns by CORE_DAY, CLEARANCE where grounding source none",
+     ["CORE_DAY", "CLEARANCE"], {"groundingSource": ["NONE"]},
+     {"grounding_source": ["none"]},
+     f"SELECT {DAY_OF_HOUR} d, normative_clearance c, sum(turns) n FROM turn_tallies "
+     "WHERE grounding_source = 'none' GROUP BY 1, 2 ORDER BY n DESC, d, c LIMIT 50"),
+]
+# For contrast, once: the same counts from the turns' rows (what a turn group read before
+# the tallies, and still reads for what they cannot answer).
+ROWS_CONTRAST = f"""SELECT date(f.core_time / 1000000 - {UNIX_SECONDS}, 'unixepoch') d,
+    t.grounding_source g, count(*) n FROM turns t
+    LEFT JOIN turn_fields f ON f.turn_key = t.turn_key
+    GROUP BY 1, 2 ORDER BY n DESC, 1, 2 LIMIT 50"""
 
 
 def timed(call: Callable[[], Any]) -> tuple[float, float]:
@@ -154,26 +156,29 @@ def opened(db: str) -> tuple[Path, sqlite3.Connection, AuditStore]:
 
 def turns(db: str, rounds: int) -> None:
     path, raw, store = opened(db)
-    count, days = raw.execute(
+    count, days, tallies = raw.execute(
         "SELECT (SELECT count(*) FROM turns), (SELECT (max(core_time) - min(core_time)) / "
-        f"{DAY_US} + 1 FROM turn_fields)").fetchone()
-    print(f"store {path}: {count:,} turns over {days} CORE days")
-    floor = "floor: range counts (sqlite3)"
-    compared("turns by CORE_DAY", {
-        "GraphQL turnGroups": lambda: asyncio.run(execute_operation(
-            store, TURN_DOCUMENT, {"by": list(CORE_DAY)}, None)),
-        "query layer": lambda: store.execute(turn_groups, list(CORE_DAY), None, 50),
-        floor: day_ranges(raw),
-        "contrast: GROUP BY core_time / day (sqlite3)": lambda: raw.execute(
-            TURN_CONTRAST[CORE_DAY]).fetchall(),
-    }, floor, rounds)
-    floor = "floor: the same GROUP BY (sqlite3)"
-    compared("turns by CORE_DAY, GROUNDING_SOURCE", {
-        "GraphQL turnGroups": lambda: asyncio.run(execute_operation(
-            store, TURN_DOCUMENT, {"by": list(CORE_DAY_SOURCE)}, None)),
-        "query layer": lambda: store.execute(turn_groups, list(CORE_DAY_SOURCE), None, 50),
-        floor: lambda: raw.execute(TURN_FLOOR[CORE_DAY_SOURCE]).fetchall(),
-    }, floor, rounds)
+        f"{DAY_US} + 1 FROM turn_fields), (SELECT count(*) FROM turn_tallies)").fetchone()
+    print(f"store {path}: {count:,} turns over {days} CORE days, {tallies:,} turn tallies")
+    floor = "floor: turn_tallies GROUP BY (sqlite3)"
+    schema = build_schema()  # once, as `serve` does (execute_operation builds one a call)
+
+    async def served(variables: dict[str, Any]) -> None:
+        result = await schema.execute(TURN_DOCUMENT, variable_values=variables,
+                                      context_value=RequestContext(store))
+        assert not result.errors, result.errors
+
+    for title, by, graphql_filter, fields, statement in TURN_GROUPINGS:
+        where = TurnFilter(**fields) if fields else None
+        compared(title, {
+            "GraphQL turnGroups (schema built once)": lambda by=by, f=graphql_filter: (
+                asyncio.run(served({"by": by, "filter": f}))),
+            "query layer": lambda by=by, where=where: store.execute(turn_groups, by, where, 50),
+            floor: lambda statement=statement: raw.execute(statement).fetchall(),
+        }, floor, rounds)
+    wall, cpu = timed(lambda: raw.execute(ROWS_CONTRAST).fetchall())
+    print(f"\ncontrast, once: CORE_DAY x GROUNDING_SOURCE from the turns' rows (sqlite3): "
+          f"wall {wall:8.0f} ms  cpu {cpu:8.0f} ms")
     store.close()
 
 

@@ -19,9 +19,10 @@ from store.db.schema.guards import expected_pg_guards, expected_sqlite_guards
 REPO = Path(__file__).resolve().parents[2]
 REV0004_DATA = REPO / "tests" / "data" / "store-rev0004.db"  # tests/data/README.md
 # `alembic history`, oldest last: each revision and the one it follows.
-STEPS = ["0014 -> 0017 (head)", "0013 -> 0014", "0012 -> 0013", "0011 -> 0012", "0010 -> 0011",
-         "0009 -> 0010", "0008 -> 0009", "0007 -> 0008", "0006 -> 0007", "0005 -> 0006",
-         "0004 -> 0005", "0003 -> 0004", "0002 -> 0003", "0001 -> 0002", "<base> -> 0001"]
+STEPS = ["0016 -> 0017 (head)", "0015 -> 0016", "0014 -> 0015", "0013 -> 0014", "0012 -> 0013",
+         "0011 -> 0012", "0010 -> 0011", "0009 -> 0010", "0008 -> 0009", "0007 -> 0008",
+         "0006 -> 0007", "0005 -> 0006", "0004 -> 0005", "0003 -> 0004", "0002 -> 0003",
+         "0001 -> 0002", "<base> -> 0001"]
 
 
 def alembic(*args: str | Path, env: dict[str, str] | None = None

@@ -47,9 +47,11 @@ CHANGES = {
     "residual_texts": "NEW.explanation := 'nothing to see'",
     "surface_texts": "NEW.surface := 'nothing to see'",
     "turn_texts": "NEW.prompt := 'nothing to see'",
+    "residual_record_tallies": "NEW.occurrences := NEW.occurrences * 10",
+    "turn_tallies": "NEW.turns := NEW.turns * 10",
 }
 # Tables a journal writes, frames do not.
-JOURNAL_WRITES = ("turn_fields", "surface_texts", "turn_texts")
+JOURNAL_WRITES = ("turn_fields", "surface_texts", "turn_texts", "turn_tallies")
 
 
 def test_every_derived_table_has_its_attack() -> None:

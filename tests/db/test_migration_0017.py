@@ -1,7 +1,7 @@
-"""Revision 0017 on a store revision 0014 wrote: the indexes issue 33's column orders read a
+"""Revision 0017 on a store revision 0016 wrote: the indexes issue 33's column orders read a
 page along, (column, seq); on PostgreSQL the texts' built COLLATE "C" (byte order), and byte
 order indexes beside the earlier text orders' own. Every row, leaf, tree head and trigger
-stays as it was; downgrade drops them and leaves the file exactly as revision 0014 had it.
+stays as it was; downgrade drops them and leaves the file exactly as revision 0016 had it.
 Values written out."""
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ def _write(url: str) -> None:
 
 
 @pytest.fixture
-def store_at_0014(db_path: Path) -> Path:
-    """A store made by revision 0014 (the previous head): the example frames (ten
+def store_at_0016(db_path: Path) -> Path:
+    """A store made by revision 0016 (the previous head): the example frames (ten
     assessments) and a three-turn journal."""
-    upgrade(url_of(db_path), "0014")
+    upgrade(url_of(db_path), "0016")
     _write(url_of(db_path))
     return db_path
 
@@ -67,25 +67,25 @@ def _without_revision(lines: list[str]) -> list[str]:
     return [line for line in lines if "alembic_version" not in line]
 
 
-def test_upgrade_adds_the_indexes_and_keeps_every_row_and_trigger(store_at_0014: Path) -> None:
-    before = _indexes(store_at_0014)
+def test_upgrade_adds_the_indexes_and_keeps_every_row_and_trigger(store_at_0016: Path) -> None:
+    before = _indexes(store_at_0016)
     assert not set(NEW_INDEXES) & set(before)
-    rows, triggers = dump(store_at_0014), trigger_definitions(store_at_0014)
-    heads = query(store_at_0014, "SELECT batch_id, tree_size, root_hash FROM tree_heads")
+    rows, triggers = dump(store_at_0016), trigger_definitions(store_at_0016)
+    heads = query(store_at_0016, "SELECT batch_id, tree_size, root_hash FROM tree_heads")
 
-    upgrade(url_of(store_at_0014), "0017")
+    upgrade(url_of(store_at_0016), "0017")
 
-    assert revision_of(url_of(store_at_0014)) == "0017"
-    assert _indexes(store_at_0014) == {**before, **NEW_INDEXES}
-    assert trigger_definitions(store_at_0014) == triggers
+    assert revision_of(url_of(store_at_0016)) == "0017"
+    assert _indexes(store_at_0016) == {**before, **NEW_INDEXES}
+    assert trigger_definitions(store_at_0016) == triggers
     assert {name for name, _, _ in triggers} == set(HEAD_TRIGGERS)
-    assert query(store_at_0014, "SELECT batch_id, tree_size, root_hash FROM tree_heads") == heads
-    assert set(_without_revision(rows)) <= set(_without_revision(dump(store_at_0014)))
+    assert query(store_at_0016, "SELECT batch_id, tree_size, root_hash FROM tree_heads") == heads
+    assert set(_without_revision(rows)) <= set(_without_revision(dump(store_at_0016)))
 
 
-def test_a_page_by_problem_text_reads_its_index(store_at_0014: Path) -> None:
-    upgrade(url_of(store_at_0014), "0017")
-    db = AuditStore.open(str(store_at_0014), read_only=True)
+def test_a_page_by_problem_text_reads_its_index(store_at_0016: Path) -> None:
+    upgrade(url_of(store_at_0016), "0017")
+    db = AuditStore.open(str(store_at_0016), read_only=True)
     statements: list[tuple[str, object]] = []
     event.listen(db.engine, "before_cursor_execute",
                  lambda _c, _cur, sql, params, _ctx, _many: statements.append((sql, params)))
@@ -99,7 +99,7 @@ def test_a_page_by_problem_text_reads_its_index(store_at_0014: Path) -> None:
     # The example frames' problem texts, in byte order: "3 apples were gained by Tom." first.
     assert [a.problem_text for a in first.items] == ["3 apples were gained by Tom.",
                                                      "Tom gained 3 apples."]
-    with closing(sqlite3.connect(store_at_0014)) as connection:
+    with closing(sqlite3.connect(store_at_0016)) as connection:
         plans = [[str(step[3]) for step in connection.execute(f"EXPLAIN QUERY PLAN {sql}",
                                                                params)]
                  for sql, params in statements
@@ -111,16 +111,16 @@ def test_a_page_by_problem_text_reads_its_index(store_at_0014: Path) -> None:
         "USING INDEX ix_contract_assessments_problem_text_seq" in step for step in reads), plans
 
 
-def test_downgrade_drops_the_indexes_and_leaves_revision_0014_s_store(store_at_0014: Path
+def test_downgrade_drops_the_indexes_and_leaves_revision_0016_s_store(store_at_0016: Path
                                                                       ) -> None:
-    before = dump(store_at_0014)
-    upgrade(url_of(store_at_0014), "0017")
+    before = dump(store_at_0016)
+    upgrade(url_of(store_at_0016), "0017")
 
-    downgrade(url_of(store_at_0014), "0014")
+    downgrade(url_of(store_at_0016), "0016")
 
-    assert revision_of(url_of(store_at_0014)) == "0014"
-    assert dump(store_at_0014) == before
-    assert {name for name, _, _ in trigger_definitions(store_at_0014)} == set(HEAD_TRIGGERS)
+    assert revision_of(url_of(store_at_0016)) == "0016"
+    assert dump(store_at_0016) == before
+    assert {name for name, _, _ in trigger_definitions(store_at_0016)} == set(HEAD_TRIGGERS)
 
 
 def _pg_indexes(url: str) -> dict[str, str]:
@@ -130,7 +130,7 @@ def _pg_indexes(url: str) -> dict[str, str]:
 
 
 def test_postgresql_builds_the_text_indexes_in_byte_order(pg_url: str) -> None:
-    upgrade(pg_url, "0014")
+    upgrade(pg_url, "0016")
     _write(pg_url)
     before = _pg_indexes(pg_url)
 
@@ -157,5 +157,5 @@ def test_postgresql_builds_the_text_indexes_in_byte_order(pg_url: str) -> None:
         "ix_turns_epistemic_state_byte_order": '(epistemic_state COLLATE "C", seq)',
         "ix_turns_normative_clearance_byte_order": '(normative_clearance COLLATE "C", seq)',
     }
-    downgrade(pg_url, "0014")
+    downgrade(pg_url, "0016")
     assert _pg_indexes(pg_url) == before

@@ -66,7 +66,7 @@ def test_the_tables_with_a_hidden_rowid() -> None:
         "contract_assessments", "contract_residuals", "residual_occurrences",
         "surface_records", "surface_occurrences", "residual_tallies", "turns", "log_subtrees",
         "log_origin", "checkpoint_cosignatures", "sighting_counts", "turn_fields",
-        "turn_constructions", "turn_assessments"}
+        "turn_constructions", "turn_assessments", "residual_record_tallies", "turn_tallies"}
 
 
 def _fresh(value: object) -> object:

@@ -4,11 +4,12 @@ first, capped — what a facet is for one dimension, for several at once, and ov
 A grouping is declared per listing (`GROUPINGS`): its dimensions (a column of the rows it
 groups, or a time bucket of one) and what it counts. Residuals group their batches' tallies
 (the residuals each batch first stored, and the sightings it recorded: the range semantics
-of `residualFacets`), so the cost follows batches x combinations, not residuals; surfaces
-and turns group their filtered rows. Time buckets are of the batch's ingest time (UTC), or of
-CORE's own time where a record has one (a turn's timestamp; a surface's sightings emitted by
-a turn), as text that sorts as time does: `2026-12-06T07` (hour), `2026-12-06` (day), the
-Monday that starts an ISO week (week), `2026-12` (month).
+of `residualFacets`), so the cost follows batches x combinations, not residuals; a search
+its matches' residual record tallies; turns group their batches' turn tallies where those
+answer (turn_tally_rows.py), else their filtered rows, as surfaces do. Time buckets are of the
+batch's ingest time (UTC), or of CORE's own time where a record has one (a turn's timestamp; a
+surface's sightings emitted by a turn), as text that sorts as time does: `2026-12-06T07`
+(hour), `2026-12-06` (day), the Monday that starts an ISO week (week), `2026-12` (month).
 
 Surfaces grouped by what only a sighting says (its prompt, session, or the CORE time of the
 turn that emitted it) are grouped sighting by sighting: a group counts the distinct surfaces
@@ -42,11 +43,12 @@ from store.db.queries.errors import QueryError
 from store.db.queries.filters import ResidualFilter, SurfaceFilter, TurnFilter
 from store.db.queries.listing_declarations import SURFACES
 from store.db.queries.pages import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
-from store.db.queries.time_buckets import bucketed, core_bucketed
-from store.db.queries.time_histograms import (  # TimeBucket: callers import it from here
+from store.db.queries.search import Searched, record_tallies
+from store.db.queries.time_buckets import (  # TimeBucket: callers import it from here
     TimeBucket as TimeBucket,
 )
-from store.db.queries.time_histograms import turn_time_histogram
+from store.db.queries.time_buckets import bucketed, core_bucketed
+from store.db.queries.turn_tally_rows import tallied_turn_rows
 from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
@@ -97,25 +99,6 @@ class Groups:
         return self.group_count > len(self.groups)
 
 
-def _ranked(by: Sequence[str], total: int, counts: list[tuple[str | None, int]],
-            limit: int) -> Groups:
-    """Groups of records counted once each (sightings = records), ordered as the SQL orders
-    them: largest first, then by value, null last."""
-    ordered = sorted(counts, key=lambda vc: (-vc[1], vc[0] is None, vc[0] or ""))
-    return Groups(by=tuple(by), total=total, occurrences=total, group_count=len(counts),
-                  groups=[Group(values=(value,), count=n, occurrences=n)
-                          for value, n in ordered[:limit]])
-
-
-def _turn_histogram(connection: Connection, dimension: Dimension, where: TurnFilter | None,
-                    snapshot: Snapshot | None
-                    ) -> tuple[int, list[tuple[str | None, int]]] | None:
-    if not dimension.core or dimension.bucket is None or (
-            where is not None and where.conditions()):
-        return None
-    return turn_time_histogram(connection, dimension.bucket, snapshot)
-
-
 def _key(rows: FromClause, dimension: Dimension, dialect: str) -> ColumnElement[Any]:
     column = rows.c[dimension.column]
     if dimension.bucket is None:
@@ -141,9 +124,6 @@ class Grouping:
     records: Callable[[Subquery], ColumnElement[Any]]  # per group, over the grouped rows
     sightings: Callable[[Subquery], ColumnElement[Any]]
     distinct: Callable[[Sequence[Dimension]], bool] = lambda dimensions: False
-    # A faster way to count one time dimension: (total, [(value, count)]) or None (not here).
-    histogram: Callable[[Connection, Dimension, Any, Snapshot | None],
-                        tuple[int, list[tuple[str | None, int]]] | None] | None = None
 
     def dimension(self, name: str) -> Dimension:
         for dimension in self.dimensions:
@@ -165,10 +145,6 @@ class Grouping:
             raise QueryError(f"first: must be between 0 and {MAX_GROUPS}, got {limit}")
         dimensions = [self.dimension(name) for name in by]
         snapshot = snapshot_at(connection, as_of)
-        if self.histogram is not None and len(dimensions) == 1:
-            counted = self.histogram(connection, dimensions[0], where, snapshot)
-            if counted is not None:
-                return _ranked(by, counted[0], counted[1], limit)
         rows = self.rows(where, snapshot, dimensions).subquery("grouped_rows")
         dialect = connection.dialect.name
         keys = [_key(rows, d, dialect).label(f"d{i}") for i, d in enumerate(dimensions)]
@@ -220,6 +196,8 @@ def _ingest_times(dimensions: Mapping[str, str],
 
 def _residual_tallies(where: ResidualFilter | None, snapshot: Snapshot | None,
                       dimensions: Sequence[Dimension] = ()) -> Select[Any]:
+    if isinstance(where, Searched) and (rows := record_tallies(where, snapshot, True)) is not None:
+        return rows  # a search: its matches' rows of the record tallies
     if where is not None and where.has_ids():  # the tallies hold no ids: the rows, counted
         return _residual_rows(where, snapshot)
     return (select(tallies_t, batches_t.c.ingested_at)
@@ -253,8 +231,9 @@ def _summed(column: str) -> Callable[[Subquery], ColumnElement[Any]]:
     return summed
 
 
-def _counted(rows: Subquery) -> ColumnElement[Any]:
-    return func.count()
+def _turns_counted(rows: Subquery) -> ColumnElement[Any]:
+    """Turns: tally rows (with `turns`) summed, turn rows counted."""
+    return func.sum(rows.c.turns) if "turns" in rows.c else func.count()
 
 
 def _tables_read(*elements: ColumnElement[Any]) -> set[Table]:
@@ -270,7 +249,8 @@ def _joined_rows(base: Table, columns: Mapping[str, ColumnElement[Any]],
     """`base`'s rows with the dimensions' columns (by label, from `columns`), joined only to
     the tables (`joins`: table, on, outer) those columns or `where` read, filtered and held
     as of `snapshot`."""
-    wanted = [columns[d.column].label(d.column) for d in dimensions]
+    # Each column once: two buckets of one time (CORE_DAY, CORE_HOUR) cut the same column.
+    wanted = [columns[name].label(name) for name in dict.fromkeys(d.column for d in dimensions)]
     conditions = where.conditions() if where is not None else []
     needed = _tables_read(*conditions, *wanted)
     for table, on, _ in reversed(joins):  # a join needs the tables its condition reads
@@ -322,7 +302,11 @@ _TURN_COLUMNS: Mapping[str, ColumnElement[Any]] = {
 
 def _turn_rows(where: TurnFilter | None, snapshot: Snapshot | None,
                dimensions: Sequence[Dimension]) -> Select[Any]:
-    """One row per turn, joined to its surface, its fields and its batch only as needed."""
+    """The batches' tally rows where they answer (turn_tally_rows.py); otherwise one row per
+    turn, joined to its surface, its fields and its batch only as needed."""
+    tallied = tallied_turn_rows(where, snapshot, dimensions)
+    if tallied is not None:
+        return tallied
     return _joined_rows(turns_t, _TURN_COLUMNS, (
         (surfaces_t, surfaces_t.c.surface_id == turns_t.c.surface_id, False),
         # outer: a missing fields row (verify names it) hides no turn
@@ -376,7 +360,7 @@ TURN_GROUPS: Grouping = Grouping(
                    "PROMPT": "prompt|prompt",
                    "SURFACE": "surface_surface|emitted surface's text"},
                   core_time="the turn's timestamp"),
-    _turn_rows, _counted, _counted, histogram=_turn_histogram)
+    _turn_rows, _turns_counted, _turns_counted)
 
 # The listings that group, by listing name.
 GROUPINGS: Mapping[str, Grouping] = {

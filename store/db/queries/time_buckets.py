@@ -4,17 +4,27 @@ the same on SQLite and PostgreSQL.
 
 An ingest time (ISO 8601 UTC text) is cut by `bucketed`; CORE's own time (turn_fields.
 core_time, microseconds since CORE_TIME_ORIGIN) by `core_bucketed`, in UTC, as the same
-text. The groupings (groups.py) group by them; the histogram (time_histograms.py) spells
-its buckets the same way.
+text. The groupings (groups.py) group by them, over turns' rows or their tallies (whose
+CORE hour is a whole UTC hour: every bucket is a sum of hours).
 """
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from sqlalchemy import ColumnElement, Date, cast, func
 
-from store.db.queries.time_histograms import UNIX_EPOCH_CORE_TIME, TimeBucket
+
+class TimeBucket(enum.Enum):
+    HOUR = "hour"
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+
+
+# CORE's time of the Unix epoch, in turn_fields.core_time's microseconds.
+UNIX_EPOCH_CORE_TIME = 62_135_683_200_000_000
 
 
 def bucketed(column: ColumnElement[Any], bucket: TimeBucket, dialect: str

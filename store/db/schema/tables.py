@@ -309,6 +309,24 @@ TALLY_DIMENSIONS: tuple[str, ...] = (
 Index("ix_residual_tallies_combo", *(residual_tallies.c[name] for name in TALLY_DIMENSIONS),
       residual_tallies.c.residuals, residual_tallies.c.occurrences)
 
+# Derived, not ledgered (revision 0016): per batch, the turns it added per combination of
+# their low-cardinality columns and CORE's hour (UTC; core_time // HOUR_MICROSECONDS, null:
+# no time). Turn groups and histograms sum these rows; `verify` recomputes them.
+# The columns of `turns` a tally groups by, in its sort order; then core_hour.
+TURN_TALLY_COLUMNS: tuple[str, ...] = (
+    "kind", "grounding_source", "epistemic_state", "normative_clearance", "trace_integrity")
+turn_tallies = Table(
+    "turn_tallies",
+    metadata,
+    Column("batch_id", Integer, batch_reference(), primary_key=True, autoincrement=False),
+    Column("ordinal", Integer, primary_key=True, autoincrement=False),
+    *(Column(name, Text, nullable=name not in ("kind", "grounding_source"))
+      for name in TURN_TALLY_COLUMNS),
+    Column("core_hour", BigInteger, nullable=True),
+    Column("turns", Integer, nullable=False),
+)
+HOUR_MICROSECONDS = 3_600_000_000
+
 # Derived, not ledgered (revision 0010): per batch, each record it sighted (a residual or a
 # surface) with the record's sightings stored by the end of that batch. A MOST_SEEN page
 # walks the index below in order instead of counting every sighting; as of a tree head, a

@@ -31,7 +31,11 @@ from sqlalchemy import (
 
 from store.db.schema.record_kinds import DERIVED_TABLES, SUBTREES_TABLE
 from store.db.schema.tables import SUBTREE_LEVEL, log_subtrees, metadata
-from store.db.verify.derived_checks import sighting_count_problems, tally_problems
+from store.db.verify.derived_checks import (
+    sighting_count_problems,
+    tally_problems,
+    turn_tally_problems,
+)
 from store.db.verify.problems import Problem
 
 DerivedSums = Mapping[str, tuple[int, ...]]
@@ -40,6 +44,7 @@ _NAMED_PROBLEMS = 20
 # The table's own full check, to name the rows behind a difference (batches after 0: all).
 _FULL_CHECKS: dict[str, Callable[[Connection], Iterator[Problem]]] = {
     "residual_tallies": tally_problems,
+    "turn_tallies": turn_tally_problems,
     "sighting_counts": sighting_count_problems,
 }
 
