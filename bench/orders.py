@@ -17,16 +17,30 @@ page after page 4's cursor, beside the same page as plain SQL along the column's
 (`ORDER BY column, seq LIMIT n`, the cursor's row onwards). Prints p50 of `--repeat` runs,
 CPU and wall (SQLite runs in this process, so its CPU time is the query's own even on a busy
 machine); asserts nothing about time.
+
+    .venv/bin/python bench/orders.py --db STORE --columns [--build-texted TURNS]
+
+`--columns` times only issue 33's column orders (assessments by organ, runnable, problem
+text and id; surfaces by text; turns by prompt; batches by source and ingest time) on
+whichever of those lists the store holds: the first page, the page after the cursor of the
+row half way down, and the last page, each beside its floor (the same rows as plain SQL),
+with each order's index and its bytes (SQLite's dbstat). `--build-texted TURNS` first builds
+`--db` (a new file: it writes about 6 KB a turn, 1.25 GB for 200,000) with TURNS journal
+turns whose prompts and surfaces are distinct texts of 20-400 characters.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import random
 import sqlite3
 import statistics
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import text
@@ -37,6 +51,37 @@ from store.db.queries import Order, ResidualFilter
 from store.db.queries.cursors import cursor_for
 from store.db.schema.engine import resolve_url, sqlite_path
 from store.model.taxonomy import ResidualKind
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from journal import journal_lines
+
+WORDS = ["apples", "pears", "the", "a", "of", "grounded", "surface", "teaching", "chain",
+         "prompt", "why", "how", "many", "does", "which", "corpus", "verified", "every",
+         "river", "stone", "light", "north", "Ünïcode", "émigré", "東京", "ß", "Zebra", "zebra",
+         "_under", "0", "9"]
+
+
+def texted_lines(journal: int, turns: int, seed: int) -> Iterator[bytes]:
+    """bench/journal.py's journal lines with a distinct prompt and surface text per turn, of
+    20 to 400 characters (words drawn with `seed`): long texts to sort by."""
+    draw = random.Random(seed + journal)
+    for line in journal_lines(journal, turns):
+        entry = json.loads(line)
+        for name in ("prompt", "surface"):
+            length = draw.randint(20, 400)
+            words: list[str] = []
+            while sum(len(w) + 1 for w in words) < length:
+                words.append(draw.choice(WORDS))
+            entry[name] = " ".join(words)[:length] + f" #{journal}.{entry['turn_id']}"
+        yield json.dumps(entry, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+
+
+def build_texted(path: Path, turns: int, journals: int = 4, seed: int = 33) -> None:
+    """A store of `turns` journal turns (and as many surfaces) with long texts."""
+    with AuditStore.open(str(path)) as store:
+        for journal in range(journals):
+            store.ingest(list(texted_lines(journal, turns // journals, seed)),
+                         source=f"texted-{journal}.jsonl")
 
 # What a MOST_SEEN page cost before revision 0010: every residual seen more than once,
 # counted from the sightings on every page.
@@ -72,12 +117,25 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20,
                         help="times each page is read (the median is printed)")
     parser.add_argument("--size", type=int, default=100, help="rows per page")
+    parser.add_argument("--columns", action="store_true",
+                        help="time only the column orders of issue 33 (assessments, surface "
+                             "text, prompt, batches), on whichever of them the store holds")
+    parser.add_argument("--build-texted", type=int, metavar="TURNS",
+                        help="first build --db (it must not exist) with TURNS journal turns, "
+                             "each with a distinct prompt and surface of 20-400 characters")
     args = parser.parse_args()
+    if args.build_texted:
+        if Path(args.db).exists():
+            parser.error(f"--build-texted: {args.db} exists")
+        build_texted(Path(args.db), args.build_texted)
     db = AuditStore.open(args.db, read_only=True, time_limit=3600)
     path = sqlite_path(resolve_url(args.db))
     assert path is not None, "the floor reads a SQLite file"
     raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     run, size, repeat = db.execute, args.size, args.repeat
+    if args.columns:
+        shown_columns(run, raw, size, repeat)
+        return
 
     def floor(where: str = "1", params: tuple[Any, ...] = ()) -> tuple[float, float]:
         statement = (f"SELECT * FROM contract_residuals WHERE {where} ORDER BY seq "
@@ -165,6 +223,66 @@ def column_orders(run: Callable[..., Any], raw: sqlite3.Connection, order: Order
             f"SELECT * FROM contract_residuals WHERE ({column}, seq) {beyond} (?, ?) ORDER BY "
             f"{column} {direction}, seq {direction} LIMIT {size + 1}", (value, seq)).fetchall()))
 
+
+# Issue 33's column orders: (list, order, its table, its column).
+SHOWN_COLUMNS = [
+    ("assessments", Order.ORGAN_ASC, "contract_assessments", "candidate_organ"),
+    ("assessments", Order.RUNNABLE_DESC, "contract_assessments", "runnable"),
+    ("assessments", Order.PROBLEM_TEXT_ASC, "contract_assessments", "problem_text"),
+    ("assessments", Order.PROBLEM_TEXT_DESC, "contract_assessments", "problem_text"),
+    ("assessments", Order.ID_ASC, "contract_assessments", "assessment_id"),
+    ("surfaces", Order.TEXT_ASC, "surface_records", "surface"),
+    ("surfaces", Order.TEXT_DESC, "surface_records", "surface"),
+    ("turns", Order.PROMPT_ASC, "turns", "prompt"),
+    ("turns", Order.PROMPT_DESC, "turns", "prompt"),
+    ("batches", Order.SOURCE_ASC, "ingest_batches", "source"),
+    ("batches", Order.INGESTED_AT_DESC, "ingest_batches", "ingested_at"),
+]
+
+
+def index_bytes(raw: sqlite3.Connection) -> dict[str, int]:
+    """Each index's bytes in the file (SQLite's dbstat)."""
+    return dict(raw.execute(
+        "SELECT d.name, sum(d.pgsize) FROM dbstat d JOIN sqlite_master m ON m.name = d.name "
+        "WHERE m.type = 'index' GROUP BY d.name").fetchall())
+
+
+def shown_columns(run: Callable[..., Any], raw: sqlite3.Connection, size: int,
+                  repeat: int) -> None:
+    """Each order's first page and a deep one (after the cursor of the row half way down),
+    through the query layer, beside its floor: the same rows as plain SQL (`ORDER BY column,
+    seq LIMIT n`, from the cursor's row onwards) on a read-only sqlite3 connection."""
+    indexes = index_bytes(raw)
+    print(f"load average {os.getloadavg()[0]:.2f}; p50 of {repeat} runs; floor: the same "
+          f"{size}-row page as plain SQL on a read-only sqlite3 connection\n")
+    for name, order, table, column in SHOWN_COLUMNS:
+        rows = raw.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        if rows:
+            index = next((i for i in indexes if i == f"ix_{table}_{column}_seq"), None)
+            print(f"{name} ({rows} rows) by {column}: index "
+                  + (f"{index}, {indexes[index] / 2**20:.1f} MiB" if index else "none"))
+            shown_column(run, raw, size, repeat, queries.LISTINGS[name], order, table, column,
+                         rows)
+
+
+def shown_column(run: Callable[..., Any], raw: sqlite3.Connection, size: int, repeat: int,
+                 listing: Any, order: Order, table: str, column: str, rows: int) -> None:
+    direction = "DESC" if order.descending else "ASC"
+    beyond = "<" if order.descending else ">"
+    sql = (f"SELECT * FROM {table} WHERE {{where}} ORDER BY {column} {direction}, "
+           f"seq {direction} LIMIT {size + 1}")
+    show(f"  {order.name} first {size}", timed(repeat, lambda: run(
+        listing.list, None, size, order=order)),
+        timed(repeat, lambda: raw.execute(sql.format(where="1")).fetchall()))
+    value, seq = raw.execute(
+        f"SELECT {column}, seq FROM {table} ORDER BY {column} {direction}, seq "
+        f"{direction} LIMIT 1 OFFSET {rows // 2}").fetchone()
+    deep = cursor_for(order, (0, value, seq))
+    show(f"  {order.name} after row {rows // 2}", timed(repeat, lambda: run(
+        listing.list, None, size, deep, order=order)), timed(repeat, lambda: raw.execute(
+            sql.format(where=f"({column}, seq) {beyond} (?, ?)"), (value, seq)).fetchall()))
+    show(f"  {order.name} last {size} (backwards)", timed(repeat, lambda: run(
+        listing.list, None, last=size, order=order)))
 
 if __name__ == "__main__":
     main()

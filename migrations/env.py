@@ -45,8 +45,15 @@ def _full_text(name, type_) -> bool:  # type: ignore[no-untyped-def]
     return type_ == "index" and name in {f"ix_{table}_document" for table in _TEXT_TABLES}
 
 
+# PostgreSQL only, in no model: revision 0017's byte order (COLLATE "C") twins of the text
+# orders' indexes; SQLite's own indexes already sort texts in byte order.
+_BYTE_ORDER_SUFFIX = "_byte_order"
+
+
 def _modelled(object_, name, type_, reflected, compare_to) -> bool:  # type: ignore[no-untyped-def]
     if _full_text(name, type_):
+        return False
+    if type_ == "index" and str(name).endswith(_BYTE_ORDER_SUFFIX):
         return False
     return not (type_ == "index" and name in _UNMODELLED_INDEXES)
 

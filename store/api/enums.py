@@ -8,7 +8,7 @@ from enum import Enum
 
 import strawberry
 
-from store.db.queries import Order
+from store.db.queries import LISTINGS, Order
 from store.model.construction import ConstructionStatus
 from store.model.journal_digest import TraceIntegrity
 from store.model.surface_records import SurfaceForm, SurfaceVerification
@@ -25,10 +25,12 @@ GRAPHQL_ENUMS: tuple[tuple[type[Enum], str], ...] = (
             "or TIME_ASC and TIME_DESC (turns only: by CORE's own timestamp, ties in append "
             "order, turns without a time last); or by a column a list shows, ascending or "
             "descending (<COLUMN>_ASC, <COLUMN>_DESC), ties in append order (oldest first, "
-            "newest first), records without a value last: residuals by ID, KIND, AXIS, ORGAN, "
-            "CODE; surfaces by ID, GROUNDING_SOURCE, VERIFICATION, CORPUS; turns by ID, "
-            "TURN_ID, GROUNDING_SOURCE, EPISTEMIC_STATE, CLEARANCE, SURFACE_ID (another "
-            "list refuses them). A cursor pages only the order it came from."),
+            "newest first), records without a value last, texts in byte order of their UTF-8 "
+            "on both backends (SQLite's BINARY, PostgreSQL's COLLATE \"C\": \"Zebra\" before "
+            "\"apples\" before \"émigré\"), false before true: "
+            + "; ".join(f"{name} by " + ", ".join(column for column, _ in listing.column_orders)
+                        for name, listing in LISTINGS.items() if listing.column_orders)
+            + " (another list refuses them). A cursor pages only the order it came from."),
     (GroundingSource, "Where a turn's surface was grounded: CORE's closed grounding_source "
                       "set."),
     (SurfaceVerification, "How a teaching surface compared with its re-derivation from corpora "

@@ -158,11 +158,13 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
                  "taxonomy of kinds and source axes."),
     _listed(
         "assessments", "Assessments", assessment_facets,
-        (Column("assessment", lambda a: _id("assessments", a.assessment_id)),
-         Column("organ", lambda a: Cell(a.assessment.candidate_organ)),
-         Column("runnable", lambda a: Cell("yes" if a.assessment.runnable else "no")),
-         Column("problem", lambda a: _text(a.problem_text)),
-         Column("batch", lambda a: _batch(a.batch.batch_id))),
+        (Column("assessment", lambda a: _id("assessments", a.assessment_id), by("ID")),
+         Column("organ", lambda a: Cell(a.assessment.candidate_organ), by("ORGAN")),
+         Column("runnable", lambda a: Cell("yes" if a.assessment.runnable else "no"),
+                by("RUNNABLE")),
+         Column("problem", lambda a: _text(a.problem_text), by("PROBLEM_TEXT")),
+         # A batch stores its rows in one run of seqs: batch order is append order.
+         Column("batch", lambda a: _batch(a.batch.batch_id), SEQ_ORDERS)),
         describe="CORE's ContractAssessments, each in its problem, with the batch that stored "
                  "it.", facet_seconds=0.3, facet_index=("organ", "familyId", "runnable"),
         facet_index_columns=("candidate_organ", "runnable")),
@@ -176,7 +178,7 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
                 by("GROUNDING_SOURCE")),
          Column("verification", lambda s: Cell(s.verification.name, field="verification"),
                 by("VERIFICATION")),
-         Column("text", lambda s: _text(s.surface)),
+         Column("text", lambda s: _text(s.surface), by("TEXT")),
          Column("corpus", lambda s: Cell(s.corpus_id or "—", value=s.corpus_id), by("CORPUS")),
          Column("seen", lambda s: _number(s.occurrence_count), (Order.MOST_SEEN,))),
         describe="Answer surfaces with their grounding source (ADR-0052) and, for teaching, "
@@ -197,7 +199,7 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
          Column("clearance", lambda t: Cell(
              "—" if t.normative_clearance is None else str(t.normative_clearance).upper(),
              field="normativeClearance"), by("CLEARANCE")),
-         Column("prompt", lambda t: _text(t.prompt, 70)),
+         Column("prompt", lambda t: _text(t.prompt, 70), by("PROMPT")),
          Column("surface", lambda t: _id("surfaces", t.surface.surface_id), by("SURFACE_ID"))),
         # No tally counts turns: every facet reads every matching turn (3.7 s of CPU at 1M
         # turns, bench/facets.py), so the list is shown without them past this.
@@ -208,11 +210,12 @@ LIST_KINDS: dict[str, ListKind] = {kind.name: kind for kind in (
         "batches", "Batches", None, _batch_page, count_batches_where,
         batch_facets,
         (Column("batch", lambda b: _batch(b.batch_id), SEQ_ORDERS),
-         Column("source", lambda b: _text(b.source, 60)),
-         Column("type", lambda b: Cell(b.record_type)),
-         Column("new rows", lambda b: _number(b.new_rows)),
-         Column("present", lambda b: _number(b.present_rows)),
-         Column("ingested at", lambda b: Cell(b.ingested_at, mono=True))),
-        SEQ_ORDERS, "ingest_batches", "batch_id", None, lists=("recordType", "source"),
+         Column("source", lambda b: _text(b.source, 60), by("SOURCE")),
+         Column("type", lambda b: Cell(b.record_type), by("RECORD_TYPE")),
+         Column("new rows", lambda b: _number(b.new_rows), by("NEW_ROWS")),
+         Column("present", lambda b: _number(b.present_rows), by("PRESENT_ROWS")),
+         Column("ingested at", lambda b: Cell(b.ingested_at, mono=True), by("INGESTED_AT"))),
+        queries.LISTINGS["batches"].orders, "ingest_batches", "batch_id", None,
+        lists=("recordType", "source"),
         describe="Ingest batches: the envelope of every write, each ending in a tree head."),
 )}

@@ -7,12 +7,19 @@ spec_surfaces (the example files), written out.
 
 from __future__ import annotations
 
+import base64
+import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from graphql_requests import graphql_data, graphql_errors
 from spec_values import CODES_IN_APPEND_ORDER, MISSING_ROLE_CODES
 from starlette.testclient import TestClient
+from turn_data import journal_entry, journal_line
+
+from store.api.app import create_app
+from store.db.audit_store import AuditStore
 
 RESIDUALS = """query($order: Order!, $first: Int, $after: String, $last: Int, $before: String) {
   residuals(order: $order, first: $first, after: $after, last: $last, before: $before) {
@@ -100,7 +107,18 @@ def test_surfaces_without_a_corpus_come_last_either_way(journal_client: TestClie
      "ORGAN_ASC, ORGAN_DESC, CODE_ASC, CODE_DESC"),
     ("{ assessments(order: CODE_ASC) { totalCount } }",
      "order: CODE_ASC sorts by a column assessments do not have; one of OLDEST_FIRST, "
-     "NEWEST_FIRST"),
+     "NEWEST_FIRST, ID_ASC, ID_DESC, ORGAN_ASC, ORGAN_DESC, RUNNABLE_ASC, RUNNABLE_DESC, "
+     "PROBLEM_TEXT_ASC, PROBLEM_TEXT_DESC"),
+    ("{ turns(order: PROBLEM_TEXT_ASC) { totalCount } }",
+     "order: PROBLEM_TEXT_ASC sorts by a column turns do not have; one of OLDEST_FIRST, "
+     "NEWEST_FIRST, TIME_ASC, TIME_DESC, RANK, ID_ASC, ID_DESC, GROUNDING_SOURCE_ASC, "
+     "GROUNDING_SOURCE_DESC, TURN_ID_ASC, TURN_ID_DESC, EPISTEMIC_STATE_ASC, "
+     "EPISTEMIC_STATE_DESC, CLEARANCE_ASC, CLEARANCE_DESC, SURFACE_ID_ASC, SURFACE_ID_DESC, "
+     "PROMPT_ASC, PROMPT_DESC"),
+    ("{ batches(order: PROMPT_DESC) { totalCount } }",
+     "order: PROMPT_DESC sorts by a column batches do not have; one of OLDEST_FIRST, "
+     "NEWEST_FIRST, SOURCE_ASC, SOURCE_DESC, RECORD_TYPE_ASC, RECORD_TYPE_DESC, NEW_ROWS_ASC, "
+     "NEW_ROWS_DESC, PRESENT_ROWS_ASC, PRESENT_ROWS_DESC, INGESTED_AT_ASC, INGESTED_AT_DESC"),
     ("{ residuals(first: 1) { nodes { occurrences(order: SURFACE_ID_ASC) { totalCount } } } }",
      "order: SURFACE_ID_ASC orders by a column occurrences are not sorted by; use "
      "OLDEST_FIRST or NEWEST_FIRST"),
@@ -133,3 +151,118 @@ def test_turns_by_turn_id_and_by_epistemic_state(journal_client: TestClient) -> 
     assert [(n["epistemicState"], n["turnId"]) for n in states] == [
         ("undetermined", 5), ("decoded", 6), ("decoded", 4), ("decoded", 3), ("decoded", 2),
         ("decoded", 1)]
+
+
+# A hand-made store (both backends) for the text columns: texts whose byte order (of their
+# UTF-8) differs from a language's ("B" before "a", "_" between upper and lower case, "é"
+# after "z"), each once as an assessment's problem text, a turn's prompt and a surface's text.
+TEXTS = ["zebra", "Apples", "émigré", "_under", "Zebra", "apples"]
+IN_BYTE_ORDER = ["Apples", "Zebra", "_under", "apples", "zebra", "émigré"]
+
+
+def _frame(text: str | None, runnable: bool) -> bytes:
+    """One assessment, in the problem `text` (None: a frame without one)."""
+    line: dict[str, Any] = {"source_ref": f"hand:{text}", "contract_assessments": [{
+        "candidate_organ": f"organ_{(text or 'none')[:1]}",
+        "missing_bindings": [] if runnable else ["x_unbound"], "unresolved_hazards": [],
+        "runnable": runnable,
+        "explanation": "runnable" if runnable else
+        "diagnostic candidate is not runnable: x_unbound", "evidence_spans": []}]}
+    if text is not None:
+        line["problem_text"] = text
+    return json.dumps(line).encode() + b"\n"
+
+
+@pytest.fixture
+def texts_client(backend_url: str) -> Iterator[TestClient]:
+    """Batch 1 (frames-b.jsonl): seven assessments, the texts' in TEXTS' order then one with
+    no problem text; runnable: the 1st, 3rd, 5th and 7th. Batch 2 (A-journal.jsonl): six
+    turns, prompts in TEXTS' order, each emitting the surface "surface <prompt>"."""
+    with AuditStore.open(backend_url) as store:
+        store.ingest([_frame(text, index % 2 == 0) for index, text in
+                      enumerate([*TEXTS, None])], source="frames-b.jsonl")
+        store.ingest([journal_line(journal_entry(n, text, f"surface {text}", "none")).encode()
+                      + b"\n" for n, text in enumerate(TEXTS, start=1)],
+                     source="A-journal.jsonl")
+    db = AuditStore.open(backend_url, read_only=True)
+    app = create_app(db, close_db_on_shutdown=False)
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            yield client
+    finally:
+        db.close()
+
+
+def pages_both_ways(client: TestClient, list_field: str, value: str, order: str,
+                    size: int) -> tuple[list[Any], list[Any]]:
+    """The whole list's `value`s read forwards and backwards (last/before), `size` rows a
+    page."""
+    query = (f"query($order: Order!, $first: Int, $after: String, $last: Int, "
+             f"$before: String) {{ {list_field}(order: $order, first: $first, after: $after, "
+             f"last: $last, before: $before) {{ pageInfo {{ hasNextPage hasPreviousPage "
+             f"startCursor endCursor }} nodes {{ {value} }} }} }}")
+    forwards = flat(walk(client, query, list_field, value, size, order=order))
+    backwards: list[list[Any]] = []
+    before = None
+    while True:
+        found = graphql_data(client, query, order=order, last=size, before=before)[list_field]
+        backwards.insert(0, [node[value] for node in found["nodes"]])
+        if not found["pageInfo"]["hasPreviousPage"]:
+            return forwards, flat(backwards)
+        before = found["pageInfo"]["startCursor"]
+
+
+@pytest.mark.parametrize(("list_field", "value", "order", "expected"), [
+    ("assessments", "problemText", "PROBLEM_TEXT_ASC", [*IN_BYTE_ORDER, None]),
+    ("assessments", "problemText", "PROBLEM_TEXT_DESC",
+     [*IN_BYTE_ORDER[::-1], None]),
+    # False before true; ties in append order (TEXTS), newest first when descending.
+    ("assessments", "problemText", "RUNNABLE_ASC",
+     ["Apples", "_under", "apples", "zebra", "émigré", "Zebra", None]),
+    ("assessments", "problemText", "RUNNABLE_DESC",
+     [None, "Zebra", "émigré", "zebra", "apples", "_under", "Apples"]),
+    # Organs organ_<first character>, the one without a text organ_n.
+    ("assessments", "candidateOrgan", "ORGAN_ASC",
+     ["organ_A", "organ_Z", "organ__", "organ_a", "organ_n", "organ_z", "organ_\u00e9"]),
+    ("turns", "prompt", "PROMPT_ASC", IN_BYTE_ORDER),
+    ("turns", "prompt", "PROMPT_DESC", IN_BYTE_ORDER[::-1]),
+    ("surfaces", "surface", "TEXT_ASC", [f"surface {t}" for t in IN_BYTE_ORDER]),
+    ("surfaces", "surface", "TEXT_DESC",
+     [f"surface {t}" for t in IN_BYTE_ORDER[::-1]]),
+    ("batches", "source", "SOURCE_ASC", ["A-journal.jsonl", "frames-b.jsonl"]),
+    ("batches", "source", "SOURCE_DESC", ["frames-b.jsonl", "A-journal.jsonl"]),
+    ("batches", "recordType", "RECORD_TYPE_DESC", ["turns", "assessments"]),
+    # Batch 1 stored 7 assessments, 3 residuals, 3 occurrences (13); batch 2 six turns, six
+    # surfaces, six sightings (18).
+    ("batches", "newRows", "NEW_ROWS_DESC", [18, 13]),
+    ("batches", "newRows", "NEW_ROWS_ASC", [13, 18]),
+    ("batches", "batchId", "PRESENT_ROWS_DESC", [2, 1]),  # ties: newest first
+    ("batches", "batchId", "INGESTED_AT_ASC", [1, 2]),
+])
+def test_every_column_shown_sorts_and_pages_in_byte_order(
+        texts_client: TestClient, list_field: str, value: str, order: str,
+        expected: list[Any]) -> None:
+    for size in (1, 2, 4):
+        forwards, backwards = pages_both_ways(texts_client, list_field, value, order, size)
+        assert forwards == backwards == expected, size
+
+
+def test_a_boolean_cursor_holds_0_or_1(texts_client: TestClient) -> None:
+    query = "{ assessments(order: RUNNABLE_DESC, first: 1) { pageInfo { endCursor } } }"
+    cursor = graphql_data(texts_client, query)["assessments"]["pageInfo"]["endCursor"]
+    assert json.loads(base64.urlsafe_b64decode(cursor)) == ["runnable_desc", 0, 1, 13]
+
+
+@pytest.mark.parametrize(("list_field", "order", "key"), [
+    ("turns", "TURN_ID_ASC", [0, "x", 1]),  # a text for a number
+    ("assessments", "RUNNABLE_ASC", [0, 7, 1]),  # a boolean is 0 or 1
+    ("assessments", "PROBLEM_TEXT_ASC", [0, 5, 1]),  # a number for a text
+    ("batches", "NEW_ROWS_DESC", [0, "x", 1]),
+])
+def test_a_cursor_value_of_another_kind_is_refused(texts_client: TestClient, list_field: str,
+                                                   order: str, key: list[Any]) -> None:
+    # A forged cursor: PostgreSQL would refuse the comparison (integer > text) as an error.
+    cursor = base64.urlsafe_b64encode(json.dumps([order.lower(), *key]).encode()).decode()
+    query = f"{{ {list_field}(order: {order}, after: \"{cursor}\") {{ totalCount }} }}"
+    assert graphql_errors(texts_client, query) == [
+        "after: malformed cursor (use an endCursor or cursor value)"]

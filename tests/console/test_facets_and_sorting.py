@@ -17,6 +17,12 @@ from store.console import kinds, list_facets
 from store.db.audit_store import AuditStore
 
 CODES_SORTED = sorted(CODES_IN_APPEND_ORDER)
+# The ten assessments' problem texts (examples/adr_0225_frames.jsonl and
+# core_frames_families.jsonl) in byte order: " " before "." before digits before upper case.
+PROBLEM_TEXTS = ["3 apples were gained by Tom.", "40% of the students walk.", "Mia has 5.",
+                 "Sam gained pears.", "The price fell to a third.",
+                 "The tariff doubles after 6 pm.", "Tom gained 3 apples.",
+                 "Tom gained 3 degrees.", "Tom gained 3.", "Tom gained apples."]
 
 
 def codes_on(page: str) -> list[str]:
@@ -136,3 +142,30 @@ def test_turn_facets_past_their_limit_are_left_out_saying_why(
     assert ("Facet counts (every facet) left out: they took longer than 1e-09 s: every "
             "matching turn is counted (about 2 s of CPU a million turns): narrow the filter, "
             "e.g. to a batch range or a journal.") in text(page.text)
+
+
+def test_every_column_shown_has_a_heading_that_sorts(console: TestClient) -> None:
+    for name, kind in kinds.LIST_KINDS.items():
+        page = console.get(f"/{name}").text
+        for column in kind.columns:
+            assert column.orders, (name, column.heading)
+            assert f'title="sort by {column.heading}' in page, (name, column.heading)
+
+
+def test_batches_by_source_and_assessments_by_problem_text(console: TestClient) -> None:
+    batches = console.get("/batches").text
+    assert href_of(batches, 'title="sort by source"') == "/batches?order=SOURCE_ASC"
+    down = console.get("/batches?order=SOURCE_DESC").text
+    rows = down.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert re.findall(r"<td>([a-z0-9_]+\.jsonl)</td>", rows) == [
+        "workbench_turn_journal.jsonl", "core_frames_families.jsonl",
+        "adr_0225_frames.jsonl", "adr_0052_surfaces.jsonl"]
+    assert re.search(r'<th scope="col" aria-sort="descending"><a href="/batches\?order='
+                     r'SOURCE_ASC"', down)
+    first = console.get("/assessments?order=PROBLEM_TEXT_ASC&first=3").text
+    assert re.search(r'<th scope="col" aria-sort="ascending"><a href="/assessments\?order='
+                     r'PROBLEM_TEXT_DESC"', first)
+    after = console.get(href_of(first, 'rel="next"')).text
+    texts = [re.findall(r"<td>([^<]*\.)</td>", page.split("<tbody>", 1)[1])
+             for page in (first, after)]
+    assert texts == [PROBLEM_TEXTS[:3], PROBLEM_TEXTS[3:6]]

@@ -33,7 +33,8 @@ LISTS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     "surface occurrences": (queries.list_surface_occurrences, ("",)),  # filled in below
 }
 SIGHTED = ("residuals", "surfaces")  # the lists MOST_SEEN applies to
-_LISTINGS = {name: queries.LISTINGS[name].orders for name in ("residuals", "surfaces", "turns")}
+_LISTINGS = {name: queries.LISTINGS[name].orders
+             for name in ("residuals", "surfaces", "turns", "assessments", "batches")}
 
 # Its surfaces (subject, sightings) in append order: the example file's twelve, then the
 # journal's four new ones; the journal sees light (3 in all) and memory/verification again,

@@ -94,7 +94,7 @@ def test_the_backfill_is_what_the_writer_writes(store_at_0015: Path, tmp_path: P
 
 def test_after_the_upgrade_groups_sum_the_tallies_and_verify_finds_nothing(
         store_at_0015: Path) -> None:
-    upgrade(url_of(store_at_0015), "0016")
+    upgrade(url_of(store_at_0015), "head")  # 0016, then on: a store opens at head
     with AuditStore.open(str(store_at_0015)) as store:
         assert store.verify().problems == []
     db = AuditStore.open(str(store_at_0015), read_only=True)
@@ -120,7 +120,7 @@ def test_downgrade_drops_the_table_and_leaves_revision_0015_s_store(store_at_001
 
 
 def test_verify_names_a_tally_row_added_out_of_band(store_at_0015: Path) -> None:
-    upgrade(url_of(store_at_0015), "0016")
+    upgrade(url_of(store_at_0015), "head")  # 0016, then on: a store opens at head
     connection = sqlite3.connect(store_at_0015)
     with connection:  # append-only lets a new key in: verify must find it
         connection.execute("INSERT INTO turn_tallies VALUES (2, 3, 'chat_runtime', 'none', "

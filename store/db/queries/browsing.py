@@ -15,7 +15,8 @@ from store.db.queries.batches import BATCH_RECORD
 from store.db.queries.facets import facet_counts
 from store.db.queries.filters import AssessmentFilter, any_of
 from store.db.queries.keys import key_value
-from store.db.queries.orders import Order, in_seq_order
+from store.db.queries.listing_declarations import BATCHES
+from store.db.queries.orders import COLUMN_ORDERS, Order, in_seq_order
 from store.db.queries.pages import count_rows, page_of
 from store.db.queries.ranges import BatchRange
 from store.db.queries.records import Batch, FacetCount, Page
@@ -65,7 +66,8 @@ def list_batches_where(connection: Connection, where: BatchFilter | None = None,
                        order: Order = Order.OLDEST_FIRST, as_of: int | None = None
                        ) -> Page[Batch]:
     statement = _batches(where, snapshot_at(connection, as_of))
-    listing = in_seq_order(order, statement, batches_t.c.seq, listing="batches")
+    listing = (BATCHES.sorted_by(connection, order, statement) if order in COLUMN_ORDERS
+               else in_seq_order(order, statement, batches_t.c.seq, listing="batches"))
     return page_of(connection, listing, order, BATCH_RECORD, first, after, last, before)
 
 

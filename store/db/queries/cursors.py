@@ -4,7 +4,8 @@
 `newest:12`, `seen:3:12` (MOST_SEEN: 3 sightings, seq 12), `time:T:12` and `timedesc:T:12`
 (TIME_ASC, TIME_DESC: CORE time T as turn_fields.core_time counts it, seq 12), `rank:R:12`
 (RANK: the match's score R, seq 12). A column
-order's key holds the column's value, text or a number: `["code_asc",0,"entity_unbound",12]`
+order's key holds the column's value, text or a number (a boolean: 0 or 1):
+`["code_asc",0,"entity_unbound",12]`
 (JSON: the order, 0 or 1 for a null, the value or a blank, the seq).
 """
 
@@ -30,13 +31,15 @@ _HINT = {"after": "an endCursor or cursor value", "before": "a startCursor or cu
 
 def cursor_for(order: Order, key: Sequence[int | str]) -> str:
     if order in COLUMN_ORDERS:
-        text = json.dumps([order.value, *key], ensure_ascii=False, separators=(",", ":"))
+        # A boolean column's value as 0 or 1 (false before true), as every other number.
+        values = [int(value) if isinstance(value, bool) else value for value in key]
+        text = json.dumps([order.value, *values], ensure_ascii=False, separators=(",", ":"))
     else:
         text = ":".join([_TAGS[order], *(str(value) for value in key)])
     return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii")
 
 
-def _malformed(argument: str) -> CursorError:
+def malformed(argument: str) -> CursorError:
     return CursorError(f"{argument}: malformed cursor (use {_HINT.get(argument, 'a cursor')})")
 
 
@@ -49,11 +52,11 @@ def _column_key(raw: bytes, order: Order, argument: str) -> tuple[int | str, ...
     try:
         tag, null, value, seq = json.loads(raw.decode("utf-8"))
     except (UnicodeError, ValueError, TypeError):
-        raise _malformed(argument) from None
+        raise malformed(argument) from None
     found = _COLUMN_ORDERS.get(tag) if isinstance(tag, str) else None
     if (found is None or null not in (0, 1) or type(null) is not int or not _integer(seq)
             or not (isinstance(value, str) or (type(value) is int and abs(value) <= MAX_KEY))):
-        raise _malformed(argument)
+        raise malformed(argument)
     if found is not order:
         raise CursorError(f"{argument}: this cursor pages the {found.name} order, not "
                           f"{order.name}: use a cursor from a page in the same order")
@@ -66,19 +69,19 @@ def key_in(cursor: str, order: Order, argument: str = "after") -> tuple[int | st
     try:
         raw = base64.b64decode(cursor.encode("ascii"), altchars=b"-_", validate=True)
     except (binascii.Error, UnicodeError, ValueError):
-        raise _malformed(argument) from None
+        raise malformed(argument) from None
     if raw.startswith(b"["):
         return _column_key(raw, order, argument)
     try:
         tag, *values = raw.decode("ascii").split(":")
     except (UnicodeError, ValueError):
-        raise _malformed(argument) from None
+        raise malformed(argument) from None
     found = _ORDERS.get(tag)
     if found is None or len(values) != _KEYS[found]:
-        raise _malformed(argument)
+        raise malformed(argument)
     if not all(v.isascii() and v.isdigit() and len(v) <= 19 and int(v) <= MAX_KEY
                for v in values):
-        raise _malformed(argument)
+        raise malformed(argument)
     if found is not order:
         raise CursorError(f"{argument}: this cursor pages the {found.name} order, not "
                           f"{order.name}: use a cursor from a page in the same order")

@@ -111,7 +111,7 @@ SURFACES: RecordListing[SurfaceFilter, StoredSurface] = RecordListing(
     column_orders=(("ID", surfaces_t.c.surface_id),
                    ("GROUNDING_SOURCE", surfaces_t.c.grounding_source),
                    ("VERIFICATION", surfaces_t.c.verification),
-                   ("CORPUS", surfaces_t.c.corpus_id)),
+                   ("CORPUS", surfaces_t.c.corpus_id), ("TEXT", surfaces_t.c.surface)),
     sightings_exported="sightings",
     list_help="Surfaces with their provenance, in `order`.",
     filter_help="A surface's batch is the one that first stored it.",
@@ -134,7 +134,7 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
                    ("GROUNDING_SOURCE", turns_t.c.grounding_source),
                    ("EPISTEMIC_STATE", turns_t.c.epistemic_state),
                    ("CLEARANCE", turns_t.c.normative_clearance),
-                   ("SURFACE_ID", turns_t.c.surface_id)),
+                   ("SURFACE_ID", turns_t.c.surface_id), ("PROMPT", turns_t.c.prompt)),
     list_help="CORE turns in `order` (not MOST_SEEN; TIME_ASC and TIME_DESC by CORE's own "
               "timestamp), with the surface each emitted: which turns were grounded by what.",
     one_help="One turn by its turn_key (64 hex digits).",
@@ -146,10 +146,18 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
                 "clearance and corpus.")
 BATCHES: RecordListing[Filter, Batch] = RecordListing(
     "batches", batches_t, BATCH_RECORD, api_type="Batch",
+    column_orders=(("SOURCE", batches_t.c.source), ("RECORD_TYPE", batches_t.c.record_type),
+                   ("NEW_ROWS", batches_t.c.new_rows),
+                   ("PRESENT_ROWS", batches_t.c.present_rows),
+                   ("INGESTED_AT", batches_t.c.ingested_at)),
     list_help="Ingest batches in `order` (not MOST_SEEN).")
 ASSESSMENTS: RecordListing[AssessmentFilter, StoredAssessment] = RecordListing(
     "assessments", assessments_t, ASSESSMENT_RECORD, AssessmentFilter, one="assessment",
     api_type="Assessment", joined=(Joined(BATCHES, "batch_id", prefix="batch_"),),
+    column_orders=(("ID", assessments_t.c.assessment_id),
+                   ("ORGAN", assessments_t.c.candidate_organ),
+                   ("RUNNABLE", assessments_t.c.runnable),
+                   ("PROBLEM_TEXT", assessments_t.c.problem_text)),
     list_help="Assessments in `order` (not MOST_SEEN).",
     one_help="One assessment by its assessment_id.")
 

@@ -108,9 +108,10 @@ class RecordListing(Generic[F, R]):
     # Its rows (as read) in a TIME order: the listing has CORE time (turns).
     time_ordered: Callable[[Connection, Order, Select[Any]], Listing] | None = None
     # The columns it can be sorted by (an order's column name, e.g. CODE: the column), each
-    # ascending or descending (Order.CODE_ASC, CODE_DESC); each leads an index (column, seq),
-    # so a page is an index range: a text without one (a prompt, a surface's text) is not
-    # sortable (a page would sort every row: 7.3 s CPU at 1M turns).
+    # ascending or descending (Order.CODE_ASC, CODE_DESC): every column the console shows.
+    # Each leads an index (column, seq), so a page is an index range (without one a page
+    # sorts every row: 7.3 s CPU a page of prompts at 1M turns); texts in byte order, their
+    # PostgreSQL indexes built so (revision 0017). Batches, one per ingest, have none.
     column_orders: tuple[tuple[str, Column[Any]], ...] = ()
     # Its pages are cut by keys alone (a narrow statement of its key and sort keys), then its
     # records read by key: building a statement of every column it reads (a turn's ~60,

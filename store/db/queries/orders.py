@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
+    Boolean,
     ColumnElement,
     Integer,
     Select,
@@ -24,6 +25,7 @@ from sqlalchemy import (
     or_,
 )
 
+from store.db.queries.byte_order import in_byte_order
 from store.db.queries.errors import QueryError
 from store.db.queries.keys import key_value
 
@@ -33,9 +35,10 @@ class Order(enum.Enum):
     TIME_ASC and TIME_DESC are by CORE's own time (a turn's timestamp), ties in append order
     (oldest first, newest first), turns without a time last. The column orders (<COLUMN>_ASC,
     <COLUMN>_DESC) are by one column of a list (`RecordListing.column_orders` says which),
-    ties in append order (oldest first, newest first), records without a value last. RANK is
-    a search's: best match first (bm25 on SQLite, ts_rank on PostgreSQL), ties oldest first;
-    only with `search`."""
+    ties in append order (oldest first, newest first), records without a value last; texts in
+    byte order of their UTF-8 (SQLite's BINARY, PostgreSQL's COLLATE "C": "B" before "a",
+    "z" before "é"), false before true. RANK is a search's: best match first (bm25 on SQLite,
+    ts_rank on PostgreSQL), ties oldest first; only with `search`."""
 
     OLDEST_FIRST = "oldest_first"
     NEWEST_FIRST = "newest_first"
@@ -67,6 +70,24 @@ class Order(enum.Enum):
     CLEARANCE_DESC = "clearance_desc"
     SURFACE_ID_ASC = "surface_id_asc"
     SURFACE_ID_DESC = "surface_id_desc"
+    RUNNABLE_ASC = "runnable_asc"
+    RUNNABLE_DESC = "runnable_desc"
+    PROBLEM_TEXT_ASC = "problem_text_asc"
+    PROBLEM_TEXT_DESC = "problem_text_desc"
+    TEXT_ASC = "text_asc"
+    TEXT_DESC = "text_desc"
+    PROMPT_ASC = "prompt_asc"
+    PROMPT_DESC = "prompt_desc"
+    SOURCE_ASC = "source_asc"
+    SOURCE_DESC = "source_desc"
+    RECORD_TYPE_ASC = "record_type_asc"
+    RECORD_TYPE_DESC = "record_type_desc"
+    NEW_ROWS_ASC = "new_rows_asc"
+    NEW_ROWS_DESC = "new_rows_desc"
+    PRESENT_ROWS_ASC = "present_rows_asc"
+    PRESENT_ROWS_DESC = "present_rows_desc"
+    INGESTED_AT_ASC = "ingested_at_asc"
+    INGESTED_AT_DESC = "ingested_at_desc"
 
     @property
     def column(self) -> str | None:
@@ -101,14 +122,28 @@ class SortKey:
     def beyond(self, value: int | str, reverse: bool) -> ColumnElement[bool]:
         """Strictly later than `value` in this order (earlier with `reverse`)."""
         if self.descending == reverse:
-            return self.column > bound(value)
-        return self.column < bound(value)
+            return self.column > bound(value, self.column)
+        return self.column < bound(value, self.column)
 
 
-def bound(value: int | str) -> ColumnElement[Any]:
+def bound(value: int | str, like: ColumnElement[Any] | None = None) -> ColumnElement[Any]:
     """A cursor's key value as SQL: an integer as a bigint (keys.py), a column's text as
-    text."""
-    return literal(value, Text()) if isinstance(value, str) else key_value(value)
+    text, 0 or 1 as false or true when compared with a boolean column (a cursor holds 0 or 1:
+    PostgreSQL compares a boolean with no integer)."""
+    if isinstance(value, str):
+        return literal(value, Text())
+    if like is not None and isinstance(like.type, Boolean):
+        return literal(bool(value), Boolean())
+    return key_value(value)
+
+
+def blank_of(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    """What stands for a null of `column` in a key: a value of its type."""
+    if isinstance(column.type, Boolean):
+        return literal(False, Boolean())
+    if isinstance(column.type, Integer):
+        return literal(0, Integer())
+    return literal("", Text())
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,14 +192,20 @@ def by_column(order: Order, statement: Select[Any], column: ColumnElement[Any],
     """`statement`'s rows by `column` in `order`'s direction, ties by seq in the same
     direction; rows where it is null (`nulls`: some may be) last, in seq order. Each row's
     key is (0, value, seq), or (1, a blank, seq) for a null: one cursor pages both parts, each
-    read along the column's (column, seq) index."""
+    read along the column's (column, seq) index. Texts in byte order (`in_byte_order`)."""
     descending = order.descending
-    blank = literal(0, Integer()) if isinstance(column.type, Integer) else literal("", Text())
+    blank = blank_of(column)
+    # Ids (Sha256, lowercase hex of one length) sort alike in every collation: their primary
+    # key's index serves them. Texts are compared in byte order.
+    collated = isinstance(column.type, Text)
+    value = in_byte_order(column) if collated else column
     filled = Part(statement.where(column.is_not(None)) if nulls else statement,
-                  [SortKey(literal(0, Integer()), constant=True), SortKey(column, descending),
+                  [SortKey(literal(0, Integer()), constant=True), SortKey(value, descending),
                    SortKey(seq, descending)], seek=True)
     lookup = Part(statement, [SortKey(case((column.is_(None), 1), else_=0)),
-                              SortKey(func.coalesce(column, blank)), SortKey(seq)])
+                              SortKey(in_byte_order(func.coalesce(column, blank))
+                                      if collated else func.coalesce(column, blank)),
+                              SortKey(seq)])
     if not nulls:
         return Listing([filled], lookup)
     empty = Part(statement.where(column.is_(None)),
@@ -179,7 +220,7 @@ def past_arms(keys: Sequence[SortKey], values: Sequence[int | str], *, reverse: 
     a0; a equal to a0 and b beyond b0."""
     arms: list[ColumnElement[bool]] = []
     for index, key in enumerate(keys):
-        equal = [keys[j].column == bound(values[j]) for j in range(index)]
+        equal = [keys[j].column == bound(values[j], keys[j].column) for j in range(index)]
         arms.append(and_(*equal, key.beyond(values[index], reverse)))
     return arms
 
@@ -193,5 +234,5 @@ def past(keys: Sequence[SortKey], values: Sequence[int | str], *, reverse: bool 
 
 def at(keys: Sequence[SortKey], values: Sequence[int | str]) -> ColumnElement[bool]:
     """The row keyed exactly `values`."""
-    return and_(*(key.column == bound(value)
+    return and_(*(key.column == bound(value, key.column)
                   for key, value in zip(keys, values, strict=True)))

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypedDict, Unpack
 
 from sqlalchemy import (
+    Boolean,
     Connection,
     Select,
     func,
@@ -13,10 +14,17 @@ from sqlalchemy import (
     select,
     union_all,
 )
+from sqlalchemy.types import String
 
 from store.db.log.stored_log import latest_head
 from store.db.queries.as_of import Snapshot, snapshot_at
-from store.db.queries.cursors import cursor_for, decode_cursor, encode_cursor, key_in
+from store.db.queries.cursors import (
+    cursor_for,
+    decode_cursor,
+    encode_cursor,
+    key_in,
+    malformed,
+)
 from store.db.queries.errors import CursorError, PageSizeError, PageSizeLimit
 from store.db.queries.orders import (
     Listing,
@@ -118,6 +126,19 @@ def _reaches(connection: Connection, listing: Listing, key: Key, *,
                    for part in listing.parts))
 
 
+def _fits(listing: Listing, key: Key | None, argument: str) -> None:
+    """Each value of a column order's cursor is of its column's kind: a text for a text, a
+    number for a number, 0 or 1 for a boolean. A forged one (["turn_id_asc",0,"x",1]) would
+    otherwise reach PostgreSQL as a comparison it refuses (integer > text)."""
+    if key is None:
+        return
+    for sort_key, value in zip(listing.parts[0].keys, key, strict=False):
+        kind = sort_key.column.type
+        wanted = (str if isinstance(kind, String) else int)
+        if type(value) is not wanted or (isinstance(kind, Boolean) and value not in (0, 1)):
+            raise malformed(argument)
+
+
 def _within_log(connection: Connection, key: Key | None, argument: str) -> None:
     """Every key ends with a row's seq: one past the log's newest row was never handed out
     (a forged cursor would page nothing, silently)."""
@@ -145,6 +166,8 @@ def page_of(
     size = page_size(first, last)
     after_key = None if after is None else key_in(after, order, "after")
     before_key = None if before is None else key_in(before, order, "before")
+    _fits(listing, after_key, "after")
+    _fits(listing, before_key, "before")
     _within_log(connection, after_key, "after")
     _within_log(connection, before_key, "before")
     backwards = last is not None

@@ -62,6 +62,10 @@ contract_assessments = Table(
     Column("evidence_spans", Text, nullable=False),
     # Revision 0010: the console's facets by organ and runnable.
     Index(None, "candidate_organ", "runnable"),
+    # Its column orders' (revision 0017; on PostgreSQL the texts' are COLLATE "C").
+    Index(None, "candidate_organ", "seq"),
+    Index(None, "runnable", "seq"),
+    Index(None, "problem_text", "seq"),
 )
 
 contract_residuals = Table(
@@ -140,6 +144,7 @@ surface_records = Table(
     Index(None, "subject", "seq"),
     Index(None, "verification", "seq"),
     Index(None, "surface_form", "seq"),
+    Index(None, "surface", "seq"),  # TEXT_ASC/DESC (0017; PostgreSQL: COLLATE "C")
 )
 
 surface_occurrences = Table(
@@ -202,6 +207,7 @@ turns = Table(
     Index(None, "trace_hash", "seq"),
     Index(None, "journal_digest", "seq"),
     Index(None, "turn_id", "seq"),
+    Index(None, "prompt", "seq"),  # PROMPT_ASC/DESC (0017; PostgreSQL: COLLATE "C")
 )
 
 # Derived, not ledgered (revision 0011): per turn, what its verbatim line says beyond the
