@@ -1,7 +1,9 @@
 """Shared fixtures: a fresh store per test, built in code (the sqlite-utils `fresh_db` way).
 
 `backend_url` runs a test on both backends: SQLite (a file under tmp_path) and PostgreSQL
-(a fresh schema on the server named by $CORE_AUDIT_TEST_PG, dropped afterwards).
+(a fresh schema on the server named by $CORE_AUDIT_TEST_PG, dropped afterwards). The example
+stores are built once per test process and shared by the tests that only read them; a test
+that may write gets its own (tests/built_stores.py).
 """
 
 from __future__ import annotations
