@@ -97,6 +97,13 @@ def example_store_url(backend_url: str, built_stores: BuiltStores) -> str:
     return built_stores.copy(backend_url, EXAMPLE_FILES)
 
 
+@pytest.fixture
+def example_url(backend_url: str, built_stores: BuiltStores) -> str:
+    """The example store's URL (`example_store_url`'s records), shared with other tests: open
+    it read-only only."""
+    return built_stores.shared(backend_url, EXAMPLE_FILES)
+
+
 def _read_only_store(request: pytest.FixtureRequest, backend_url: str,
                      built_stores: BuiltStores, files: tuple[Path, ...]) -> AuditStore:
     """`files` on `backend_url`'s backend, opened read-only: the store shared by the tests that
