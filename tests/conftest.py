@@ -1,7 +1,9 @@
 """Shared fixtures: a fresh store per test, built in code (the sqlite-utils `fresh_db` way).
 
 `backend_url` runs a test on both backends: SQLite (a file under tmp_path) and PostgreSQL
-(a fresh schema on the server named by $CORE_AUDIT_TEST_PG, dropped afterwards).
+(a fresh schema on the server named by $CORE_AUDIT_TEST_PG, dropped afterwards). The example
+stores are built once per test process and shared by the tests that only read them; a test
+that may write gets its own (tests/built_stores.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 from backends import BACKENDS, EXAMPLE_FILES, pg_schema
 from browser_runs import chromium
+from built_stores import BuiltStores, ingest_files, reads_only
 from cli_runs import INPUT_VARIABLES
 
 from store.db.audit_store import AuditStore
@@ -73,22 +76,53 @@ def examples_path() -> Path:
     return EXAMPLES
 
 
+@pytest.fixture(scope="session")
+def built_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BuiltStores]:
+    """The example stores, built once per test process (tests/built_stores.py)."""
+    stores = BuiltStores(tmp_path_factory.mktemp("built"))
+    try:
+        yield stores
+    finally:
+        stores.close()
+
+
 @pytest.fixture
-def example_store_url(backend_url: str) -> str:
+def example_store_url(backend_url: str, built_stores: BuiltStores) -> str:
     """12 residuals, 13 occurrences, 10 assessments; then 12 surfaces seen in 16 turns.
 
     Three batches, one per example file (see spec_values.py for what each holds). Built on
-    SQLite and on PostgreSQL: every test reading it runs on both backends.
+    SQLite and on PostgreSQL: every test reading it runs on both backends. The test's own
+    store, which it may write to (on SQLite, a copy of one built earlier).
     """
-    with AuditStore.open(backend_url) as store:
-        for path in EXAMPLE_FILES:
-            store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
-    return backend_url
+    return built_stores.copy(backend_url, EXAMPLE_FILES)
 
 
 @pytest.fixture
-def example_db(example_store_url: str) -> Iterator[AuditStore]:
-    db = AuditStore.open(example_store_url, read_only=True)
+def example_url(backend_url: str, built_stores: BuiltStores) -> str:
+    """The example store's URL (`example_store_url`'s records), shared with other tests: open
+    it read-only only."""
+    return built_stores.shared(backend_url, EXAMPLE_FILES)
+
+
+def _read_only_store(request: pytest.FixtureRequest, backend_url: str,
+                     built_stores: BuiltStores, files: tuple[Path, ...]) -> AuditStore:
+    """`files` on `backend_url`'s backend, opened read-only: the store shared by the tests that
+    only read (built_stores.reads_only), else the test's own `example_store_url`."""
+    if reads_only(request):
+        if "journal_db" in request.fixturenames:  # example_db and journal_db: one store
+            files = (*EXAMPLE_FILES, JOURNAL)
+        return AuditStore.open(built_stores.shared(backend_url, files), read_only=True)
+    url = request.getfixturevalue("example_store_url")
+    if files != EXAMPLE_FILES:
+        ingest_files(url, files[len(EXAMPLE_FILES):])
+    return AuditStore.open(url, read_only=True)
+
+
+@pytest.fixture
+def example_db(request: pytest.FixtureRequest, backend_url: str,
+               built_stores: BuiltStores) -> Iterator[AuditStore]:
+    """The example store (`example_store_url`), read-only."""
+    db = _read_only_store(request, backend_url, built_stores, EXAMPLE_FILES)
     try:
         yield db
     finally:
@@ -96,14 +130,14 @@ def example_db(example_store_url: str) -> Iterator[AuditStore]:
 
 
 @pytest.fixture
-def journal_db(example_store_url: str) -> Iterator[AuditStore]:
+def journal_db(request: pytest.FixtureRequest, backend_url: str,
+               built_stores: BuiltStores) -> Iterator[AuditStore]:
     """The example store plus the bundled Workbench journal as batch 4 (the records `demo`
     serves, in another batch order). Tree heads 18, 37, 66 and 83 (spec_values.HEADS); batch
     4 adds six turns, sees the light and memory surfaces again and stores four new surfaces.
+    Read-only; a test that also asks for `example_store_url` finds the journal there.
     """
-    with AuditStore.open(example_store_url) as store:
-        store.ingest(JOURNAL.read_bytes().splitlines(keepends=True), source=JOURNAL.name)
-    db = AuditStore.open(example_store_url, read_only=True)
+    db = _read_only_store(request, backend_url, built_stores, (*EXAMPLE_FILES, JOURNAL))
     try:
         yield db
     finally:

@@ -56,49 +56,49 @@ GROUPS = """query($by: [ResidualDimension!]!, $filter: ResidualFilter, $first: I
     by total occurrences groupCount hasMore groups { values count occurrences } } }"""
 
 
-def test_residuals_per_kind_and_organ(example_store_url: str) -> None:
-    found = data(example_store_url, GROUPS, by=["KIND", "ORGAN"])["residualGroups"]
+def test_residuals_per_kind_and_organ(example_url: str) -> None:
+    found = data(example_url, GROUPS, by=["KIND", "ORGAN"])["residualGroups"]
     assert found == {"by": ["KIND", "ORGAN"], "total": 12, "occurrences": 13, "groupCount": 8,
                      "hasMore": False, "groups": KIND_BY_ORGAN}
 
 
-def test_one_dimension_is_the_facet(example_store_url: str) -> None:
-    found = data(example_store_url, GROUPS, by=["KIND"])["residualGroups"]["groups"]
+def test_one_dimension_is_the_facet(example_url: str) -> None:
+    found = data(example_url, GROUPS, by=["KIND"])["residualGroups"]["groups"]
     assert found == [group([f["value"]], f["count"], f["occurrences"])
                      for f in graphql_facets(FACETS_ALL)["byKind"]]  # type: ignore[index]
 
 
-def test_first_caps_the_groups_and_says_there_are_more(example_store_url: str) -> None:
-    found = data(example_store_url, GROUPS, by=["KIND", "ORGAN"], first=2)["residualGroups"]
+def test_first_caps_the_groups_and_says_there_are_more(example_url: str) -> None:
+    found = data(example_url, GROUPS, by=["KIND", "ORGAN"], first=2)["residualGroups"]
     assert found["groups"] == KIND_BY_ORGAN[:2]
     assert (found["groupCount"], found["hasMore"], found["total"]) == (8, True, 12)
 
 
-def test_first_zero_gives_the_totals_alone(example_store_url: str) -> None:
-    found = data(example_store_url, GROUPS, by=["KIND", "ORGAN"], first=0)["residualGroups"]
+def test_first_zero_gives_the_totals_alone(example_url: str) -> None:
+    found = data(example_url, GROUPS, by=["KIND", "ORGAN"], first=0)["residualGroups"]
     assert found == {"by": ["KIND", "ORGAN"], "total": 12, "occurrences": 13, "groupCount": 8,
                      "hasMore": True, "groups": []}
 
 
-def test_a_filter_narrows_the_groups(example_store_url: str) -> None:
-    found = data(example_store_url, GROUPS, by=["ORGAN"],
+def test_a_filter_narrows_the_groups(example_url: str) -> None:
+    found = data(example_url, GROUPS, by=["ORGAN"],
                  filter={"kind": ["UNSUPPORTED_TOPOLOGY"]})["residualGroups"]["groups"]
     assert found == [group(["percent_partition"], 1, 1), group(["unary_delta_transition"], 1, 1)]
 
 
-def test_as_of_the_first_batch(example_store_url: str) -> None:
+def test_as_of_the_first_batch(example_url: str) -> None:
     # Batch 1 is adr_0225_frames.jsonl: 5 assessments + 6 residuals + 6 occurrences + its
     # batch row = 18 leaves ("Sam gained pears.", the second sighting, is batch 2's).
-    found = data(example_store_url, GROUPS, by=["FAMILY"], asOf=18)["residualGroups"]
+    found = data(example_url, GROUPS, by=["FAMILY"], asOf=18)["residualGroups"]
     assert (found["total"], found["occurrences"]) == (6, 6)
 
 
-def test_a_day_histogram_by_ingest_time(example_store_url: str) -> None:
-    days = data(example_store_url, """{ batches(first: 10) { nodes { ingestedAt } } }""")
+def test_a_day_histogram_by_ingest_time(example_url: str) -> None:
+    days = data(example_url, """{ batches(first: 10) { nodes { ingestedAt } } }""")
     day = days["batches"]["nodes"][0]["ingestedAt"][:10]
     if any(n["ingestedAt"][:10] != day for n in days["batches"]["nodes"]):
         pytest.skip("the example batches were ingested across midnight")
-    found = data(example_store_url, GROUPS, by=["INGEST_DAY", "KIND"])["residualGroups"]
+    found = data(example_url, GROUPS, by=["INGEST_DAY", "KIND"])["residualGroups"]
     assert [g["values"][0] for g in found["groups"]] == [day] * 4
     assert [g["values"][1] for g in found["groups"]] == [
         "MISSING_ROLE", "UNSUPPORTED_TOPOLOGY", "CONTRACT_GAP_UNCLASSIFIED",
@@ -110,20 +110,20 @@ def test_a_day_histogram_by_ingest_time(example_store_url: str) -> None:
     (["KIND", "AXIS", "ORGAN", "CODE"], "by: between 1 and 3 dimensions, got 4"),
     (["KIND", "KIND"], "by: a dimension given twice: KIND, KIND"),
 ])
-def test_bad_dimensions_are_named(example_store_url: str, by: list[str], message: str) -> None:
-    result = run(example_store_url, GROUPS, by=by)
+def test_bad_dimensions_are_named(example_url: str, by: list[str], message: str) -> None:
+    result = run(example_url, GROUPS, by=by)
     assert [e["message"] for e in result["errors"]] == [message]
 
 
-def test_first_past_the_cap_is_refused(example_store_url: str) -> None:
-    result = run(example_store_url, GROUPS, by=["KIND"], first=501)
+def test_first_past_the_cap_is_refused(example_url: str) -> None:
+    result = run(example_url, GROUPS, by=["KIND"], first=501)
     assert [e["message"] for e in result["errors"]] == [
         "first: must be between 0 and 500, got 501"]
 
 
-def test_surfaces_group_too(example_store_url: str) -> None:
+def test_surfaces_group_too(example_url: str) -> None:
     # adr_0052_surfaces.jsonl: twelve surfaces, sixteen sightings.
-    surfaces = data(example_store_url, """{ surfaceGroups(by: [GROUNDING_SOURCE]) {
+    surfaces = data(example_url, """{ surfaceGroups(by: [GROUNDING_SOURCE]) {
         total occurrences groups { values count occurrences } } }""")["surfaceGroups"]
     assert (surfaces["total"], surfaces["occurrences"]) == (12, 16)
 

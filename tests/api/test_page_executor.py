@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from built_stores import BuiltStores
 from sqlalchemy import text
 from starlette.testclient import TestClient
 
@@ -99,13 +100,11 @@ def _app(db: AuditStore, *, plain_leaves: bool, monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.fixture
-def demo_db(backend_url: str) -> Iterator[AuditStore]:
+def demo_db(backend_url: str, built_stores: BuiltStores) -> Iterator[AuditStore]:
     """The store the docs' examples read (`core-audit demo`'s: every example file in name
-    order, tree heads 29, 47, 66 and 83), on SQLite and on PostgreSQL."""
-    with AuditStore.open(backend_url) as store:
-        for path in sorted((REPO / "examples").glob("*.jsonl")):
-            store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
-    with AuditStore.open(backend_url, read_only=True) as db:
+    order, tree heads 29, 47, 66 and 83), on SQLite and on PostgreSQL: built once, read-only."""
+    files = sorted((REPO / "examples").glob("*.jsonl"))
+    with AuditStore.open(built_stores.shared(backend_url, files), read_only=True) as db:
         yield db
 
 

@@ -33,8 +33,8 @@ def seqs(url: str, search: str, **variables: Any) -> list[int]:
     return [edge["node"]["seq"] for edge in found["edges"]]
 
 
-def test_words_phrases_prefixes_and_operators(example_store_url: str) -> None:
-    url = example_store_url
+def test_words_phrases_prefixes_and_operators(example_url: str) -> None:
+    url = example_url
     assert seqs(url, "unbound") == UNBOUND
     assert seqs(url, "UNBOUND") == UNBOUND  # case folded
     assert seqs(url, '"price fell"') == [25, 27]
@@ -49,23 +49,23 @@ def test_words_phrases_prefixes_and_operators(example_store_url: str) -> None:
     assert seqs(url, "unbound_base_quantity") == [35]  # one word of the syntax: a phrase
 
 
-def test_snippets_mark_the_words_found(example_store_url: str) -> None:
-    found = data(example_store_url, RESIDUALS, search="price", first=1)["residuals"]
+def test_snippets_mark_the_words_found(example_url: str) -> None:
+    found = data(example_url, RESIDUALS, search="price", first=1)["residuals"]
     assert [edge["snippet"] for edge in found["edges"]] == ["The «price» fell to a third."]
-    without = data(example_store_url, RESIDUALS, first=1)["residuals"]
+    without = data(example_url, RESIDUALS, first=1)["residuals"]
     assert without["edges"][0]["snippet"] is None
 
 
-def test_rank_puts_the_record_with_every_word_first(example_store_url: str) -> None:
+def test_rank_puts_the_record_with_every_word_first(example_url: str) -> None:
     # "Tom gained 3 degrees." / "Quantity unit conflicts with object type." has both words;
     # the others with "tom" only one.
-    ranked = seqs(example_store_url, "degrees OR tom", order="RANK")
+    ranked = seqs(example_url, "degrees OR tom", order="RANK")
     assert ranked[0] == 15
     assert sorted(ranked) == [2, 4, 6, 9, 12, 15]
 
 
-def test_rank_pages_forwards_without_overlap(example_store_url: str) -> None:
-    url, pages, after = example_store_url, [], None
+def test_rank_pages_forwards_without_overlap(example_url: str) -> None:
+    url, pages, after = example_url, [], None
     while True:
         page = data(url, RESIDUALS, search="unbound", order="RANK", first=4,
                     after=after)["residuals"]
@@ -76,14 +76,14 @@ def test_rank_pages_forwards_without_overlap(example_store_url: str) -> None:
     assert sorted(pages) == UNBOUND and len(pages) == len(set(pages))
 
 
-def test_search_holds_as_of(example_store_url: str) -> None:
+def test_search_holds_as_of(example_url: str) -> None:
     # The first batch (the ADR-0225 frames) ends at tree size 18 (spec_values.HEADS).
-    assert seqs(example_store_url, "unbound", asOf=18) == [2, 4, 6, 9]
-    assert seqs(example_store_url, "unbound", asOf=18, order="RANK") != []
+    assert seqs(example_url, "unbound", asOf=18) == [2, 4, 6, 9]
+    assert seqs(example_url, "unbound", asOf=18, order="RANK") != []
 
 
-def test_facets_and_groups_take_search(example_store_url: str) -> None:
-    found = data(example_store_url, """{
+def test_facets_and_groups_take_search(example_url: str) -> None:
+    found = data(example_url, """{
       residualFacets(search: "price") { total occurrences byOrgan { value count } }
       residualGroups(by: [ORGAN], search: "unbound") { groups { values count } } }""")
     assert found["residualFacets"]["total"] == 2
@@ -91,8 +91,8 @@ def test_facets_and_groups_take_search(example_store_url: str) -> None:
     assert sum(g["count"] for g in found["residualGroups"]["groups"]) == len(UNBOUND)
 
 
-def test_surfaces_and_turns_search_their_text_and_prompts(example_store_url: str) -> None:
-    found = data(example_store_url, """{
+def test_surfaces_and_turns_search_their_text_and_prompts(example_url: str) -> None:
+    found = data(example_url, """{
       surfaces(search: "\\"requires recall\\"") { totalCount edges { snippet node { seq } } }
       byPrompt: surfaces(search: "light exist") { totalCount edges { snippet } }
       surfaceFacets(search: "knowledge") { total } }""")
@@ -133,9 +133,9 @@ def test_turns_search_prompts_and_surfaces(journal_db: AuditStore) -> None:
     ("'; DROP TABLE turns", "search: \"';\" has no letter or digit"),
     ("ap*ples", "search: 'ap*ples': * ends a prefix"),
 ])
-def test_a_malformed_search_is_bad_user_input(example_store_url: str, search: str,
+def test_a_malformed_search_is_bad_user_input(example_url: str, search: str,
                                                said: str) -> None:
-    result = run(example_store_url, RESIDUALS, search=search)
+    result = run(example_url, RESIDUALS, search=search)
     [error] = result["errors"]
     assert error["extensions"]["code"] == "BAD_USER_INPUT"
     assert error["message"].startswith(said), error["message"]
@@ -147,22 +147,22 @@ def test_a_malformed_search_is_bad_user_input(example_store_url: str, search: st
     "x'; DROP TABLE contract_residuals; --x",
     "tom^ -gained",
 ])
-def test_engine_syntax_is_only_words(example_store_url: str, search: str) -> None:
-    result = run(example_store_url, RESIDUALS, search=search)
+def test_engine_syntax_is_only_words(example_url: str, search: str) -> None:
+    result = run(example_url, RESIDUALS, search=search)
     assert result.get("errors") is None, result
     assert result["data"]["residuals"]["totalCount"] == 0 or "tom" in search
-    assert seqs(example_store_url, "unbound") == UNBOUND  # nothing dropped
+    assert seqs(example_url, "unbound") == UNBOUND  # nothing dropped
 
 
-def test_rank_needs_a_search(example_store_url: str) -> None:
-    result = run(example_store_url, RESIDUALS, order="RANK")
+def test_rank_needs_a_search(example_url: str) -> None:
+    result = run(example_url, RESIDUALS, order="RANK")
     [error] = result["errors"]
     assert error["extensions"]["code"] == "BAD_USER_INPUT"
     assert "RANK orders a search's matches" in error["message"]
 
 
-def test_lists_without_text_take_no_search(example_store_url: str) -> None:
-    result = run(example_store_url, '{ assessments(search: "tom") { totalCount } }')
+def test_lists_without_text_take_no_search(example_url: str) -> None:
+    result = run(example_url, '{ assessments(search: "tom") { totalCount } }')
     assert result["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
 
 

@@ -5,11 +5,12 @@ kept; a malformed search says what is wrong. Texts are the ADR-0225 examples'.""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_runs import WAIT, chromium, serving, skip_without_chromium
+from browser_runs import WAIT, serving, skip_without_chromium
 
 from store.api.app import create_app
 from store.db.audit_store import AuditStore
@@ -20,6 +21,15 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def blank_page(browser: Any) -> Iterator[None]:
+    """Each test starts on a blank page at 1400 px (a page left open keeps its /events
+    stream; the phone test narrows the window) in the module's browser."""
+    browser.get("about:blank")
+    yield
+    browser.set_window_size(1400, 900)
 
 
 def _search(browser: Any, words: str) -> None:
@@ -36,9 +46,9 @@ def _found(browser: Any) -> list[str]:
             for cell in browser.find_elements(By.CSS_SELECTOR, "td.snippet")]
 
 
-def test_the_search_box_finds_and_marks_the_words(console_db: AuditStore) -> None:
+def test_the_search_box_finds_and_marks_the_words(browser: Any, console_db: AuditStore) -> None:
     app = create_app(console_db, close_db_on_shutdown=False)
-    with chromium() as browser, serving(app) as origin:
+    with serving(app) as origin:
         browser.get(f"{origin}/residuals?organ=fraction_decrease")
         _search(browser, "price")
         assert browser.current_url.startswith(f"{origin}/residuals?")
@@ -67,11 +77,11 @@ def test_the_search_box_finds_and_marks_the_words(console_db: AuditStore) -> Non
         assert "search: a term is missing at the end" in body
 
 
-def test_a_snippet_is_escaped_before_it_is_marked(console_db: AuditStore) -> None:
+def test_a_snippet_is_escaped_before_it_is_marked(browser: Any, console_db: AuditStore) -> None:
     """A record's own text that looks like markup stays text: the tariff's explanation
     quotes a label in double quotes; the snippet shows the quotes, not markup."""
     app = create_app(console_db, close_db_on_shutdown=False)
-    with chromium() as browser, serving(app) as origin:
+    with serving(app) as origin:
         browser.get(f"{origin}/residuals?search=classification")
         [cell] = browser.find_elements(By.CSS_SELECTOR, "td.snippet")
         assert cell.text == ('The contract label "unbound_base_quantity" has no residual '
@@ -84,14 +94,14 @@ AXE = Path(__file__).resolve().parent / "axe" / "node_modules" / "axe-core" / "a
 
 
 def test_a_searched_list_has_no_serious_axe_violation_and_fits_a_phone(
-        console_db: AuditStore) -> None:
+        browser: Any, console_db: AuditStore) -> None:
     if not AXE.exists():
         pytest.skip(f"axe-core is not installed at {AXE} (.ci/run: npm ci --prefix "
                     "tests/console/axe)")
     source = AXE.read_text(encoding="utf-8")
     app = create_app(console_db, close_db_on_shutdown=False)
     found = {}
-    with chromium() as browser, serving(app) as origin:
+    with serving(app) as origin:
         for width in (1400, 390):
             browser.set_window_size(width, 900)
             for path in ("/residuals?search=price", "/surfaces?search=recall&order=RANK",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,9 +34,20 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "audit.db"
 
 
-@pytest.fixture
-def examples_store(db_path: Path, examples_path: Path) -> Path:
-    """A store holding the ADR-0225 examples (5 frames), written by `core-audit ingest`."""
-    result = cli("ingest", "--db", db_path, examples_path)
+@pytest.fixture(scope="session")
+def built_examples_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`examples_store`, built once per test process (tests copy it: a closed store is one
+    file)."""
+    db = tmp_path_factory.mktemp("examples_store") / "audit.db"
+    examples = Path(__file__).resolve().parents[2] / "examples" / "adr_0225_frames.jsonl"
+    result = cli("ingest", "--db", db, examples)
     assert result.exit_code == 0, result.stderr
+    return db
+
+
+@pytest.fixture
+def examples_store(db_path: Path, built_examples_store: Path) -> Path:
+    """A store holding the ADR-0225 examples (5 frames), written by `core-audit ingest`: the
+    test's own copy."""
+    shutil.copyfile(built_examples_store, db_path)
     return db_path
