@@ -119,13 +119,11 @@ def _list_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> St
                    ) -> Connection[view]:  # type: ignore[valid-type]
         where = search_queries.searched(filter.to_query() if filter else None, search,
                                         listing.table)
-        page = await info.context.run(listing.list, where, first, after, last=last,
-                                      before=before, order=order, as_of=as_of)
+        page, marked = await info.context.run(_listed, listing, where, first, after, last,
+                                              before, order, as_of)
         count = functools.partial(info.context.run, listing.count, where, as_of=as_of)
         found = connection(page, lambda record: view.of(record, as_of), count)
-        if isinstance(where, search_queries.Searched):
-            marked = await info.context.run(search_queries.snippets, listing.table,
-                                            where.search, [item.seq for item in page.items])
+        if marked is not None:
             for edge, item in zip(found.edges, page.items, strict=True):
                 edge.snippet = marked.get(item.seq)
         return found
@@ -133,6 +131,19 @@ def _list_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> St
     _filter_argument(many, listing)
     _search_argument(many, listing)
     return strawberry.field(many, description=f"{listing.list_help} {PAGE_HELP}")
+
+
+def _listed(connection: Any, listing: queries.RecordListing[Any, Any], where: Any,
+            first: int | None, after: str | None, last: int | None, before: str | None,
+            order: queries.Order, as_of: int | None) -> tuple[Any, Any]:
+    """A page of `listing` and, with a search, each record's snippet by seq: one read (one
+    worker thread, one transaction), not two."""
+    page = listing.list(connection, where, first, after, last=last, before=before,
+                        order=order, as_of=as_of)
+    if not isinstance(where, search_queries.Searched):
+        return page, None
+    return page, search_queries.snippets(connection, listing.table, where.search,
+                                         [item.seq for item in page.items])
 
 
 def _filter_argument(resolver: Callable[..., Any],

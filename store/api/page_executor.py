@@ -12,12 +12,17 @@ other fields, and a plain value that is null where null is not allowed, an excep
 not coerce — goes through graphql-core's own `execute_field` and `complete_value`, so its
 value or error is the one graphql-core gives. Field order, and so the response's bytes, stay
 the same (tests/api/test_page_executor.py compares both paths).
+
+Before all that, a value whose whole selection is plain is completed by the closure
+store/api/compiled_completion.py compiled for it once per document (a page, its rows and
+their fields in one call); what that closure does not complete plainly, graphql-core does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
 from typing import Any, NamedTuple
+from weakref import WeakKeyDictionary
 
 from graphql import (
     GRAPHQL_MAX_INT,
@@ -30,6 +35,7 @@ from graphql import (
     GraphQLOutputType,
     GraphQLResolveInfo,
     GraphQLScalarType,
+    GraphQLSchema,
     GraphQLString,
     Undefined,
     get_nullable_type,
@@ -42,6 +48,7 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
+from store.api.compiled_completion import CompiledCompletions
 from store.api.search_arguments import malformed_search
 
 
@@ -119,14 +126,16 @@ class PageExecutor(StrawberryGraphQLCoreExecutionContext):
         self._objects: dict[int, GraphQLObjectType | None] = {}
         manager = self.middleware_manager
         self._plain = manager is None or not manager.middlewares  # a middleware sees each field
+        self._compiled = _compiled_completions(self.schema)
 
     def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: GroupedFieldSet
               ) -> list[PlanEntry] | None:
         cached = self._plans.get(id(grouped_field_set))
         if cached is not None and cached[0] is grouped_field_set:
             return cached[1]
-        entries = [(name, details, plain_field(parent_type, details))
-                   for name, details in grouped_field_set.items()]
+        entries = [(name, details, plain) for (name, details), plain in zip(
+            grouped_field_set.items(), _plain_fields(parent_type, grouped_field_set),
+            strict=True)]
         plan = entries if any(plain is not None for _, _, plain in entries) else None
         self._plans[id(grouped_field_set)] = (grouped_field_set, plan)
         return plan
@@ -209,6 +218,15 @@ class PageExecutor(StrawberryGraphQLCoreExecutionContext):
                        field_details_list: FieldDetailsList, info: GraphQLResolveInfo[Any],
                        path: Path, result: Any, position_context: Any
                        ) -> AwaitableOrValue[Any]:
+        # A value whose whole selection is plain: completed by its compiled closure, or by
+        # graphql-core when the closure meets what it does not complete plainly.
+        if self._plain:
+            complete = self._compiled.of(return_type, field_details_list, self.fragments)
+            if complete is not None:
+                try:
+                    return complete(result)
+                except Exception:  # graphql-core completes it: its value or its error
+                    pass
         # An object (a page's edge or node) of an object type without is_type_of: what
         # graphql-core's complete_value, complete_object_value come to, in one call.
         object_type = self._objects.get(id(return_type), _UNKNOWN)
@@ -220,6 +238,41 @@ class PageExecutor(StrawberryGraphQLCoreExecutionContext):
                 object_type, field_details_list, path, result, position_context)
         return super().complete_value(return_type, field_details_list, info, path, result,
                                       position_context)
+
+
+# (id(parent type), ids of the field nodes) -> (the nodes, what each field plainly is): worked
+# out once per parsed document, not per request; the type and nodes are kept, so no id is
+# reused while cached (a document is parsed once for every schema that runs it).
+_PLAINS: dict[tuple[int, tuple[int, ...]], tuple[GraphQLObjectType, tuple[Any, ...],
+                                                 list[PlainLeaf | PlainObject | None]]] = {}
+CACHED_SELECTIONS = 2048  # past it the cache starts afresh
+
+
+def _plain_fields(parent_type: GraphQLObjectType, grouped_field_set: GroupedFieldSet
+                  ) -> list[PlainLeaf | PlainObject | None]:
+    """plain_field of each field of the set, in its order."""
+    nodes = tuple(details.node for group in grouped_field_set.values() for details in group)
+    key = (id(parent_type), tuple(map(id, nodes)))
+    found = _PLAINS.get(key)
+    if found is not None and found[0] is parent_type and all(
+            a is b for a, b in zip(found[1], nodes, strict=True)):
+        return found[2]
+    plains = [plain_field(parent_type, group) for group in grouped_field_set.values()]
+    if len(_PLAINS) >= CACHED_SELECTIONS:
+        _PLAINS.clear()
+    _PLAINS[key] = (parent_type, nodes, plains)
+    return plains
+
+
+_COMPILED: WeakKeyDictionary[GraphQLSchema, CompiledCompletions] = WeakKeyDictionary()
+
+
+def _compiled_completions(schema: GraphQLSchema) -> CompiledCompletions:
+    """The schema's compiled completions, shared by all its requests."""
+    found = _COMPILED.get(schema)
+    if found is None:
+        found = _COMPILED[schema] = CompiledCompletions(schema)
+    return found
 
 
 def _object_type(return_type: GraphQLOutputType) -> GraphQLObjectType | None:

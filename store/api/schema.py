@@ -21,7 +21,6 @@ from strawberry.extensions import (
     ParserCache,
     QueryDepthLimiter,
     SchemaExtension,
-    ValidationCache,
 )
 from strawberry.printer import print_schema
 from strawberry.schema.config import StrawberryConfig
@@ -50,6 +49,7 @@ from store.api.types import (
     AsOf,
     Taxonomy,
 )
+from store.api.validated_documents import ValidatedDocuments
 from store.api.variable_text import TextVariables
 from store.db import queries
 from store.db.damage import DAMAGE, damage_said
@@ -150,8 +150,8 @@ def build_schema(*, introspection: bool = True, max_objects: int = DEFAULT_MAX_O
     `plain_leaves`: complete plain leaf fields in one pass (PageExecutor); False: strawberry's
     own execution, field by field (the same bytes, slower)."""
     # Factories, not instances: strawberry builds fresh extensions for every request.
-    # ParserCache and ValidationCache (bounded LRUs, 128 documents) skip re-parsing and
-    # re-validating a document already seen, e.g. the Workbench's operations.
+    # ParserCache (a bounded LRU, 128 documents) skips re-parsing a document already seen,
+    # e.g. the Workbench's operations, and ValidatedDocuments re-validating it.
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         functools.partial(AddValidationRules, _LIMIT_RULES),
         functools.partial(MaxTokensLimiter, max_token_count=MAX_TOKENS),
@@ -160,7 +160,7 @@ def build_schema(*, introspection: bool = True, max_objects: int = DEFAULT_MAX_O
         functools.partial(ObjectLimit, max_objects=max_objects),
         ErrorCodes,  # codes every error, masks what is not the caller's
         ParserCache,
-        ValidationCache,
+        ValidatedDocuments,
     ]
     if not introspection:
         extensions.append(DisableIntrospection)

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from graphql import (
+    ArgumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -48,25 +49,42 @@ def _fields(selections: SelectionSetNode | None,
                 yield from _fields(fragment.selection_set, fragments, seen)
 
 
+# id(operation) -> (it, its `search` arguments in order): found once per parsed document (the
+# parser cache hands the same nodes back for the same text), not by a walk per request.
+_SEARCHES: dict[int, tuple[OperationDefinitionNode, tuple[ArgumentNode, ...]]] = {}
+CACHED_OPERATIONS = 256  # past it the cache starts afresh
+
+
+def _search_arguments(operation: OperationDefinitionNode,
+                      fragments: Mapping[str, FragmentDefinitionNode]
+                      ) -> tuple[ArgumentNode, ...]:
+    found = _SEARCHES.get(id(operation))
+    if found is not None and found[0] is operation:
+        return found[1]
+    arguments = tuple(argument for field in _fields(operation.selection_set, fragments, set())
+                      for argument in field.arguments or () if argument.name.value == ARGUMENT)
+    if len(_SEARCHES) >= CACHED_OPERATIONS:
+        _SEARCHES.clear()
+    _SEARCHES[id(operation)] = (operation, arguments)
+    return arguments
+
+
 def malformed_search(operation: OperationDefinitionNode,
                      fragments: Mapping[str, FragmentDefinitionNode],
                      variables: Mapping[str, Any]) -> GraphQLError | None:
     """The first `search` argument of the operation whose text the syntax does not read, as
     a request error naming it (None: every one reads)."""
-    for field in _fields(operation.selection_set, fragments, set()):
-        for argument in field.arguments or ():
-            if argument.name.value != ARGUMENT:
-                continue
-            value = argument.value
-            text = (value.value if isinstance(value, StringValueNode) else
-                    variables.get(value.name.value) if isinstance(value, VariableNode)
-                    else None)
-            if not isinstance(text, str):
-                continue
-            try:
-                parse_search(text)
-            except SearchSyntaxError as error:
-                return GraphQLError(str(error), argument, extensions={"code": "BAD_USER_INPUT"})
-            except LimitExceeded as error:  # over its characters or terms, as every bound
-                return GraphQLError(str(error), argument, extensions={"code": "LIMIT_EXCEEDED"})
+    for argument in _search_arguments(operation, fragments):
+        value = argument.value
+        text = (value.value if isinstance(value, StringValueNode) else
+                variables.get(value.name.value) if isinstance(value, VariableNode)
+                else None)
+        if not isinstance(text, str):
+            continue
+        try:
+            parse_search(text)
+        except SearchSyntaxError as error:
+            return GraphQLError(str(error), argument, extensions={"code": "BAD_USER_INPUT"})
+        except LimitExceeded as error:  # over its characters or terms, as every bound
+            return GraphQLError(str(error), argument, extensions={"code": "LIMIT_EXCEEDED"})
     return None

@@ -13,6 +13,7 @@ from store.db.log.kept_checkpoints import kept_checkpoints, next_checkpoint_id
 from store.db.log.stored_log import StoredLog, latest_head, stored_origin
 from store.db.schema.engine import settle_sqlite
 from store.db.schema.record_kinds import LEDGERED_KEYS
+from store.db.schema.search_text_tables import residual_record_tallies
 from store.db.schema.tables import (
     log_subtrees,
     metadata,
@@ -135,7 +136,8 @@ def _copy_after(src: Connection, dst: Connection, start: int) -> int:
 
 def _copy_search_texts(src: Connection, dst: Connection, last_batch: int) -> None:
     """The search texts of the batches the target lacks, and on a SQLite target the same
-    documents into its FTS5 indexes (PostgreSQL derives its tsvector column itself)."""
+    documents into its FTS5 indexes (PostgreSQL derives its tsvector column itself); then
+    their residual record tallies."""
     for index in TEXT_INDEXES.values():
         texts = index.texts
         result = src.execute(select(texts).where(texts.c.batch_id > last_batch)
@@ -147,6 +149,12 @@ def _copy_search_texts(src: Connection, dst: Connection, last_batch: int) -> Non
             if dst.dialect.name == "sqlite":
                 dst.exec_driver_sql(fts_insert_sql(index), [
                     (row["record_seq"], *(row[c] for c in index.columns)) for row in rows])
+    tallies = residual_record_tallies
+    result = src.execute(select(tallies).where(tallies.c.batch_id > last_batch)
+                         .order_by(tallies.c.record_seq, tallies.c.batch_id)
+                         .execution_options(yield_per=COPY_CHUNK))
+    for chunk in result.mappings().partitions():
+        insert_rows(dst, str(tallies.name), [dict(row) for row in chunk])
 
 
 def _copy_kept_checkpoints(src: Connection, dst: Connection) -> None:

@@ -44,12 +44,13 @@ COUNT_TABLES = ("sighting_counts",)  # revision 0010
 TURN_FIELD_TABLES = ("turn_fields",)  # revision 0011
 CONSTRUCTION_TABLES = ("turn_constructions", "turn_assessments")  # revision 0012
 TEXT_TABLES = ("residual_texts", "surface_texts", "turn_texts")  # revision 0013
+RECORD_TALLY_TABLES = ("residual_record_tallies",)  # revision 0015
 # SQLite: the FTS5 index over each text table, and the shadow tables FTS5 keeps for it.
 FTS_TABLES = tuple(f"{t}_fts{part}" for t in TEXT_TABLES
                    for part in ("", "_data", "_idx", "_docsize", "_config"))
 HEAD_TABLES = (*TABLES, *SURFACE_TABLES, *TALLY_TABLES, *TURN_TABLES, *LOG_TABLES,
                *CHECKPOINT_TABLES, *COUNT_TABLES, *TURN_FIELD_TABLES, *CONSTRUCTION_TABLES,
-               *TEXT_TABLES)
+               *TEXT_TABLES, *RECORD_TALLY_TABLES)
 
 
 def append_only_triggers(*tables: str) -> frozenset[str]:
@@ -60,6 +61,8 @@ def append_only_triggers(*tables: str) -> frozenset[str]:
 
 EXPECTED_TRIGGERS = append_only_triggers(*TABLES)
 HEAD_TRIGGERS = append_only_triggers(*HEAD_TABLES)
+# Revisions 0013 and 0014's: every table's but the residual record tallies' (revision 0015).
+TRIGGERS_AT_0014 = HEAD_TRIGGERS - append_only_triggers(*RECORD_TALLY_TABLES)
 
 
 # --- stores and files -------------------------------------------------------------------

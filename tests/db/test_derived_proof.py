@@ -47,6 +47,7 @@ CHANGES = {
     "residual_texts": "NEW.explanation := 'nothing to see'",
     "surface_texts": "NEW.surface := 'nothing to see'",
     "turn_texts": "NEW.prompt := 'nothing to see'",
+    "residual_record_tallies": "NEW.occurrences := NEW.occurrences * 10",
 }
 # Tables a journal writes, frames do not.
 JOURNAL_WRITES = ("turn_fields", "surface_texts", "turn_texts")

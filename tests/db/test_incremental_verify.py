@@ -65,8 +65,10 @@ def test_the_record_is_the_recomputed_tree_signed_by_the_auditor(
     assert RECORD_HEADER == "core-audit verified tree/v2\n"
     assert lines[0] == "core-audit verified tree/v2"
     # Per derived table: its rows under the tree, then each column's sum (texts: lengths).
-    assert [line.split(" ")[:3] for line in lines[1:9]] == [
-        ["derived", "log_subtrees", "0"], ["derived", "residual_tallies", "6"],
+    assert [line.split(" ")[:3] for line in lines[1:10]] == [
+        ["derived", "log_subtrees", "0"],
+        ["derived", "residual_record_tallies", "6"],  # each residual, by the batch storing it
+        ["derived", "residual_tallies", "6"],
         ["derived", "residual_texts", "6"],  # one search text per residual
         ["derived", "sighting_counts", "6"], ["derived", "surface_texts", "0"],
         ["derived", "tree_heads", "2"],
@@ -74,11 +76,11 @@ def test_the_record_is_the_recomputed_tree_signed_by_the_auditor(
         ["derived", "turn_texts", "0"]]
     # Batch 1 (size 18) and the origin's batch 2 (size 19): batch ids 1 + 2, sizes 18 + 19,
     # two 64-digit roots.
-    assert lines[6] == "derived tree_heads 2 3 37 128"
-    assert lines[9:11] == [ORIGIN, "19"]
+    assert lines[7] == "derived tree_heads 2 3 37 128"
+    assert lines[10:12] == [ORIGIN, "19"]
     root = cli("verify", "--db", examples_store).stdout.split("root ")[1].strip()
-    assert base64.b64decode(lines[11]).hex() == root
-    assert lines[12] == "" and lines[13].startswith("— auditor.example ")
+    assert base64.b64decode(lines[12]).hex() == root
+    assert lines[13] == "" and lines[14].startswith("— auditor.example ")
 
 
 def test_after_a_new_batch_only_the_new_leaves_are_checked(
@@ -158,7 +160,7 @@ def test_a_record_larger_than_the_tree_is_refused(
     _record(examples_store, keys, tmp_path / "newer.txt")
     result = _incremental(older, tmp_path / "newer.txt", keys)
     assert result.exit_code == 1
-    size = int(tmp_path.joinpath("newer.txt").read_text().split("\n")[10])
+    size = int(tmp_path.joinpath("newer.txt").read_text().split("\n")[11])
     assert first_problem(result.stderr) == (
         f"log checkpoint {size}: the checkpoint's tree has {size} leaves, the store 18 "
         "(rows were removed)")
@@ -299,7 +301,7 @@ def test_a_record_without_the_derived_sums_is_refused_by_the_incremental_verify(
     from store.model.verify_record import RECORD_HEADER_V1
 
     signer = SignerKey.parse(Path(f"{keys}.key").read_text().strip())
-    body = "".join(line + "\n" for line in recorded.read_text().split("\n")[9:12])
+    body = "".join(line + "\n" for line in recorded.read_text().split("\n")[10:13])
     text = RECORD_HEADER_V1 + body
     from store.model.checkpoint import NoteSignature
 

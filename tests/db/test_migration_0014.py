@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from raw_reads import dump, query, trigger_definitions
 from sqlalchemy import event
-from store_support import HEAD_TRIGGERS, revision_of, url_of
+from store_support import TRIGGERS_AT_0014, revision_of, url_of
 from turn_data import DISCLOSURE, journal_entry, journal_line
 
 from store.db import queries
@@ -71,7 +71,7 @@ def test_upgrade_adds_the_index_and_keeps_every_row_and_trigger(store_at_0013: P
     assert revision_of(url_of(store_at_0013)) == "0014"
     assert _indexes(store_at_0013)[INDEX] == ["journal_id", "core_time", "turn_seq"]
     assert trigger_definitions(store_at_0013) == triggers
-    assert {name for name, _, _ in triggers} == set(HEAD_TRIGGERS)
+    assert {name for name, _, _ in triggers} == set(TRIGGERS_AT_0014)
     assert query(store_at_0013, "SELECT batch_id, tree_size, root_hash FROM tree_heads") == heads
     after = _without_revision(dump(store_at_0013))
     assert set(after) - set(_without_revision(rows)) == {
@@ -80,7 +80,7 @@ def test_upgrade_adds_the_index_and_keeps_every_row_and_trigger(store_at_0013: P
 
 
 def test_a_journal_s_turns_in_core_time_read_the_index(store_at_0013: Path) -> None:
-    upgrade(url_of(store_at_0013), "0014")
+    upgrade(url_of(store_at_0013), "head")  # 0014, and 0015's table: a store opens at head
     db = AuditStore.open(str(store_at_0013), read_only=True)
     statements: list[tuple[str, object]] = []
     event.listen(db.engine, "before_cursor_execute",
@@ -114,4 +114,4 @@ def test_downgrade_drops_the_index_and_leaves_revision_0013_s_store(store_at_001
     assert revision_of(url_of(store_at_0013)) == "0013"
     assert INDEX not in _indexes(store_at_0013)
     assert dump(store_at_0013) == before
-    assert {name for name, _, _ in trigger_definitions(store_at_0013)} == set(HEAD_TRIGGERS)
+    assert {name for name, _, _ in trigger_definitions(store_at_0013)} == set(TRIGGERS_AT_0014)

@@ -40,7 +40,8 @@ def test_db_upgrade_current_and_downgrade(pg_url: str) -> None:
         "residual_occurrences", "surface_records", "surface_occurrences", "residual_tallies",
         "turns", "log_subtrees", "tree_heads", "log_origin", "checkpoints",
         "checkpoint_cosignatures", "sighting_counts", "turn_fields", "turn_constructions",
-        "turn_assessments", "residual_texts", "surface_texts", "turn_texts"}
+        "turn_assessments", "residual_texts", "surface_texts", "turn_texts",
+        "residual_record_tallies"}
     _ok("db", "downgrade", "0001", "--db", pg_url)
     assert _ok("db", "current", "--db", pg_url).strip().startswith("0001")
     _ok("db", "upgrade", "--db", pg_url)

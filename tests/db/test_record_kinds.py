@@ -32,7 +32,8 @@ def test_the_log_s_leaves_and_the_guarded_tables_follow_from_the_declarations() 
                "checkpoint_cosignatures",  # these two: revision 0009
                "sighting_counts",  # revision 0010
                "turn_fields",  # revision 0011
-               "residual_texts", "surface_texts", "turn_texts")  # revision 0013
+               "residual_texts", "surface_texts", "turn_texts",  # revision 0013
+               "residual_record_tallies")  # revision 0015
     assert tuple(APPEND_ONLY_TABLES) == (*LEDGERED_KEYS, *derived)
 
 
@@ -102,7 +103,7 @@ def test_a_table_that_is_not_a_leaf_must_say_whether_each_batch_writes_it() -> N
 def test_the_derived_tables_are_those_each_batch_writes_beside_its_leaves() -> None:
     assert DERIVED_TABLES == ("residual_tallies", "log_subtrees", "tree_heads",
                               "sighting_counts", "turn_fields", "residual_texts",
-                              "surface_texts", "turn_texts")
+                              "surface_texts", "turn_texts", "residual_record_tallies")
 
 
 def test_flat_query_records_carry_their_tables_columns() -> None:

@@ -37,8 +37,8 @@ REV0001_CHECKPOINT = REV0001_HEAD.replace(" ", ":")
 REV0001_TRIGGERS = append_only_triggers(*REV0001_TABLES)
 # 0003 tallies, 0004 the rowid guard, 0005 turns, 0006 the log, 0007 BIGINT (PG), 0008 guards v3,
 # 0009 kept checkpoints, 0010 sighting counts, 0011 turn fields, 0012 construction evidence,
-# 0013 full-text search, 0014 turn lookup index
-HEAD = "0014"
+# 0013 full-text search, 0014 turn lookup index, 0015 residual record tallies
+HEAD = "0015"
 
 SURFACE_LINES = [
     {"grounding_source": "teaching", "surface": LIGHT_SURFACE, "subject": "light",

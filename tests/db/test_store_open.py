@@ -131,6 +131,6 @@ def test_db_current_names_the_revision_and_head(db_path: Path) -> None:
     AuditStore.open(str(db_path)).close()
     result = cli("db", "current", "--db", db_path)
     assert result.exit_code == 0
-    assert result.stdout.strip() == "0014 (at head)"
+    assert result.stdout.strip() == "0015 (at head)"
     as_json = cli("db", "current", "--db", db_path, "--json")
-    assert json.loads(as_json.stdout) == {"revision": "0014", "head": "0014", "at_head": True}
+    assert json.loads(as_json.stdout) == {"revision": "0015", "head": "0015", "at_head": True}

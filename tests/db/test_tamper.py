@@ -184,7 +184,8 @@ def _remove_last_batch(path: Path) -> None:
             " UNION ALL SELECT seq FROM ingest_batches WHERE batch_id = :b)", {"b": batch}
         ).fetchone()
         for table in ("residual_occurrences", "contract_residuals", "contract_assessments",
-                      "residual_tallies", "sighting_counts", "tree_heads", "ingest_batches"):
+                      "residual_tallies", "sighting_counts", "residual_record_tallies",
+                      "tree_heads", "ingest_batches"):
             connection.execute(f"DELETE FROM {table} WHERE batch_id = ?", (batch,))
         connection.execute("DELETE FROM log_subtrees WHERE start + (1 << level) >= ?",
                            (first_seq,))

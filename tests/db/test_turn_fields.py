@@ -18,6 +18,7 @@ from store_support import (
     CONSTRUCTION_TABLES,
     EXPECTED_TRIGGERS,
     HEAD_TABLES,
+    RECORD_TALLY_TABLES,
     TEXT_TABLES,
     append_only_triggers,
     first_problem,
@@ -48,7 +49,8 @@ FIELDS = ("turn_id", "core_time", "articulation_surface", "walk_surface",
 
 # The tables revision 0011 leaves (revision 0012's construction tables and 0013's search
 # texts come after it).
-TABLES_AT_0011 = tuple(t for t in HEAD_TABLES if t not in (*CONSTRUCTION_TABLES, *TEXT_TABLES))
+TABLES_AT_0011 = tuple(t for t in HEAD_TABLES
+                       if t not in (*CONSTRUCTION_TABLES, *TEXT_TABLES, *RECORD_TALLY_TABLES))
 
 
 def _at(hour: int, minute: int, second: int, micro: int) -> int:

@@ -4,12 +4,11 @@ first, capped — what a facet is for one dimension, for several at once, and ov
 A grouping is declared per listing (`GROUPINGS`): its dimensions (a column of the rows it
 groups, or a time bucket of one) and what it counts. Residuals group their batches' tallies
 (the residuals each batch first stored, and the sightings it recorded: the range semantics
-of `residualFacets`), so the cost follows batches x combinations, not residuals; surfaces
-and turns group their filtered rows. Time buckets are of the batch's ingest time (UTC), or of
-CORE's own time where a record has one (a turn's timestamp; a surface's sightings emitted by
-a turn), as text that sorts as time does: `2026-12-06T07` (hour), `2026-12-06` (day), the
-Monday that starts an ISO week (week), `2026-12` (month).
-
+of `residualFacets`), so the cost follows batches x combinations, not residuals; a search
+its matches' residual record tallies; surfaces and turns group their filtered rows. Time
+buckets are of the batch's ingest time (UTC), or of CORE's own time where a record has one
+(a turn's timestamp; a surface's sightings emitted by a turn), as text that sorts as time
+does: `2026-12-06T07` (hour), `2026-12-06` (day), the Monday of an ISO week, `2026-12`.
 Surfaces grouped by what only a sighting says (its prompt, session, or the CORE time of the
 turn that emitted it) are grouped sighting by sighting: a group counts the distinct surfaces
 seen so, and the sightings; a surface seen with two prompts is in both groups, and the total
@@ -42,6 +41,7 @@ from store.db.queries.errors import QueryError
 from store.db.queries.filters import ResidualFilter, SurfaceFilter, TurnFilter
 from store.db.queries.listing_declarations import SURFACES
 from store.db.queries.pages import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from store.db.queries.search import Searched, record_tallies
 from store.db.queries.time_buckets import bucketed, core_bucketed
 from store.db.queries.time_histograms import (  # TimeBucket: callers import it from here
     TimeBucket as TimeBucket,
@@ -99,8 +99,7 @@ class Groups:
 
 def _ranked(by: Sequence[str], total: int, counts: list[tuple[str | None, int]],
             limit: int) -> Groups:
-    """Groups of records counted once each (sightings = records), ordered as the SQL orders
-    them: largest first, then by value, null last."""
+    """Groups of records counted once each (sightings = records), as SQL orders them."""
     ordered = sorted(counts, key=lambda vc: (-vc[1], vc[0] is None, vc[0] or ""))
     return Groups(by=tuple(by), total=total, occurrences=total, group_count=len(counts),
                   groups=[Group(values=(value,), count=n, occurrences=n)
@@ -108,8 +107,7 @@ def _ranked(by: Sequence[str], total: int, counts: list[tuple[str | None, int]],
 
 
 def _turn_histogram(connection: Connection, dimension: Dimension, where: TurnFilter | None,
-                    snapshot: Snapshot | None
-                    ) -> tuple[int, list[tuple[str | None, int]]] | None:
+                    snapshot: Snapshot | None) -> tuple[int, list[tuple[str | None, int]]] | None:
     if not dimension.core or dimension.bucket is None or (
             where is not None and where.conditions()):
         return None
@@ -220,6 +218,8 @@ def _ingest_times(dimensions: Mapping[str, str],
 
 def _residual_tallies(where: ResidualFilter | None, snapshot: Snapshot | None,
                       dimensions: Sequence[Dimension] = ()) -> Select[Any]:
+    if isinstance(where, Searched) and (rows := record_tallies(where, snapshot, True)) is not None:
+        return rows  # a search: its matches' rows of the record tallies
     if where is not None and where.has_ids():  # the tallies hold no ids: the rows, counted
         return _residual_rows(where, snapshot)
     return (select(tallies_t, batches_t.c.ingested_at)

@@ -18,6 +18,8 @@ from store.db.queries.as_of import Snapshot, held
 from store.db.queries.facets import facet_counts, grouped_combos, range_combos
 from store.db.queries.filters import ResidualFilter
 from store.db.queries.records import ResidualFacets
+from store.db.queries.search import Searched, record_tallies
+from store.db.schema.search_text_tables import residual_record_tallies
 from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
@@ -56,11 +58,22 @@ def residual_combos(rows: Select[Any], where: ResidualFilter | None,
     so the cost follows the number of batches, not of residuals. With a batch range,
     sightings are those recorded in its batches (with ids, the same counts from the rows)."""
     columns = {name: RESIDUAL_FACETS[name] for name in names}
+    searched = record_tallies(where, snapshot) if isinstance(where, Searched) else None
+    if searched is not None:  # a search: its matches' rows of the record tallies, summed
+        return _summed_combos(residual_record_tallies, columns, searched)
     if where is not None and where.has_ids():
         return range_combos(residuals_t, "residual_id", occurrences_t, where, snapshot, columns)
+    return _summed_combos(tallies_t, columns, _tallies(where, snapshot))
+
+
+def _summed_combos(rows: Any, columns: Mapping[str, str], statement: Select[Any] | None = None
+                   ) -> CTE:
+    """`rows` (tallies, or rows shaped as them) grouped by the facet `columns`, each group
+    summing their residuals (`n`) and occurrences (`s`)."""
     return grouped_combos(
-        _tallies(where, snapshot), {name: tallies_t.c[column] for name, column in columns.items()},
-        func.sum(tallies_t.c.residuals), func.sum(tallies_t.c.occurrences))
+        select(rows) if statement is None else statement,
+        {name: rows.c[column] for name, column in columns.items()},
+        func.sum(rows.c.residuals), func.sum(rows.c.occurrences))
 
 
 def residual_facets_of(connection: Connection, rows: Select[Any],

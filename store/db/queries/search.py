@@ -5,7 +5,7 @@ search is written in, and its parse: store/db/queries/search_syntax.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,6 +32,8 @@ from sqlalchemy.types import NullType, String
 
 from store.db.queries.errors import QueryError
 from store.db.queries.search_syntax import PIECES, Search, Term, fold, parse_search
+from store.db.schema.search_text_tables import residual_record_tallies
+from store.db.schema.tables import contract_residuals, ingest_batches
 from store.db.schema.text_search import PG_CONFIG, TextIndex, index_of
 
 SNIPPET_WORDS = 24  # words around the first hit
@@ -121,6 +123,27 @@ class Searched:
         return getattr(self.base, name)
 
 
+def record_tallies(where: Searched, snapshot: Any, ingest_time: bool = False
+                   ) -> Select[Any] | None:
+    """A residual search's rows as the residual tallies count them, one residual at a time
+    (residual_record_tallies: per residual and batch, `residuals` and `occurrences`), held by
+    `snapshot`, with `ingest_time` their batch's `ingested_at`: what its facets and groups
+    sum, reading the matches' narrow rows by the document's record_seq and no residual row or
+    sighting. None for other records, or with a filter of residual ids (no id is there)."""
+    if where.records is not contract_residuals or (
+            where.base is not None and where.base.has_ids()):
+        return None
+    t = residual_record_tallies
+    rows = select(t).where(
+        *([] if where.base is None else where.base.conditions(t)),
+        Matches(text_index(where.records), t.c.record_seq, where.search),
+        *([] if snapshot is None else [snapshot.covers(t.c.batch_id)]))
+    if not ingest_time:
+        return rows
+    return rows.add_columns(ingest_batches.c.ingested_at).join(
+        ingest_batches, ingest_batches.c.batch_id == t.c.batch_id)
+
+
 def searched(where: Any, text: str | None, records: Table) -> Any:
     """`where` with the search `text` ANDed (None: `where` as it is)."""
     if text is None:
@@ -208,23 +231,35 @@ def _hit(word: str, terms: Iterable[Term]) -> Term | None:
     return None
 
 
-def _hits(word: str, terms: Iterable[Term]) -> bool:
-    return _hit(word, terms) is not None
+Hit = Callable[[str], "Term | None"]
 
 
-def terms_found(text: str, search: Search) -> int:
+def hits_of(search: Search) -> Hit:
+    """`_hit` for the search's terms, each word looked up once: a page's snippets meet the
+    same words row after row."""
+    terms, found = search.terms(), {}
+
+    def hit(word: str) -> Term | None:
+        if word not in found:
+            found[word] = _hit(word, terms)
+        return found[word]
+
+    return hit
+
+
+def terms_found(text: str, search: Search, hit: Hit | None = None) -> int:
     """How many of the search's terms have a word in `text`."""
-    terms = search.terms()
-    return len({id(term) for w in PIECES.findall(text) if (term := _hit(w, terms))})
+    hit = hit or hits_of(search)
+    return len({id(term) for w in PIECES.findall(text) if (term := hit(w))})
 
 
-def snippet(text: str, search: Search) -> str | None:
+def snippet(text: str, search: Search, hit: Hit | None = None) -> str | None:
     """`text` around its first hit, each word the search names between « and », up to
     SNIPPET_WORDS words, … where cut; None if no word of it is there. Plain text: a page
     escapes it, then turns the marks into <mark>."""
-    terms = search.terms()
+    hit = hit or hits_of(search)
     words = list(PIECES.finditer(text))
-    hits = [i for i, w in enumerate(words) if _hits(w.group(), terms)]
+    hits = [i for i, w in enumerate(words) if hit(w.group()) is not None]
     if not hits:
         return None
     # A third of the window before the first hit; a window that would run past the end
@@ -253,10 +288,11 @@ def snippets(connection: Connection, records: Table, search: Search,
     texts = text_index(records).texts
     columns = [c for c in texts.c if c.name not in ("record_seq", "batch_id", "document")]
     found: dict[int, str | None] = dict.fromkeys(seqs)
+    hit = hits_of(search)
     for row in connection.execute(select(texts.c.record_seq, *columns)
                                   .where(texts.c.record_seq.in_(list(seqs)))):
         values = [value for value in row[1:] if value]
         if values:
-            best = max(values, key=lambda value: terms_found(value, search))  # first on ties
-            found[row[0]] = snippet(best, search)
+            best = max(values, key=lambda value: terms_found(value, search, hit))  # first on ties
+            found[row[0]] = snippet(best, search, hit)
     return found

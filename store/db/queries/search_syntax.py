@@ -112,6 +112,8 @@ def _tsquery(node: Node) -> str:
 
 def fold(text: str) -> str:
     """Case and diacritics folded, as the engines fold them (FTS5's remove_diacritics)."""
+    if text.isascii():  # no diacritics, and ASCII's casefold is its lower case: the snippets'
+        return text.lower()  # words are mostly ASCII, and each is folded
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 

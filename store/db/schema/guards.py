@@ -28,7 +28,7 @@ SQLITE_V3_GUARDED: frozenset[str] = frozenset({
     "tree_heads", "log_origin", "checkpoints", "checkpoint_cosignatures", "sighting_counts",
     "turn_fields",
     "turn_constructions", "turn_assessments",
-    "residual_texts", "surface_texts", "turn_texts"})
+    "residual_texts", "surface_texts", "turn_texts", "residual_record_tallies"})
 # Tables that hold one row at most: a second one is refused (the guard; PostgreSQL: a unique
 # index on a constant) and reported by verify.
 SINGLE_ROW_TABLES: frozenset[str] = frozenset({"log_origin"})

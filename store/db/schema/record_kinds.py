@@ -17,7 +17,12 @@ from sqlalchemy import MetaData, Row, Table
 
 from store.db.schema import content_ids
 from store.db.schema.metadata import Sha256
-from store.db.schema.search_text_tables import residual_texts, surface_texts, turn_texts
+from store.db.schema.search_text_tables import (
+    residual_record_tallies,
+    residual_texts,
+    surface_texts,
+    turn_texts,
+)
 from store.db.schema.tables import (
     checkpoint_cosignatures,
     checkpoints,
@@ -99,6 +104,8 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
     RecordKind(residual_texts, ("record_seq",), ledgered=False, derived=True),
     RecordKind(surface_texts, ("record_seq",), ledgered=False, derived=True),
     RecordKind(turn_texts, ("record_seq",), ledgered=False, derived=True),
+    RecordKind(residual_record_tallies, ("record_seq", "batch_id"), ledgered=False,
+               derived=True),
 )
 
 KINDS_BY_TABLE: Mapping[str, RecordKind] = {kind.name: kind for kind in RECORD_KINDS}

@@ -17,7 +17,12 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Table, inspect
 
-from store.db.schema.search_text_tables import residual_texts, surface_texts, turn_texts
+from store.db.schema.search_text_tables import (
+    residual_record_tallies,
+    residual_texts,
+    surface_texts,
+    turn_texts,
+)
 from store.db.schema.tables import contract_residuals, surface_records, turns
 
 # Each engine's tokenizer, fixed: words are cut and folded the same way when indexed and
@@ -63,12 +68,18 @@ def index_of(records: Table) -> TextIndex | None:
     return TEXT_INDEXES.get(str(records.name))
 
 
-def texts_present(connection: Connection) -> bool:
-    """Whether the store has the text tables (revision 0013 on). The writer of an earlier
+# The search's derived tables, each created by a later revision than the writer may meet.
+SEARCH_TABLES: tuple[str, ...] = (*TEXT_TABLES, str(residual_record_tallies.name))
+
+
+def absent_search_tables(connection: Connection) -> frozenset[str]:
+    """The search's derived tables the store does not have yet: the text tables before
+    revision 0013, the residual record tallies before 0015. The writer of an earlier
     revision's backfill (0012) runs on a store without them."""
     if connection.dialect.name == "sqlite":
         found = connection.exec_driver_sql(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
-            f"({', '.join(repr(name) for name in TEXT_TABLES)})").scalar_one()
-        return int(found) == len(TEXT_TABLES)
-    return all(inspect(connection).has_table(name) for name in TEXT_TABLES)
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
+            f"({', '.join(repr(name) for name in SEARCH_TABLES)})").scalars().all()
+        return frozenset(SEARCH_TABLES) - set(found)
+    inspector = inspect(connection)
+    return frozenset(name for name in SEARCH_TABLES if not inspector.has_table(name))

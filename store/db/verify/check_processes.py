@@ -12,6 +12,7 @@ carry its open SQLite connections into the child, which SQLite forbids.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
@@ -54,6 +55,9 @@ def run_check(url: str, name: str, scope: Scope, immutable: bool = False) -> Che
     report = VerifyReport()
     problems: list[Problem] = []
     cap = HEAVY_CAPS.get(name)
+    # No cycle collection while a check runs: its rows and hashes are millions of short-lived
+    # tuples and bytes, freed as they go, that made the collector scan again and again.
+    gc.disable()
     try:
         with engine.connect() as connection:
             for problem in HEAVY_CHECKS[name](connection, scope, report):
@@ -65,6 +69,7 @@ def run_check(url: str, name: str, scope: Scope, immutable: bool = False) -> Che
     except (DatabaseError, UnicodeDecodeError) as exc:
         return CheckOutcome(problems, str(unreadable_store(url, exc)))
     finally:
+        gc.enable()
         engine.dispose()
     return CheckOutcome(problems, None, report.rows, report.tip)
 

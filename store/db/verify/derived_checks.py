@@ -4,13 +4,18 @@ from the rows, never trusted)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from sqlalchemy import Connection, func, select
 
 from store.db.schema.tables import turn_fields, turns
 from store.db.verify.problems import Problem
-from store.db.write.sighting_counts import recomputed_sighting_counts, stored_sighting_counts
+from store.db.write.sighting_counts import (
+    CountRow,
+    recomputed_sighting_counts,
+    stored_sighting_counts,
+)
 from store.db.write.tallies import recomputed_tallies, stored_tallies
 from store.db.write.turn_fields import COLUMNS, JOURNAL, READ_ROWS, derived_row
 
@@ -18,8 +23,15 @@ from store.db.write.turn_fields import COLUMNS, JOURNAL, READ_ROWS, derived_row
 def tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
     """The derived tallies must be exactly what the ledgered rows add up to, batch by batch
     (the batches after `after_batch`)."""
-    stored = stored_tallies(connection, after_batch)
-    for batch_id, expected in recomputed_tallies(connection, after_batch):
+    yield from compared_tallies(stored_tallies(connection, after_batch),
+                                recomputed_tallies(connection, after_batch))
+
+
+def compared_tallies(stored: dict[int, list[dict[str, Any]]],
+                     recomputed: Iterable[tuple[int, list[dict[str, Any]]]]
+                     ) -> Iterator[Problem]:
+    """The stored tallies (by batch) against the recomputed ones, in batch order."""
+    for batch_id, expected in recomputed:
         found = stored.pop(batch_id, [])
         if found != expected:
             yield Problem(None, "residual_tallies", f"batch {batch_id}",
@@ -33,8 +45,13 @@ def tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Pro
 def sighting_count_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
     """The derived sighting counts must be exactly the running counts the sightings make,
     row for row (both streams in key order: batch, record), the batches after `after_batch`."""
-    expected, stored = (recomputed_sighting_counts(connection, after_batch),
-                        stored_sighting_counts(connection, after_batch))
+    yield from compared_sighting_counts(recomputed_sighting_counts(connection, after_batch),
+                                        stored_sighting_counts(connection, after_batch))
+
+
+def compared_sighting_counts(expected: Iterator[CountRow], stored: Iterator[CountRow]
+                             ) -> Iterator[Problem]:
+    """Two streams of sighting count rows in key order (batch, record), merged."""
     want, have = next(expected, None), next(stored, None)
     while want is not None or have is not None:
         if have is None or (want is not None and want[:2] < have[:2]):

@@ -1,4 +1,5 @@
-"""`verify`'s search texts and indexes (revision 0013): each text table must hold exactly the
+"""`verify`'s search texts and indexes (revision 0013), and the residual record tallies beside
+the residuals' documents (revision 0015): each text table must hold exactly the
 document every record's stored rows give it (derived again here, as the writer and the
 migration derive it), and the engine's index must be the index of those rows: SQLite, the
 index FTS5 builds again from the rows compared term by term, and a count of its documents;
@@ -7,12 +8,15 @@ PostgreSQL, every stored tsvector equal to its recomputation."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import zip_longest
 
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
 from store.db.schema.text_search import FTS5_TOKENIZER, TEXT_INDEXES, TextIndex
 from store.db.verify.problems import Problem
+from store.db.write.residual_record_tallies import TABLE as RECORD_TALLIES
+from store.db.write.residual_record_tallies import record_tally_problems
 
 MAX_NAMED = 20  # per table: enough to name them
 
@@ -56,6 +60,15 @@ def _row_problems(connection: Connection, index: TextIndex, after_batch: int
                       f"row names no record of {records} (added out of band)")
 
 
+def _same_rows(connection: Connection, one: str, other: str) -> bool:
+    """Whether two fts5vocab tables list the same (term, doc, cnt) rows in the same order:
+    one pass over each, where EXCEPT sorted both, twice."""
+    run = connection.exec_driver_sql
+    pairs = zip_longest(run(f"SELECT term, doc, cnt FROM {one}"),
+                        run(f"SELECT term, doc, cnt FROM {other}"))
+    return all(a is not None and b is not None and tuple(a) == tuple(b) for a, b in pairs)
+
+
 def _sqlite_index_problems(connection: Connection, index: TextIndex) -> Iterator[Problem]:
     """The store's FTS5 index against one FTS5 builds again from the text table's rows, in
     the temp schema (a read-only or immutable store takes no write, not even FTS5's own
@@ -64,19 +77,24 @@ def _sqlite_index_problems(connection: Connection, index: TextIndex) -> Iterator
     fts, texts, columns = index.fts, index.texts.name, ", ".join(index.columns)
     run = connection.exec_driver_sql
     try:
+        # Contentless and without column sizes: only the index is compared, and building
+        # it alone was a third of the time of building it with a copy of every document.
         run(f"CREATE VIRTUAL TABLE temp.rebuilt_{fts} USING fts5({columns}, "
-            f"tokenize='{FTS5_TOKENIZER}')")
+            f"tokenize='{FTS5_TOKENIZER}', content='', columnsize=0)")
         run(f"INSERT INTO temp.rebuilt_{fts} (rowid, {columns}) "
             f"SELECT record_seq, {columns} FROM main.{texts}")
         run(f"CREATE VIRTUAL TABLE temp.stored_{fts}_terms USING fts5vocab(main, '{fts}', 'row')")
         run(f"CREATE VIRTUAL TABLE temp.rebuilt_{fts}_terms USING fts5vocab(temp, "
             f"'rebuilt_{fts}', 'row')")
         stored, rebuilt = f"temp.stored_{fts}_terms", f"temp.rebuilt_{fts}_terms"
-        # Each way apart: SQLite reads compound SELECTs left to right, no precedence.
-        differing = [term for one, other in ((stored, rebuilt), (rebuilt, stored))
-                     for term in run(f"SELECT term FROM (SELECT term, doc, cnt FROM {one} "
-                                     f"EXCEPT SELECT term, doc, cnt FROM {other}) "
-                                     f"ORDER BY term LIMIT {MAX_NAMED}").scalars()]
+        # Both list their terms in the index's (term) order: the same terms alike, or
+        # the differing ones named. Each way apart: SQLite reads compound SELECTs left to
+        # right, no precedence.
+        differing = [] if _same_rows(connection, stored, rebuilt) else [
+            term for one, other in ((stored, rebuilt), (rebuilt, stored))
+            for term in run(f"SELECT term FROM (SELECT term, doc, cnt FROM {one} "
+                            f"EXCEPT SELECT term, doc, cnt FROM {other}) "
+                            f"ORDER BY term LIMIT {MAX_NAMED}").scalars()]
         documents = run(f"SELECT count(*) FROM main.{fts}_docsize").scalar_one()
         rows = run(f"SELECT count(*) FROM main.{texts}").scalar_one()
     except DBAPIError as error:
@@ -102,12 +120,34 @@ def _pg_index_problems(connection: Connection, index: TextIndex) -> Iterator[Pro
                       "its tsvector differs from the one its text gives")
 
 
+def _record_tally_problems(connection: Connection, after_batch: int) -> Iterator[Problem]:
+    """The residual record tallies (revision 0015) row for row against the ones the ledgered
+    rows give (the batches after `after_batch`): the first MAX_NAMED that differ."""
+    for named, (want, have) in enumerate(record_tally_problems(connection, after_batch)):
+        if named == MAX_NAMED:
+            return
+        seq, batch = (want or have or (None, None))[:2]
+        where = f"record_seq {seq} batch {batch}"
+        if have is None:
+            yield Problem(seq, RECORD_TALLIES, where, "row is missing")
+        elif want is None:
+            yield Problem(seq, RECORD_TALLIES, where,
+                          "row names no residual this batch stored or sighted (added out of "
+                          "band)")
+        else:
+            yield Problem(seq, RECORD_TALLIES, where,
+                          f"row says {have[2:]}, the residual and its sightings give "
+                          f"{want[2:]}")
+
+
 def search_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
     """Every text table against the ledgered rows (the batches after `after_batch`), then
-    every full-text index against its text table (whole)."""
+    every full-text index against its text table (whole), then the residual record tallies
+    against the ledgered rows."""
     for index in TEXT_INDEXES.values():
         yield from _row_problems(connection, index, after_batch)
         if connection.dialect.name == "sqlite":
             yield from _sqlite_index_problems(connection, index)
         else:
             yield from _pg_index_problems(connection, index)
+    yield from _record_tally_problems(connection, after_batch)

@@ -13,10 +13,11 @@ from sqlalchemy import Connection, exists, func, literal, select, text, true
 from store.db.log.stored_log import TreeHead, latest_head
 from store.db.schema.record_kinds import LEDGERED_KEYS, SIGHTED, RecordKind
 from store.db.schema.tables import ingest_batches, metadata, tree_heads
-from store.db.schema.text_search import TEXT_INDEXES, TEXT_TABLES
+from store.db.schema.text_search import SEARCH_TABLES, TEXT_INDEXES
 from store.db.verify.checkpoint_checks import checkpoint_problems, kept_checkpoint_problems
 from store.db.verify.construction_checks import construction_problems
 from store.db.verify.content_checks import content_kinds, table_problems
+from store.db.verify.count_checks import count_problems
 from store.db.verify.derived_checks import (
     sighting_count_problems,
     tally_problems,
@@ -141,6 +142,7 @@ HEAVY_CHECKS: dict[str, HeavyCheck] = {
         connection, scope.skip, scope),
     "sighting_counts": lambda connection, scope, _report: sighting_count_problems(
         connection, scope.after_batch),
+    "counts": lambda connection, scope, _report: count_problems(connection, scope.after_batch),
     "turn_fields": lambda connection, scope, _report: turn_field_problems(
         connection, scope.after_batch),
     "constructions": lambda connection, scope, _report: construction_problems(
@@ -178,8 +180,9 @@ class InProcessChecks:
 
 
 def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -> list[str]:
-    """The heavy checks a store with these unreadable tables gets, longest first; after a
-    verified tree, not integrity_check (it reads the whole file)."""
+    """The heavy checks a store with these unreadable tables gets, in the order the workers
+    take them up (_FIRST, then the rest); after a verified tree, not integrity_check (it
+    reads the whole file)."""
     names = ["leaves", *(f"content {kind.name}" for kind in content_kinds()
                          if kind.name not in unreadable)]
     if since is None:
@@ -188,15 +191,27 @@ def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -
         names.append("tallies")
     if not {"sighting_counts", *SIGHTED, *(r for r, _ in SIGHTED.values())} & set(unreadable):
         names.append("sighting_counts")
+    if {"tallies", "sighting_counts"} <= set(names):  # both from one read of the sightings
+        names = [name for name in names if name not in ("tallies", "sighting_counts")]
+        names.append("counts")
     if not {"turn_fields", "turns"} & set(unreadable):
         names.append("turn_fields")
     if not {"turns", "turn_constructions", "turn_assessments"} & set(unreadable):
         names.append("constructions")
-    if not {*TEXT_TABLES, *(i.records.name for i in TEXT_INDEXES.values()),
+    if not {*SEARCH_TABLES, *(i.records.name for i in TEXT_INDEXES.values()),
             "residual_occurrences", "contract_assessments", "surface_occurrences",
             "surface_records"} & set(unreadable):
         names.append("search")
-    return [*names, "references"]
+    return sorted([*names, "references"],
+                  key=lambda name: _FIRST.index(name) if name in _FIRST else len(_FIRST))
+
+
+# The longest checks first, each taken up by the first worker free: at 1M occurrences on two
+# cores (CPU s) integrity_check 18 on one, the leaves 11 then the counts 9 on the other, then
+# the content ids, the search texts and the references (5-6 each) fill both evenly. Leaves
+# first left integrity_check to start after the content ids, and the last check to end
+# ~1 s after the other worker was done.
+_FIRST = ("integrity_check", "leaves", "counts")
 
 
 def _chained(iterators: Iterator[Iterator[Problem]]) -> Generator[Problem, None, None]:
@@ -268,6 +283,8 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         problems.extend(heavy.problems("tallies", report))
     if "sighting_counts" in names:
         problems.extend(islice(heavy.problems("sighting_counts", report), MAX_PROBLEMS))
+    if "counts" in names:  # the tallies' problems, then (at most 20) the sighting counts'
+        problems.extend(heavy.problems("counts", report))
     if "turn_fields" in names:
         problems.extend(islice(heavy.problems("turn_fields", report), MAX_PROBLEMS))
     if "search" in names:

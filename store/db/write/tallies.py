@@ -55,19 +55,31 @@ def recomputed_tallies(connection: Connection, after_batch: int = 0
     """Each batch's tallies (after `after_batch`) as the ledgered rows say they should be, in
     batch order."""
     dims = [residuals_t.c[name] for name in TALLY_DIMENSIONS]
-    added = select(residuals_t.c.batch_id, *dims, func.count()).where(
-        residuals_t.c.batch_id > after_batch).group_by(residuals_t.c.batch_id, *dims)
+    tallies = added_residuals(connection, after_batch)
     seen = (
         select(occurrences_t.c.batch_id, *dims, func.count())
         .join(residuals_t, residuals_t.c.residual_id == occurrences_t.c.residual_id)
         .where(occurrences_t.c.batch_id > after_batch)
         .group_by(occurrences_t.c.batch_id, *dims)
     )
+    for batch_id, *combo, count in connection.execute(seen):
+        tallies.setdefault(batch_id, BatchTally()).add(tuple(combo), occurrences=count)
+    yield from in_batch_order(tallies)
+
+
+def added_residuals(connection: Connection, after_batch: int = 0) -> dict[int, BatchTally]:
+    """Each batch's new residuals (after `after_batch`) counted per combination; their
+    occurrences are added by the caller."""
+    dims = [residuals_t.c[name] for name in TALLY_DIMENSIONS]
+    added = select(residuals_t.c.batch_id, *dims, func.count()).where(
+        residuals_t.c.batch_id > after_batch).group_by(residuals_t.c.batch_id, *dims)
     tallies: dict[int, BatchTally] = {}
     for batch_id, *combo, count in connection.execute(added):
         tallies.setdefault(batch_id, BatchTally()).add(tuple(combo), residuals=count)
-    for batch_id, *combo, count in connection.execute(seen):
-        tallies.setdefault(batch_id, BatchTally()).add(tuple(combo), occurrences=count)
+    return tallies
+
+
+def in_batch_order(tallies: dict[int, BatchTally]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
     for batch_id in sorted(tallies):
         yield batch_id, tallies[batch_id].rows(batch_id)
 

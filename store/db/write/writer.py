@@ -14,7 +14,7 @@ from sqlalchemy import Connection, Engine, select
 from store import __version__
 from store.db.log.stored_log import LogAppender, log_entry
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
-from store.db.schema.text_search import TEXT_TABLES, texts_present
+from store.db.schema.text_search import TEXT_TABLES, absent_search_tables
 from store.db.write.batch_proof import WrittenBatch, prove_batch
 from store.db.write.batch_summary import BatchSummary
 from store.db.write.derived_rows import DerivedWrites
@@ -46,6 +46,8 @@ from store.db.write.reading_process import (
     rows_to_append,
     worth_a_process,
 )
+from store.db.write.residual_record_tallies import TABLE as RECORD_TALLIES
+from store.db.write.residual_record_tallies import write_record_tallies
 from store.db.write.row_builders import InputStart, RegistryProvider, ledger_key
 from store.db.write.search_texts import text_rows, write_texts
 from store.db.write.sighting_counts import write_sighting_counts
@@ -81,10 +83,12 @@ class _BatchWriter:
         # Residual ids repeat across frames: remember their stored content, boundedly.
         self.repeated: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
         self.tally = BatchTally()
-        # Every derived row, digested for prove_batch; the search texts only on a store
-        # that has them (revision 0012's backfill batch runs before 0013 creates them).
-        self.texts = texts_present(connection)
-        self.derived = DerivedWrites(absent=frozenset() if self.texts else frozenset(TEXT_TABLES))
+        # Every derived row, digested for prove_batch; the search's derived tables only on a
+        # store that has them (revision 0012's backfill batch runs before 0013 creates them).
+        absent = absent_search_tables(connection)
+        self.texts = not absent & set(TEXT_TABLES)
+        self.record_tallies = RECORD_TALLIES not in absent
+        self.derived = DerivedWrites(absent=absent)
         self.stored_rows = self.appender.size  # at most this many rows in any one table
         self.looked_up = 0
         self.filtering = False  # once True, each kind's key filter is built when first needed
@@ -241,6 +245,10 @@ class _BatchWriter:
         new = {table: counts.new for table, counts in self.summary.tables.items()}
         write_sighting_counts(self.connection, self.derived, self.batch_id,
                               self.written.before.size + 1, new, self.appender.size)
+        if self.record_tallies and (new.get("contract_residuals", 0)
+                                    or new.get("residual_occurrences", 0)):
+            write_record_tallies(self.connection, self.derived, self.batch_id,
+                                 self.written.before.size + 1)
 
     def _insert_subtrees(self) -> None:
         self.derived.insert_dicts(self.connection, "log_subtrees", self.appender.subtree_rows())

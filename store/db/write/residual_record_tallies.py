@@ -1,0 +1,122 @@
+"""The residual tallies one residual at a time (revision 0015, `residual_record_tallies`): per
+residual and per batch that stored or sighted it, the residual's facet columns, whether that
+batch first stored it, and the sightings of it the batch recorded.
+
+The writer counts a batch's rows in SQL once its sightings are written (as the sighting
+counts are), and inserts them through the batch's DerivedWrites: the batch proof compares
+their values read back. `verify` derives every row again from the ledgered rows
+(`recomputed_record_tallies`) and compares them row for row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Select,
+    case,
+    exists,
+    func,
+    literal,
+    select,
+    union_all,
+)
+
+from store.db.schema.search_text_tables import residual_record_tallies
+from store.db.schema.tables import TALLY_DIMENSIONS
+from store.db.schema.tables import contract_residuals as residuals_t
+from store.db.schema.tables import residual_occurrences as occurrences_t
+from store.db.write.derived_rows import DerivedWrites
+
+CHUNK = 10_000  # rows per insert, read from the counting statement as it goes
+TABLE = str(residual_record_tallies.name)
+COLUMNS: tuple[str, ...] = tuple(column.name for column in residual_record_tallies.columns)
+RecordTally = tuple[Any, ...]  # a row's values, in COLUMNS order
+
+_DIMENSIONS = [residuals_t.c[name] for name in TALLY_DIMENSIONS]
+
+
+def _tallies(seen: Any, stored_alone: Select[Any]) -> Select[Any]:
+    """Rows from `seen` (residual_id, batch_id, n: a batch's sightings of a residual) joined
+    to the residual, and `stored_alone` (residuals a batch stored without sighting them),
+    in COLUMNS order, by (record_seq, batch_id)."""
+    sighted = (select(residuals_t.c.seq.label("record_seq"), seen.c.batch_id, *_DIMENSIONS,
+                      case((residuals_t.c.batch_id == seen.c.batch_id, 1), else_=0)
+                      .label("residuals"), seen.c.n.label("occurrences"))
+               .join_from(seen, residuals_t, residuals_t.c.residual_id == seen.c.residual_id))
+    both = union_all(sighted, stored_alone).subquery("record_tallies")
+    return select(*(both.c[name] for name in COLUMNS)).order_by(both.c.record_seq,
+                                                               both.c.batch_id)
+
+
+def _stored_alone(*conditions: Any) -> Select[Any]:
+    """Residuals (matching `conditions`) without a sighting in the batch that stored them."""
+    o = occurrences_t
+    return select(residuals_t.c.seq.label("record_seq"), residuals_t.c.batch_id, *_DIMENSIONS,
+                  literal(1).label("residuals"), literal(0).label("occurrences")).where(
+        *conditions, ~exists().where(o.c.residual_id == residuals_t.c.residual_id,
+                                     o.c.batch_id == residuals_t.c.batch_id))
+
+
+def batch_record_tallies(batch_id: int, first_seq: int) -> Select[Any]:
+    """The rows of batch `batch_id`, whose rows have seq >= `first_seq`."""
+    o = occurrences_t
+    seen = (select(o.c.residual_id, literal(batch_id).label("batch_id"),
+                   func.count().label("n"))
+            .where(o.c.seq >= first_seq).group_by(o.c.residual_id).subquery("seen"))
+    return _tallies(seen, _stored_alone(residuals_t.c.seq >= first_seq))
+
+
+def write_record_tallies(connection: Connection, derived: DerivedWrites, batch_id: int,
+                         first_seq: int) -> None:
+    """Insert the batch's rows through `derived` (once its sightings are written)."""
+    result = connection.execute(batch_record_tallies(batch_id, first_seq)
+                                .execution_options(yield_per=CHUNK))
+    for part in result.partitions():
+        derived.insert(connection, TABLE, [tuple(row) for row in part])
+
+
+def recomputed_record_tallies(connection: Connection, after_batch: int = 0
+                              ) -> Iterator[RecordTally]:
+    """Every row of the batches after `after_batch` as the ledgered rows give it, by
+    (record_seq, batch_id)."""
+    o = occurrences_t
+    seen = (select(o.c.residual_id, o.c.batch_id, func.count().label("n"))
+            .where(o.c.batch_id > after_batch)
+            .group_by(o.c.residual_id, o.c.batch_id).subquery("seen"))
+    statement = _tallies(seen, _stored_alone(residuals_t.c.batch_id > after_batch))
+    for row in connection.execute(statement.execution_options(yield_per=CHUNK)):
+        yield tuple(row)
+
+
+def stored_record_tallies(connection: Connection, after_batch: int = 0
+                          ) -> Iterator[RecordTally]:
+    """Every stored row of the batches after `after_batch`, by (record_seq, batch_id)."""
+    t = residual_record_tallies.c
+    statement = (select(*(t[name] for name in COLUMNS)).where(t.batch_id > after_batch)
+                 .order_by(t.record_seq, t.batch_id))
+    for row in connection.execute(statement.execution_options(yield_per=CHUNK)):
+        yield tuple(row)
+
+
+def record_tally_problems(connection: Connection, after_batch: int = 0
+                          ) -> Iterator[tuple[RecordTally | None, RecordTally | None]]:
+    """(expected, stored) for each row that differs, is missing (stored None) or was added
+    out of band (expected None), merging both streams in key order."""
+    expected = recomputed_record_tallies(connection, after_batch)
+    stored = stored_record_tallies(connection, after_batch)
+    want, have = next(expected, None), next(stored, None)
+    while want is not None or have is not None:
+        if have is None or (want is not None and want[:2] < have[:2]):
+            yield want, None
+            want = next(expected, None)
+        elif want is None or have[:2] < want[:2]:
+            yield None, have
+            have = next(stored, None)
+        else:
+            if have != want:
+                yield want, have
+            want, have = next(expected, None), next(stored, None)
+

@@ -1,0 +1,173 @@
+"""Compiled completion (store/api/compiled_completion.py): a plain selection is completed by
+closures made once per document, never field by field, and answers byte for byte as
+strawberry's own execution does — for random selections over the schema (aliases, fragments,
+__typename, nested pages, fields with arguments beside plain ones), on both backends.
+
+The Workbench documents, the docs' examples and the errors are compared in
+tests/api/test_page_executor.py, whose fast server completes with the same closures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from backends import BACKENDS, pg_schema
+from graphql import (
+    GraphQLObjectType,
+    get_named_type,
+    is_leaf_type,
+    is_non_null_type,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from store.api.context import RequestContext
+from store.api.error_codes import graphql_response
+from store.api.page_executor import PageExecutor
+from store.api.schema import build_schema
+from store.db.audit_store import AuditStore
+
+REPO = Path(__file__).resolve().parents[2]
+WORKBENCH = REPO / "graphql" / "workbench"
+# The demo store's Workbench journal (examples/workbench_turn_journal.jsonl): its turn 1's key.
+JOURNAL = "15b77b7d1f3439a700a09b5518b02b45963d07c235161307df3f37a788d89ce1"
+FAST, PLAIN = build_schema(), build_schema(plain_leaves=False)
+# The list roots the random selections start from (small pages: the object limit stays far).
+ROOTS = ["residuals(first: 3)", "turns(first: 3)", "surfaces(first: 3)",
+         "assessments(first: 3)", "batches(first: 2)", "journals(first: 2)",
+         "residuals(first: 2, asOf: 47)", "turns(first: 2, order: TIME_DESC)",
+         f'journal(id: "{JOURNAL}")']
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def demo_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[AuditStore]:
+    """The store the docs' examples read (every example file in name order), once per
+    backend for the module: the tests only read it."""
+    def built(url: str) -> Iterator[AuditStore]:
+        with AuditStore.open(url) as store:
+            for path in sorted((REPO / "examples").glob("*.jsonl")):
+                store.ingest(path.read_bytes().splitlines(keepends=True), source=path.name)
+        # A time limit no loaded machine reaches: a random selection's inclusion proofs are
+        # slow to read, and the time limit's own answer is compared in test_page_executor.py.
+        with AuditStore.open(url, read_only=True, time_limit=600) as db:
+            yield db
+
+    if request.param == "sqlite":
+        yield from built(f"sqlite:///{tmp_path_factory.mktemp('compiled') / 'audit.db'}")
+        return
+    with pg_schema() as url:
+        yield from built(url)
+
+
+def answer(schema: Any, db: AuditStore, document: str,
+           variables: dict[str, Any] | None = None) -> str:
+    """The response body's JSON as the server writes it (data, then coded errors)."""
+    async def run() -> Any:
+        return await schema.execute(document, variable_values=variables,
+                                    context_value=RequestContext(db))
+
+    result = asyncio.run(run())
+    return json.dumps(graphql_response(result.data, result.errors or []), ensure_ascii=False)
+
+
+def executed_parents(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The parent type of every field graphql-core executes itself, as they come."""
+    executed: list[str] = []
+    execute_field = PageExecutor.execute_field
+
+    def counted(self: PageExecutor, parent_type: Any, *args: Any) -> Any:
+        executed.append(parent_type.name)
+        return execute_field(self, parent_type, *args)
+
+    monkeypatch.setattr(PageExecutor, "execute_field", counted)
+    return executed
+
+
+def test_a_timeline_page_completes_no_turn_field_through_graphql_core(
+        demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    executed = executed_parents(monkeypatch)
+    document = (WORKBENCH / "TraceTimeline.graphql").read_text(encoding="utf-8")
+    body = answer(FAST, demo_db, document)
+    assert body == answer(PLAIN, demo_db, document)
+    assert body.count('"turnKey"') == 6  # the demo journal's six turns
+    # The root field alone: its connection (pageInfo, `nodes`' resolver) and every row's
+    # fields are completed by the closure.
+    assert executed == ["Query"]
+
+
+def test_a_turn_with_its_payloads_is_completed_by_one_closure(
+        demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    document = ("query($j: ID!) { turn(journal: $j, turnId: 2) { turnKey turnId timestamp "
+                "verdicts { identity safetyDetail } proposalCandidates { candidateId } "
+                "surface { surfaceId surface } pipelineRecord fieldEvidence traceIntegrity } }")
+    executed = executed_parents(monkeypatch)
+    body = answer(FAST, demo_db, document, {"j": JOURNAL})
+    assert executed == ["Query"]
+    assert body == answer(PLAIN, demo_db, document, {"j": JOURNAL})
+    assert '"turnId": 2' in body
+
+
+def test_a_selection_with_a_directive_is_completed_by_graphql_core(
+        demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    document = ("query($with: Boolean!) { turns(first: 2) { nodes { turnKey "
+                "prompt @include(if: $with) } } }")
+    executed = executed_parents(monkeypatch)
+    for value in (True, False):
+        body = answer(FAST, demo_db, document, {"with": value})
+        assert body == answer(PLAIN, demo_db, document, {"with": value})
+        assert ('"prompt"' in body) is value
+    assert "Turn" in executed  # the rows' fields: graphql-core's own execution
+
+
+def _selection(draw: st.DrawFn, object_type: GraphQLObjectType, depth: int) -> str:
+    """A random selection set on `object_type`: fields with no required argument, aliased
+    or not, some in inline or named fragments, objects nested `depth` levels at most."""
+    names = sorted(name for name, field in object_type.fields.items()
+                   if not any(is_non_null_type(arg.type) and arg.default_value is None
+                              for arg in field.args.values()))
+    chosen = draw(st.lists(st.sampled_from(names), min_size=1, max_size=5, unique=True))
+    parts: list[str] = []
+    for index, name in enumerate(chosen):
+        field = object_type.fields[name]
+        named = get_named_type(field.type)
+        arguments = "(first: 2)" if "first" in field.args else ""
+        alias = draw(st.sampled_from(["", f"a{depth}_{index}: "]))
+        if is_leaf_type(named):
+            parts.append(f"{alias}{name}{arguments}")
+        elif isinstance(named, GraphQLObjectType) and depth > 0:
+            inner = _selection(draw, named, depth - 1)
+            parts.append(f"{alias}{name}{arguments} {{ {inner} }}")
+    if draw(st.booleans()):
+        parts.append("__typename")
+    if not parts:
+        parts.append("__typename")
+    if draw(st.booleans()):  # the same selection through an inline fragment
+        return f"... on {object_type.name} {{ {' '.join(parts)} }}"
+    return " ".join(parts)
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> str:
+    query_type = FAST._schema.query_type
+    root = draw(st.sampled_from(ROOTS))
+    root_type = get_named_type(query_type.fields[root.split("(")[0]].type)
+    assert isinstance(root_type, GraphQLObjectType)
+    selection = _selection(draw, root_type, draw(st.integers(1, 4)))
+    if draw(st.booleans()):  # and through a named fragment
+        return (f"query {{ {root} {{ ...Picked }} }} "
+                f"fragment Picked on {root_type.name} {{ {selection} }}")
+    return f"{{ {root} {{ {selection} }} }}"
+
+
+@settings(max_examples=120, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(document=documents())
+def test_random_selections_answer_the_same_bytes(demo_db: AuditStore, document: str) -> None:
+    fast = answer(FAST, demo_db, document)
+    assert fast == answer(PLAIN, demo_db, document), document
