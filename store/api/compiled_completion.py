@@ -13,7 +13,7 @@ document is compiled on its first request and reused by every later one.
 
 What a closure does not plainly complete — null where null is not allowed, a value that is
 an exception, a leaf that does not coerce, an item list that is not a list or tuple, a
-resolver that raises or returns an awaitable — raises `NotPlain`: the caller then completes
+resolver that raises or returns an awaitable — raises `_NotPlain`: the caller then completes
 the same value with graphql-core (store/api/page_executor.py), so its value or its error is
 the one graphql-core gives. Nothing a closure reads has side effects, so completing a value
 twice answers as completing it once.
@@ -55,7 +55,7 @@ from graphql.execution.collect_fields import (
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
-Complete = Callable[[Any], Any]  # a value -> its completed response value (or NotPlain)
+Complete = Callable[[Any], Any]  # a value -> its completed response value (or _NotPlain)
 
 # The built-in scalars whose coercion returns a value of exactly this type as it is
 # (graphql-core's serialize_string, serialize_id, serialize_boolean; Int: within 32 bits).
@@ -65,7 +65,7 @@ _MIN_INT, _MAX_INT = GRAPHQL_MIN_INT, GRAPHQL_MAX_INT
 CACHED_SELECTIONS = 2048  # compiled selections kept; past it the cache starts afresh
 
 
-class NotPlain(Exception):
+class _NotPlain(Exception):
     """A value the compiled closure does not complete plainly: graphql-core completes it."""
 
 
@@ -116,7 +116,7 @@ class _Compiler:
 
             def non_null(value: Any) -> Any:
                 if value is None or value is Undefined:
-                    raise NotPlain
+                    raise _NotPlain
                 return inner(value)
 
             return non_null
@@ -135,7 +135,7 @@ class _Compiler:
 
             def items(value: Any) -> Any:
                 if type(value) is not list and type(value) is not tuple:
-                    raise NotPlain
+                    raise _NotPlain
                 return [item(each) for each in value]
 
             return items
@@ -209,7 +209,7 @@ class _Compiler:
 
 def _method(definition: StrawberryField) -> Callable[[Any], Any]:
     """A synchronous resolver of `self` alone (no arguments, info, root nor parent), called
-    as strawberry calls it: its value, or NotPlain for an awaitable."""
+    as strawberry calls it: its value, or _NotPlain for an awaitable."""
     resolver = definition.base_resolver
     if (resolver is None or resolver.is_async or resolver.arguments
             or resolver.info_parameter is not None or resolver.root_parameter is not None
@@ -221,7 +221,7 @@ def _method(definition: StrawberryField) -> Callable[[Any], Any]:
         if inspect.isawaitable(found):
             if inspect.iscoroutine(found):
                 found.close()
-            raise NotPlain
+            raise _NotPlain
         return found
 
     return call
@@ -231,7 +231,7 @@ def _object_closure(entries: list[tuple[str, Callable[[Any], Any] | None, Comple
                     ) -> Complete:
     def complete_object(value: Any) -> dict[str, Any]:
         if isinstance(value, Exception):
-            raise NotPlain
+            raise _NotPlain
         completed: dict[str, Any] = {}
         for response_name, read, complete in entries:
             if read is None:
@@ -258,13 +258,13 @@ def _leaf(leaf_type: GraphQLLeafType) -> Complete:
         if kind is enum_class and raw in names:
             return names[raw]
         if isinstance(raw, Exception):
-            raise NotPlain
+            raise _NotPlain
         try:
             coerced = coerce(raw)
         except Exception:
-            raise NotPlain from None
+            raise _NotPlain from None
         if coerced is None or coerced is Undefined:
-            raise NotPlain
+            raise _NotPlain
         if kind is enum_class:  # a member's name never changes
             names[raw] = coerced
         return coerced

@@ -20,6 +20,7 @@ from store_support import (
     HEAD_TABLES,
     RECORD_TALLY_TABLES,
     TEXT_TABLES,
+    TURN_TALLY_TABLES,
     append_only_triggers,
     first_problem,
     raw_connect,
@@ -48,9 +49,10 @@ FIELDS = ("turn_id", "core_time", "articulation_surface", "walk_surface",
           "proposal_candidates", "turn_cost_ms", "checkpoint_emitted")
 
 # The tables revision 0011 leaves (revision 0012's construction tables and 0013's search
-# texts come after it).
+# texts, 0015 and 0016's tallies come after it).
 TABLES_AT_0011 = tuple(t for t in HEAD_TABLES
-                       if t not in (*CONSTRUCTION_TABLES, *TEXT_TABLES, *RECORD_TALLY_TABLES))
+                       if t not in (*CONSTRUCTION_TABLES, *TEXT_TABLES, *RECORD_TALLY_TABLES,
+                                     *TURN_TALLY_TABLES))
 
 
 def _at(hour: int, minute: int, second: int, micro: int) -> int:
