@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Table, func, select
 
 from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
@@ -84,11 +84,13 @@ def in_batch_order(tallies: dict[int, BatchTally]) -> Iterator[tuple[int, list[d
         yield batch_id, tallies[batch_id].rows(batch_id)
 
 
-def stored_tallies(connection: Connection, after_batch: int = 0
+def stored_tallies(connection: Connection, after_batch: int = 0, table: Table = tallies_t
                    ) -> dict[int, list[dict[str, Any]]]:
+    """A tally table's rows after `after_batch`, per batch in ordinal order (the residual
+    tallies, or another table keyed (batch_id, ordinal) such as the turn tallies)."""
     stored: dict[int, list[dict[str, Any]]] = {}
-    rows = connection.execute(select(tallies_t).where(tallies_t.c.batch_id > after_batch)
-                              .order_by(tallies_t.c.batch_id, tallies_t.c.ordinal))
+    rows = connection.execute(select(table).where(table.c.batch_id > after_batch)
+                              .order_by(table.c.batch_id, table.c.ordinal))
     for row in rows.mappings():
         stored.setdefault(row["batch_id"], []).append(dict(row))
     return stored

@@ -20,6 +20,7 @@ from store.db.schema.tables import turn_fields as fields_t
 from store.db.schema.tables import turn_tallies as tallies_t
 from store.db.schema.tables import turns as turns_t
 from store.db.write.inserts import content_columns
+from store.db.write.tallies import stored_tallies
 from store.db.write.turn_fields import COLUMNS as FIELD_COLUMNS
 
 _CONTENT = content_columns("turns")
@@ -88,9 +89,4 @@ def recomputed_turn_tallies(connection: Connection, after_batch: int = 0
 
 def stored_turn_tallies(connection: Connection, after_batch: int = 0
                         ) -> dict[int, list[dict[str, Any]]]:
-    stored: dict[int, list[dict[str, Any]]] = {}
-    rows = connection.execute(select(tallies_t).where(tallies_t.c.batch_id > after_batch)
-                              .order_by(tallies_t.c.batch_id, tallies_t.c.ordinal))
-    for row in rows.mappings():
-        stored.setdefault(row["batch_id"], []).append(dict(row))
-    return stored
+    return stored_tallies(connection, after_batch, tallies_t)
