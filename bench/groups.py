@@ -7,7 +7,7 @@ through GraphQL and the query layer, beside the SQL floor measured in the same r
 
 A store of turns: `bench/journal.py --turns 1000000 --journals 10 --db PATH` builds one (one
 CORE time every 7 s in each journal: about 8 days at 100,000 turns a journal), or any store
-holding turns (at revision 0015 or later: `core-audit db upgrade` builds its turn tallies).
+holding turns (at revision 0016 or later: `core-audit db upgrade` builds its turn tallies).
 
 Uses a store that already holds residuals (e.g. `gen_frames.py --frames 400000 --seed
 20261202`, ≈1M occurrences, split into several files and ingested one batch a file, so the
