@@ -22,7 +22,9 @@ from store.console.charts import Column
 from store.db.queries.as_of import snapshot_at
 from store.db.queries.groups import GROUPINGS, MAX_GROUPS, TimeBucket
 from store.db.queries.listing_declarations import TURNS
+from store.db.queries.turns import on_fields
 from store.db.schema.tables import ingest_batches as batches_t
+from store.db.schema.tables import turn_fields as fields_t
 from store.model.turn_fields import CORE_TIME_ORIGIN
 
 MAX_BARS = 90
@@ -131,10 +133,21 @@ def _iso(moment: datetime) -> str:
 def core_time_histogram(connection: Connection, where: Any, as_of: int | None,
                         title: str = "Turns") -> Histogram:
     """Turns matching `where`, per bucket of CORE's own time (the line's timestamp)."""
-    rows = TURNS.rows(where, snapshot_at(connection, as_of)).subquery("timed_turns")
-    at = rows.c.fields_core_time
+    snapshot = snapshot_at(connection, as_of)
+    source: Any
+    if on_fields(where):
+        # A filter on turn_fields alone (or none): read the turns' CORE times from turn_fields
+        # (one row per turn, written with it; its core_time index), as the turn facets do,
+        # not from every turn's wide row joined to its surface (0.66 s at 100k turns).
+        source, at = fields_t, fields_t.c.core_time
+        conditions = [*([] if where is None else where.conditions(fields_t)),
+                      *([] if snapshot is None else [snapshot.covers(fields_t.c.batch_id)])]
+    else:
+        source = TURNS.rows(where, snapshot).subquery("timed_turns")
+        at, conditions = source.c.fields_core_time, []
     low, high, untimed = connection.execute(select(
-        func.min(at), func.max(at), func.count().filter(at.is_(None)))).one()
+        func.min(at), func.max(at), func.count().filter(at.is_(None)))
+        .select_from(source).where(*conditions)).one()
     if low is None:
         return Histogram(f"{title} per day of CORE time (UTC)", "CORE time", "day", [],
                          int(untimed or 0), ("timeFrom", "timeTo"))
@@ -145,8 +158,8 @@ def core_time_histogram(connection: Connection, where: Any, as_of: int | None,
     shift = _DAY if width % (7 * _DAY) == 0 else 0
     slot = ((at - shift) // width).label("slot")
     counted = connection.execute(
-        select(slot, func.count()).where(at.is_not(None)).group_by(slot).order_by(slot)
-        .limit(MAX_GROUPS)).all()
+        select(slot, func.count()).select_from(source).where(at.is_not(None), *conditions)
+        .group_by(slot).order_by(slot).limit(MAX_GROUPS)).all()
     buckets = []
     for number, count in counted[-MAX_BARS:]:
         start = _core_moment(int(number) * width + shift)

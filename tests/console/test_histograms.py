@@ -75,3 +75,16 @@ def test_turns_over_months_get_a_bar_per_week_from_monday(weeks: TestClient) -> 
     first = narrowed["bars"][0]
     assert first["count"] == 1 and "timeFrom=2026-01-02T00%3A00%3A00Z" in first["href"]
     assert _listed(weeks, first) == 1
+
+
+def test_a_filter_on_the_turns_own_columns_gives_the_same_bars(days: TestClient) -> None:
+    # Every turn here is grounded by nothing: filtered by grounding source (read from the
+    # turns joined to their surfaces) the bars are the unfiltered ones (read from turn_fields).
+    unfiltered = days.get("/turns.json").json()["histogram"]["bars"]
+    grounded = days.get("/turns.json?groundingSource=NONE").json()["histogram"]["bars"]
+    assert [(b["label"], b["count"]) for b in grounded] == [
+        ("2026-07-30", 2), ("2026-07-31", 1), ("2026-08-02", 1), ("2026-08-10", 1)]
+    assert grounded == [{**bar, "href": bar["href"].replace("/turns?", "/turns?groundingSource"
+                                                             "=NONE&")} for bar in unfiltered]
+    none = days.get("/turns.json?groundingSource=TEACHING").json()["histogram"]["bars"]
+    assert none == []

@@ -45,7 +45,7 @@ def turn_combos(rows: Select[Any], where: TurnFilter | None, snapshot: Snapshot 
     only where the filter (or the journal facet) needs them (`rows`, every column joined, is
     not read)."""
     columns = {name: TURN_FACETS[name] for name in names}
-    if all(column.table is fields_t for column in columns.values()) and _on_fields(where):
+    if all(column.table is fields_t for column in columns.values()) and on_fields(where):
         return _fields_combos(where, snapshot, columns)
     needs = {column.table for column in columns.values()} | _filtered_tables(where)
     source: Any = turns_t
@@ -70,7 +70,7 @@ def turn_combos(rows: Select[Any], where: TurnFilter | None, snapshot: Snapshot 
             .group_by(*labelled).cte("combos"))
 
 
-def _on_fields(where: TurnFilter | None) -> bool:
+def on_fields(where: TurnFilter | None) -> bool:
     """Whether a filter's conditions are all on turn_fields (or the batch range, which
     turn_fields holds too)."""
     if where is None:
