@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import orjson
 from frames import write_frames
+from storage_floor import storage_floor
 
 from store.db.audit_store import AuditStore
 from store.db.log.stored_log import log_entry
@@ -185,10 +186,12 @@ def generator_runs(args: argparse.Namespace) -> None:
     """The ingest goals' input, through the user's command, beside a floor, A/B interleaved."""
     with tempfile.TemporaryDirectory(prefix="core-audit-bench-") as tmp:
         directory = Path(tmp)
-        source = directory / "frames.jsonl"
-        with source.open("wb") as out:
-            subprocess.run([sys.executable, str(args.generator), "--frames", str(args.frames),
-                            "--seed", str(args.generator_seed)], stdout=out, check=True)
+        source = args.input or directory / "frames.jsonl"
+        if args.input is None:
+            with source.open("wb") as out:
+                subprocess.run([sys.executable, str(args.generator), "--frames",
+                                str(args.frames), "--seed", str(args.generator_seed)],
+                               stdout=out, check=True)
         size = source.stat().st_size / 2**20
         trees = {"this tree": None}
         if args.compare:
@@ -196,7 +199,7 @@ def generator_runs(args: argparse.Namespace) -> None:
         results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         if args.postgres:
             results["PostgreSQL"] = []
-        floors = []
+        floors, storage = [], []
         for round_ in range(args.rounds):
             started = time.perf_counter()
             with source.open("rb") as stream:
@@ -206,23 +209,37 @@ def generator_runs(args: argparse.Namespace) -> None:
             for name, pythonpath in trees.items():
                 db = directory / f"store-{round_}-{name.replace(' ', '-')}.db"
                 results[name].append(_ingest_command(source, db, pythonpath))
-                for leftover in directory.glob(db.name + "*"):
+                if name == "this tree" and not args.no_storage_floor:
+                    storage.append(storage_floor(db, directory))
+                for leftover in [*directory.glob(db.name + "*"), *directory.glob("floor.db*")]:
                     leftover.unlink()
             if args.postgres:
                 results["PostgreSQL"].append(_postgres_run(source, directory, args.postgres))
         occurrences = results["this tree"][0]["occurrences"]
-        print(f"generator input: {args.frames} frames (seed {args.generator_seed}), "
+        print(f"generator input: {args.input or f'{args.frames} frames'}"
+              f" (seed {args.generator_seed}), "
               f"{occurrences:,} residual occurrences, {size:.0f} MiB; load average "
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         print(f"command: core-audit ingest --db FRESH.db FILE   ({args.rounds} round(s), "
               "interleaved)")
+        # The storage floor of each round, measured just after that round's ingest.
+        wall_floor = min((f.seconds for f in storage), default=0.0)
+        cpu_floor = min((f.cpu_seconds for f in storage), default=0.0)
         print(f"{'tree':10} {'wall s':>8} {'occ/s':>9} {'CPU s':>7} {'CPU us/occ':>10} "
-              f"{'peak RSS MiB':>12}")
+              f"{'peak RSS MiB':>12}" + ("  x floor (wall, CPU)" if storage else ""))
         for name, runs in results.items():
             for run in runs:
                 print(f"{name:10} {run['wall']:8.1f} {run['occurrences'] / run['wall']:9,.0f} "
                       f"{run['cpu']:7.1f} {1e6 * run['cpu'] / run['occurrences']:10.1f} "
-                      f"{run['peak']:12.0f}")
+                      f"{run['peak']:12.0f}" + (f"  {run['wall'] / wall_floor:5.2f}x"
+                                                f" {run['cpu'] / cpu_floor:5.2f}x"
+                                                if storage else ""))
+        for f in storage:
+            print(f"{'storage':10} {f.seconds:8.1f} {occurrences / f.seconds:9,.0f} "
+                  f"{f.cpu_seconds:7.1f}   (the store's {f.rows:,} rows re-inserted by"
+                  f" executemany into an empty copy of its schema, no triggers, one transaction:"
+                  f" {f.insert_seconds:.1f} s; one sha256 per leaf, {f.leaves:,}:"
+                  f" {f.hash_seconds:.1f} s; bench/storage_floor.py)")
         floor = min(floors)
         print(f"{'floor':10} {floor:8.1f} {occurrences / floor:9,.0f}   (every line parsed by "
               "orjson, nothing else)")
@@ -235,6 +252,10 @@ def main() -> None:
     parser.add_argument("--generator", type=Path, default=GENERATOR,
                         help="gen_frames.py, the independent generator (default: %(default)s)")
     parser.add_argument("--frames", type=int, default=400_000, help="generator frames")
+    parser.add_argument("--input", type=Path,
+                        help="ingest this JSONL file instead of the generator's output")
+    parser.add_argument("--no-storage-floor", action="store_true",
+                        help="skip the storage floor (bench/storage_floor.py) of each round")
     parser.add_argument("--generator-seed", type=int, default=20261202,
                         help="the generator's --seed")
     parser.add_argument("--compare", type=Path, help="another source tree, timed beside this one")
@@ -253,7 +274,7 @@ def main() -> None:
                         help="also print the N hottest functions of the ingest (cProfile)")
     args = parser.parse_args()
     if args.only != "frames":
-        if args.generator.is_file():
+        if args.input is not None or args.generator.is_file():
             generator_runs(args)
         else:
             print(f"no generator at {args.generator}: its runs skipped")
