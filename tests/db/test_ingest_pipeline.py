@@ -6,9 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import re
 import subprocess
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,14 @@ import store.db.write.writer as writer
 from store import BatchRejected
 from store.db.audit_store import AuditStore
 from store.db.write.key_filter import KeyFilter
-from store.db.write.reading_process import PARALLEL_MIN_BYTES, ReaderFailed, worth_a_process
+from store.db.write.reading_process import (
+    PARALLEL_MIN_BYTES,
+    ReaderFailed,
+    RowChunk,
+    chunk_received,
+    chunk_sent,
+    worth_a_process,
+)
 
 
 class _FrozenClock:
@@ -268,3 +277,22 @@ def test_a_row_stored_with_other_content_under_its_key_refuses_the_batch(
     assert re.fullmatch(r"residual_occurrences [0-9a-f]{64}/0 is already stored with"
                         r" different content", failure.reason), failure.reason
     assert row_counts(db) == stored
+
+
+def test_a_chunk_crosses_between_the_processes_as_it_was_read() -> None:
+    # Marshal carries the rows' str, int, bool, bytes and None; a value it cannot write
+    # (here a Decimal) leaves the whole chunk to pickle: either way the same chunk arrives.
+    plain = RowChunk(rows=[(1, "residual_occurrences", ("a" * 64, 0), ("a" * 64, 0, "b" * 64),
+                            b"\x01" * 32, ("code", None)),
+                           (2, "contract_assessments", ("c" * 64,), ("c" * 64, False), b"\x02" * 32,
+                            None)],
+                     failures=[(3, "malformed JSON")], records=2,
+                     record_types={"assessment_frame"}, lines=3, bytes_read=120,
+                     input_sha256="d" * 64)
+    odd = RowChunk(rows=[(1, "t", ("k",), (Decimal("1.5"),), b"\x03" * 32, None)], lines=1)
+    for chunk in (plain, odd):
+        sent = chunk_sent(chunk)
+        assert isinstance(sent, bytes) == (chunk is plain)
+        arrived = chunk_received(pickle.loads(pickle.dumps(sent)))
+        assert arrived == chunk
+        assert [type(v) for v in arrived.rows[-1][3]] == [type(v) for v in chunk.rows[-1][3]]

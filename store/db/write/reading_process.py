@@ -13,6 +13,7 @@ import ctypes
 import functools
 import gc
 import hashlib
+import marshal
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -243,12 +244,30 @@ def _parent_gone() -> bool:
     return bool(multiprocessing.connection.wait([parent.sentinel], timeout=0))
 
 
+def chunk_sent(chunk: RowChunk) -> bytes | RowChunk:
+    """The chunk as marshal bytes: its rows are tuples of str, int, bytes and None, which
+    marshal writes at a third of pickle's cost (pickling the chunks was a quarter of the
+    reading process's time). A value marshal cannot write leaves the chunk to pickle."""
+    try:
+        return marshal.dumps((chunk.rows, chunk.failures, chunk.records, chunk.record_types,
+                              chunk.lines, chunk.bytes_read, chunk.input_sha256))
+    except ValueError:
+        return chunk
+
+
+def chunk_received(item: bytes | RowChunk) -> RowChunk:
+    if not isinstance(item, bytes):
+        return item
+    rows, failures, records, record_types, lines, bytes_read, input_sha256 = marshal.loads(item)
+    return RowChunk(rows, failures, records, record_types, lines, bytes_read, input_sha256)
+
+
 def _produce(chunks: Callable[[], Iterator[RowChunk]], out: Any, parent: int) -> None:
     _die_with_parent(parent)
     _close_inherited_sockets()
     gc.disable()  # no cycles here; collections were a tenth of the time
     try:
-        for chunk in chunks():
+        for chunk in map(chunk_sent, chunks()):
             while True:
                 try:
                     out.put(chunk, timeout=_POLL_SECONDS)
@@ -285,7 +304,7 @@ def chunks_in_process(chunks: Callable[[], Iterator[RowChunk]]) -> Iterator[RowC
                 return
             if isinstance(item, BaseException):
                 raise item
-            yield item
+            yield chunk_received(item)
     finally:
         if process.is_alive():
             process.terminate()

@@ -24,6 +24,7 @@ from sqlalchemy import (
     union_all,
 )
 
+from store.db.schema.engine import row_chunks_read
 from store.db.schema.search_text_tables import residual_record_tallies
 from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
@@ -72,10 +73,8 @@ def batch_record_tallies(batch_id: int, first_seq: int) -> Select[Any]:
 def write_record_tallies(connection: Connection, derived: DerivedWrites, batch_id: int,
                          first_seq: int) -> None:
     """Insert the batch's rows through `derived` (once its sightings are written)."""
-    result = connection.execute(batch_record_tallies(batch_id, first_seq)
-                                .execution_options(yield_per=CHUNK))
-    for part in result.partitions():
-        derived.insert(connection, TABLE, [tuple(row) for row in part])
+    for part in row_chunks_read(connection, batch_record_tallies(batch_id, first_seq), CHUNK):
+        derived.insert(connection, TABLE, part)  # the driver's rows: no Row object per row
 
 
 def recomputed_record_tallies(connection: Connection, after_batch: int = 0

@@ -27,6 +27,7 @@ from sqlalchemy import (
     union_all,
 )
 
+from store.db.schema.engine import row_chunks_read
 from store.db.schema.record_kinds import SIGHTED
 from store.db.schema.tables import metadata, sighting_counts
 from store.db.write.derived_rows import DerivedWrites
@@ -51,9 +52,8 @@ def write_sighting_counts(connection: Connection, derived: DerivedWrites, batch_
             continue
         whole = new * WHOLE_INDEX_SHARE >= tree_size
         statement = _batch_counts(table, batch_id, first_seq, whole=whole)
-        result = connection.execute(statement.execution_options(yield_per=CHUNK))
-        for part in result.partitions():
-            derived.insert(connection, "sighting_counts", [tuple(row) for row in part])
+        for part in row_chunks_read(connection, statement, CHUNK):  # no Row object per row
+            derived.insert(connection, "sighting_counts", part)
 
 
 def _batch_counts(table: str, batch_id: int, first_seq: int, *, whole: bool) -> Select[CountRow]:
