@@ -18,9 +18,11 @@ import pytest
 from backends import EXAMPLE_FILES
 from cli_runs import cli
 from graphql_requests import data_on_store
+from jsonl_files import write_jsonl
 from sqlalchemy import event, text
-from store_support import first_problem, refused_verify, triggers_bypassed
+from store_support import distinct_frames, first_problem, refused_verify, triggers_bypassed
 
+import store.db.write.writer as writer
 from store.db.audit_store import AuditStore
 from store.db.queries.listing_declarations import RESIDUALS
 from store.db.queries.search import searched
@@ -128,3 +130,29 @@ def test_verify_names_a_row_dropped_or_added(store: Path) -> None:
     assert first_problem(refused_verify(store).stderr) == (
         "seq 2: residual_record_tallies record_seq 2 batch 2: row names no residual this "
         "batch stored or sighted (added out of band)")
+
+
+def test_a_batch_resighting_its_own_residuals_across_chunks_counts_every_sighting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Frames a-i and b-i share their residuals (spans at the same offsets): batch 1 sights
+    # each of its own residuals again in later chunks (7 rows each) and meets no earlier
+    # batch's; batch 2 (frame c-0) sights three of batch 1's.
+    monkeypatch.setattr(writer, "CHUNK_ROWS", 7)
+    db = tmp_path / "audit.db"
+    first = write_jsonl(tmp_path / "first.jsonl",
+                        [*distinct_frames(3, "a"), *distinct_frames(3, "b")])
+    second = write_jsonl(tmp_path / "second.jsonl", list(distinct_frames(1, "c")))
+    with AuditStore.open(str(db)) as audit:
+        for path in (first, second):
+            with path.open("rb") as stream:
+                audit.ingest(stream, source=path.name)
+        rows = audit.execute(lambda c: c.execute(text(_READ_ROWS)).all())
+    assert [tuple(row[:4]) for row in rows] == [
+        (1, "changed_object_unbound", 1, 2), (2, "changed_object_unbound", 0, 1),
+        (1, "direction_unbound", 1, 2), (2, "direction_unbound", 0, 1),
+        (1, "competing_family_context", 1, 6), (2, "competing_family_context", 0, 1),
+        (1, "changed_object_unbound", 1, 2), (1, "direction_unbound", 1, 2),
+        (1, "changed_object_unbound", 1, 2), (1, "direction_unbound", 1, 2),
+    ]
+    assert all(row[4] for row in rows)
+    assert cli("verify", "--db", db).exit_code == 0

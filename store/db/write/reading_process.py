@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple, cast
 
-from store.db.log.stored_log import new_row_entry
+from store.db.write.batch_proof import AppendedEntry
 from store.db.write.inserts import content_columns, values_of
 from store.db.write.row_builders import InputStart, PendingRow, RecordReader, RegistryProvider
 from store.db.write.tallies import Combo, combo_of
@@ -126,6 +126,11 @@ class EntryTooLarge(InputError):
     """A row whose log entry an entry bundle cannot carry (2-byte length prefix)."""
 
 
+@functools.cache
+def _entry_of(table: str) -> AppendedEntry:
+    return AppendedEntry(table)
+
+
 def rows_to_append(line: int, rows: list[PendingRow], batch_id: int) -> list[RowValues]:
     combos: dict[str, Combo] = {}  # a frame's residuals come before their occurrences
     found: list[RowValues] = []
@@ -136,13 +141,14 @@ def rows_to_append(line: int, rows: list[PendingRow], batch_id: int) -> list[Row
             combo = combos[row["residual_id"]] = combo_of(row)
         elif table == "residual_occurrences":
             combo = combos[row["residual_id"]]
-        entry = new_row_entry(table, row, batch_id)
+        content = values_of(content_columns(table), row)
+        # The leaf of exactly the values inserted (seq is not in an entry): the batch proof
+        # reads back values, and equal values are equal leaves.
+        entry = _entry_of(table)((0, batch_id, *content))
         if len(entry) > MAX_ENTRY_BYTES:
             raise EntryTooLarge(f"its {table} row's log entry is {len(entry)} bytes; a C2SP "
                                 f"tlog-tiles entry bundle carries at most {MAX_ENTRY_BYTES}")
-        leaf = leaf_hash(entry)
-        found.append((line, table, pending.key, values_of(content_columns(table), row), leaf,
-                      combo))
+        found.append((line, table, pending.key, content, leaf_hash(entry), combo))
     return found
 
 

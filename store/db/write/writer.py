@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import gc
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import IO, Any
 
 from sqlalchemy import Connection, Engine, select
 
 from store import __version__
-from store.db.log.stored_log import LogAppender, log_entry
+from store.db.log.stored_log import LogAppender
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
 from store.db.schema.text_search import TEXT_TABLES, absent_search_tables
-from store.db.write.batch_proof import WrittenBatch, prove_batch
+from store.db.write.batch_proof import AppendedEntry, WrittenBatch, appended_columns, prove_batch
 from store.db.write.batch_summary import BatchSummary
+from store.db.write.batch_transaction import batch_transaction, collector_paused
 from store.db.write.derived_rows import DerivedWrites
 from store.db.write.guard_lift import InsertGuards, insert_guards_liftable
 from store.db.write.input_kinds import (
@@ -98,6 +97,7 @@ class _BatchWriter:
         self.filtering = False  # once True, each kind's key filter is built when first needed
         self.filters: dict[str, KeyFilter] = {}
         self.holding: set[int] = set()  # the batches of the rows found already stored
+        self.met_earlier: set[str] = set()  # tables with rows an earlier batch stored
         self.written = WrittenBatch(self.appender.tree.copy())  # what prove_batch checks
         self.journal = JournalTurns()
         self.turn_batches: set[int] = set()  # the batches of the turns found stored
@@ -137,6 +137,8 @@ class _BatchWriter:
             if key in keys:
                 found[key] = content
                 self.holding.add(row[0])
+                if row[0] != self.batch_id:
+                    self.met_earlier.add(kind.name)
                 if kind.name == "turns":
                     self.turn_batches.add(row[0])
         return found
@@ -184,7 +186,6 @@ class _BatchWriter:
         stored = self._lookup()
         inserts: dict[str, list[tuple[Any, ...]]] = {table: [] for table in stored}
         leaves: list[bytes] = []
-        table_leaves: dict[str, list[bytes]] = {table: [] for table in stored}
         tables, tally, batch_id = self.summary.tables, self.tally, self.batch_id
         seq = self.appender.size
         fields: list[tuple[Any, ...]] = []  # the new turns' turn_fields rows
@@ -211,7 +212,6 @@ class _BatchWriter:
                     self.turn_tally.add(content, fields[-1])
             inserts[table].append((seq, batch_id, *content))
             leaves.append(leaf)
-            table_leaves[table].append(leaf)
             stored[table][key] = content  # later sightings in this batch are "present"
             counts.new += 1
             if combo is not None:  # a new residual, or a new sighting of one
@@ -229,8 +229,8 @@ class _BatchWriter:
                 position = KEY_POSITIONS[table]
                 key_filter.add_all(row[position] for row in rows)
         self.appender.append_hashes(leaves)
-        for table, appended in table_leaves.items():
-            self.written.add_many(table, [row[0] for row in inserts[table]], appended)
+        for table, rows in inserts.items():
+            self.written.add_many(table, rows)
         self.flushes += 1
         if self.flushes % COLLECT_EVERY_FLUSHES == 0:
             gc.collect(0)
@@ -253,8 +253,11 @@ class _BatchWriter:
                               self.written.before.size + 1, new, self.appender.size)
         if self.record_tallies and (new.get("contract_residuals", 0)
                                     or new.get("residual_occurrences", 0)):
+            # Every sighted residual was met by this batch (check_references): found stored
+            # by an earlier batch, or new.
             write_record_tallies(self.connection, self.derived, self.batch_id,
-                                 self.written.before.size + 1)
+                                 self.written.before.size + 1,
+                                 earlier_sighted="contract_residuals" in self.met_earlier)
 
     def _insert_subtrees(self) -> None:
         self.derived.insert_dicts(self.connection, "log_subtrees", self.appender.subtree_rows())
@@ -273,9 +276,10 @@ class _BatchWriter:
             "ingested_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
             "store_version": __version__,
         }
-        self.appender.append("ingest_batches", row)  # the batch's own row is its last leaf
-        self.written.add_many("ingest_batches", [self.appender.size],  # its seq
-                              [leaf_hash(log_entry("ingest_batches", row))])
+        row["seq"] = self.appender.size + 1  # the batch's own row is its last leaf
+        values = tuple(row[name] for name in appended_columns("ingest_batches"))
+        self.appender.append_hashes([leaf_hash(AppendedEntry("ingest_batches")(values))])
+        self.written.add_many("ingest_batches", [values])
         insert_rows(self.connection, "ingest_batches", [row])
         self._insert_subtrees()
         head = self.appender.head_row(self.batch_id)
@@ -287,43 +291,6 @@ class _BatchWriter:
                                       self.turn_tally.rows(self.batch_id))
         prove_batch(self.connection, self.written, self.batch_id, head["tree_size"],
                     self.derived)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """A batch allocates millions of acyclic objects: cycle collection was a sixth of it."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-@contextmanager
-def _batch_transaction(engine: Engine) -> Iterator[Connection]:
-    """engine.begin(), but on SQLite without its row-by-row foreign key checks: a batch's row
-    is written last, so until then every row is a pending violation, and SQLite then probes
-    the child tables on every parent insert (a fifth of the batch's SQL time at 1M rows).
-    The writer checks the same references itself (check_references); PostgreSQL keeps both."""
-    with engine.connect() as connection:
-        driver = connection.connection.driver_connection if (
-            connection.dialect.name == "sqlite") else None
-        if driver is not None:
-            driver.execute("PRAGMA foreign_keys=OFF")  # a no-op inside a transaction
-        try:
-            with connection.begin():
-                yield connection
-        finally:
-            if driver is not None:
-                try:
-                    driver.execute("PRAGMA foreign_keys=ON")
-                    restored = driver.execute("PRAGMA foreign_keys").fetchone() == (1,)
-                except sqlite3.Error:
-                    restored = False
-                if not restored:
-                    connection.invalidate()  # never back to the pool with its checks off
 
 
 def append_batch(
@@ -347,7 +314,7 @@ def append_batch(
     summary = BatchSummary(source=source)
     if parallel is None:
         parallel = worth_a_process(source_lines)
-    with _batch_transaction(engine) as connection, _collector_paused():
+    with batch_transaction(engine) as connection, collector_paused():
         lock_log_tip(connection)
         batch_id = last_batch_id(connection) + 1
 
