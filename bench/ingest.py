@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/ingest.py [--occurrences 1000000] [--seed 0] [--db URL]
         [--generator ../shared/bench/gen_frames.py --frames 400000 [--compare DIR] [--rounds 1]]
-        [--only generator|frames]
+        [--input FILE] [--no-storage-floor] [--only generator|frames]
 
 Two inputs, one after the other (`--only` picks one). First, when the independent generator
 of CORE-shaped frames is found (`--generator`; the ingest goals are judged on it), its output
@@ -11,7 +11,12 @@ FRESH FILE`, in a child process: wall time, occurrences/s, peak RSS of the large
 CPU (user+sys of both processes) per occurrence; `--compare DIR` runs the same command from
 another source tree (PYTHONPATH=DIR, e.g. `git archive` of an earlier commit) in the same
 rounds, interleaved, for a before/after, and the floor is `cat FILE > /dev/null` plus the
-generator's file parsed by orjson alone (the least any ingest must do). Then:
+generator's file parsed by orjson alone (the least any ingest must do). Each round also
+measures the storage floor of the store this tree wrote (bench/storage_floor.py: its rows
+re-inserted by executemany into an empty copy of its schema without triggers, with the
+writer's pragmas, in one transaction, plus one sha256 per leaf) and prints every ingest's
+wall and CPU time as a multiple of it. `--input FILE` ingests that file instead of the
+generator's output. Then:
 
 Generates frames (bench/frames.py) into a temporary JSONL file, ingests it (read and hashed
 in a second process, as every file of 4 MiB or more is) into a fresh
