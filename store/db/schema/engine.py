@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal
 
 from sqlalchemy import Connection, CursorResult, Engine, Executable, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
 
 from store.db.schema.wal_file import refuse_lossy_wal
@@ -121,7 +122,9 @@ def whole_file_read(connection: Connection) -> Iterator[None]:
     try:
         yield
     finally:
-        connection.exec_driver_sql(f"PRAGMA mmap_size={int(before or 0)}").close()
+        # Never in the way of the error that ended the read, if one did.
+        with suppress(DBAPIError):
+            connection.exec_driver_sql(f"PRAGMA mmap_size={int(before or 0)}").close()
 
 
 def _sqlite_engine(url: str, *, read_only: bool, write: bool, pool: dict[str, Any],
