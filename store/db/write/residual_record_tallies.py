@@ -27,6 +27,7 @@ from sqlalchemy import (
     union_all,
 )
 
+from store.db.schema.engine import row_chunks_read
 from store.db.schema.search_text_tables import residual_record_tallies
 from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
@@ -93,8 +94,14 @@ def recomputed_record_tallies(connection: Connection, after_batch: int = 0
                 .where(o.c.batch_id > after_batch)
                 .group_by(o.c.residual_id, o.c.batch_id).subquery("seen"))
         statement = _tallies(seen, _stored_alone(residuals_t.c.batch_id > after_batch))
-    for row in connection.execute(statement.execution_options(yield_per=CHUNK)):
-        yield tuple(row)
+    yield from _tuples(connection, statement)
+
+
+def _tuples(connection: Connection, statement: Select[Any]) -> Iterator[RecordTally]:
+    """The statement's rows as tuples, CHUNK at a time (SQLite: the driver's own, no
+    SQLAlchemy row per row)."""
+    for rows in row_chunks_read(connection, statement, CHUNK):
+        yield from map(tuple, rows)
 
 
 def _sqlite_recomputed(after_batch: int) -> Select[Any]:
@@ -120,8 +127,7 @@ def stored_record_tallies(connection: Connection, after_batch: int = 0
     t = residual_record_tallies.c
     statement = (select(*(t[name] for name in COLUMNS)).where(t.batch_id > after_batch)
                  .order_by(t.record_seq, t.batch_id))
-    for row in connection.execute(statement.execution_options(yield_per=CHUNK)):
-        yield tuple(row)
+    yield from _tuples(connection, statement)
 
 
 def record_tally_problems(connection: Connection, after_batch: int = 0
