@@ -4,9 +4,25 @@ columns, so facets, groups and histograms sum these few rows instead of reading 
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import BigInteger, Column, Index, Integer, Table, Text
 
 from store.db.schema.metadata import LogPosition, batch_reference, metadata
+
+
+def _residual_counts() -> list[Column[Any]]:
+    """A residual tally's (kind, axis, organ, family, code) and what it counts of them."""
+    return [
+        Column("residual_kind", Text, nullable=False),
+        Column("source_axis", Text, nullable=False),
+        Column("candidate_organ", Text, nullable=False),
+        Column("family_id", Text, nullable=True),
+        Column("residual_code", Text, nullable=False),
+        Column("residuals", Integer, nullable=False),
+        Column("occurrences", Integer, nullable=False),
+    ]
+
 
 # Derived, not ledgered (revision 0015): the residual tallies one residual at a time. Per
 # residual (by its seq, as its search document is keyed) and per batch that stored or sighted
@@ -22,13 +38,7 @@ residual_record_tallies = Table(
     metadata,
     Column("record_seq", LogPosition, primary_key=True, autoincrement=False),
     Column("batch_id", Integer, batch_reference(), primary_key=True, autoincrement=False),
-    Column("residual_kind", Text, nullable=False),
-    Column("source_axis", Text, nullable=False),
-    Column("candidate_organ", Text, nullable=False),
-    Column("family_id", Text, nullable=True),
-    Column("residual_code", Text, nullable=False),
-    Column("residuals", Integer, nullable=False),
-    Column("occurrences", Integer, nullable=False),
+    *_residual_counts(),
 )
 # A batch's proof reads back the rows it wrote by batch_id.
 Index("ix_residual_record_tallies_batch_id", residual_record_tallies.c.batch_id)
@@ -41,13 +51,7 @@ residual_tallies = Table(
     metadata,
     Column("batch_id", Integer, batch_reference(), primary_key=True, autoincrement=False),
     Column("ordinal", Integer, primary_key=True, autoincrement=False),
-    Column("residual_kind", Text, nullable=False),
-    Column("source_axis", Text, nullable=False),
-    Column("candidate_organ", Text, nullable=False),
-    Column("family_id", Text, nullable=True),
-    Column("residual_code", Text, nullable=False),
-    Column("residuals", Integer, nullable=False),
-    Column("occurrences", Integer, nullable=False),
+    *_residual_counts(),
 )
 
 # The columns a tally groups by, in its sort order.
