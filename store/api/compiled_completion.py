@@ -105,6 +105,29 @@ class CompiledCompletions:
         return made
 
 
+def selected_fields(schema: GraphQLSchema, fragments: dict[str, FragmentDetails],
+                    object_type: GraphQLObjectType, nodes: tuple[FieldNode, ...]
+                    ) -> dict[str, tuple[FieldNode, ...]] | None:
+    """The fields `nodes` select on `object_type`, by response name, as graphql-core collects
+    them; None for a selection it collects otherwise (directives, fragment variables)."""
+    grouped: dict[str, list[FieldNode]] = {}
+    visited: set[str] = set()
+    try:
+        compiler = _Compiler(schema, fragments)
+        for node in nodes:
+            if node.selection_set is not None:
+                compiler._collect(object_type, node.selection_set, grouped, visited)
+    except _NotCompiled:
+        return None
+    return {name: tuple(found) for name, found in grouped.items()}
+
+
+def completion(schema: GraphQLSchema, return_type: GraphQLOutputType) -> Complete:
+    """The closure completing a leaf value of `return_type` (nullable or not) as graphql-core
+    does; it raises for a value graphql-core would answer with an error."""
+    return _Compiler(schema, {}).value(return_type, ())
+
+
 class _Compiler:
     def __init__(self, schema: GraphQLSchema, fragments: dict[str, FragmentDetails]) -> None:
         self.schema = schema

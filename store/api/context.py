@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import Connection
 from strawberry.dataloader import DataLoader
+from strawberry.types import Info
 
+from store.api.prepared_pages import PagePlan, PagePlanner
 from store.db import queries
 from store.db.audit_store import AuditStore
 from store.db.queries import journals
@@ -40,6 +42,18 @@ class RequestContext:
             cache_key_fn=lambda key: (key[0].turn_key, key[1]))
         self.assessment_turns: DataLoader[AsOfKey, queries.StoredTurn | None] = DataLoader(
             load_fn=self._load_assessment_turns)
+
+    # Set by PageExecutor: a listing's page built from its rows when the selection allows
+    # (prepared_pages.py); None under strawberry's own executor.
+    page_plans: PagePlanner | None = None
+
+    def page_plan(self, info: Info[Any, Any], listing: queries.RecordListing[Any, Any],
+                  view: type[Any]) -> PagePlan | None:
+        """The plan building this list field's value from its rows, or None."""
+        planner = self.page_plans
+        if planner is None:
+            return None
+        return planner.plans.of(info._raw_info, planner.fragments, listing, view)
 
     async def run(
         self,

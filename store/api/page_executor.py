@@ -49,6 +49,8 @@ from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
 from store.api.compiled_completion import CompiledCompletions
+from store.api.context import RequestContext
+from store.api.prepared_pages import PagePlanner, PagePlans, PreparedValue
 from store.api.search_arguments import malformed_search
 
 
@@ -127,6 +129,9 @@ class PageExecutor(StrawberryGraphQLCoreExecutionContext):
         manager = self.middleware_manager
         self._plain = manager is None or not manager.middlewares  # a middleware sees each field
         self._compiled = _compiled_completions(self.schema)
+        context = self.context_value
+        if self._plain and isinstance(context, RequestContext):
+            context.page_plans = PagePlanner(_page_plans(self.schema), self.fragments)
 
     def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: GroupedFieldSet
               ) -> list[PlanEntry] | None:
@@ -218,6 +223,8 @@ class PageExecutor(StrawberryGraphQLCoreExecutionContext):
                        field_details_list: FieldDetailsList, info: GraphQLResolveInfo[Any],
                        path: Path, result: Any, position_context: Any
                        ) -> AwaitableOrValue[Any]:
+        if type(result) is PreparedValue:  # a page built from its rows (prepared_pages.py)
+            return result.value
         # A value whose whole selection is plain: completed by its compiled closure, or by
         # graphql-core when the closure meets what it does not complete plainly.
         if self._plain:
@@ -265,6 +272,15 @@ def _plain_fields(parent_type: GraphQLObjectType, grouped_field_set: GroupedFiel
 
 
 _COMPILED: WeakKeyDictionary[GraphQLSchema, CompiledCompletions] = WeakKeyDictionary()
+_PAGE_PLANS: WeakKeyDictionary[GraphQLSchema, PagePlans] = WeakKeyDictionary()
+
+
+def _page_plans(schema: GraphQLSchema) -> PagePlans:
+    """The schema's page plans, shared by all its requests."""
+    found = _PAGE_PLANS.get(schema)
+    if found is None:
+        found = _PAGE_PLANS[schema] = PagePlans(schema)
+    return found
 
 
 def _compiled_completions(schema: GraphQLSchema) -> CompiledCompletions:

@@ -42,18 +42,22 @@ class RecordView:
         return built
 
 
-def _path(record_type: type[Any], name: str, view: type[Any]) -> str:
+def record_path(record_type: type[Any], name: str, view: type[Any]) -> tuple[str, ...]:
     """Where the record keeps `name`: its attribute, or that of a dataclass it holds."""
     if hasattr(record_type, name) or name in _field_names(record_type):  # or a property
-        return f"record.{name}"
+        return (name,)
     if dataclasses.is_dataclass(record_type):
         hints = typing.get_type_hints(record_type)
         for field in dataclasses.fields(record_type):
             inner = hints.get(field.name)
             if isinstance(inner, type) and (hasattr(inner, name) or name in _field_names(inner)):
-                return f"record.{field.name}.{name}"
+                return (field.name, name)
     raise TypeError(f"{view.__name__}.{name}: {record_type.__name__} has no {name} "
                     "(nor a record holding one); name its conversion in _computed")
+
+
+def _path(record_type: type[Any], name: str, view: type[Any]) -> str:
+    return ".".join(("record", *record_path(record_type, name, view)))
 
 
 def _field_names(record_type: type[Any]) -> set[str]:
@@ -62,16 +66,16 @@ def _field_names(record_type: type[Any]) -> set[str]:
     return {field.name for field in dataclasses.fields(record_type)}
 
 
-def _converter(field_type: Any) -> Convert | None:
+def view_converter(field_type: Any) -> Convert | None:
     """From a record's value to `field_type`'s; None: the value as it is."""
     if isinstance(field_type, StrawberryOptional):
-        inner = _converter(field_type.of_type)
+        inner = view_converter(field_type.of_type)
         if inner is None:
             return None
         optional = inner
         return lambda value, as_of: None if value is None else optional(value, as_of)
     if isinstance(field_type, StrawberryList):
-        item = _converter(field_type.of_type)
+        item = view_converter(field_type.of_type)
         if item is None:
             return lambda value, as_of: list(value)
         each = item
@@ -101,7 +105,7 @@ def _conversion(view: type[Any], record_type: type[Any]) -> Callable[[Any, int |
             namespace[f"computed_{name}"] = view._computed[name]
             arguments.append(f"{name}=computed_{name}(record)")
         else:
-            path, convert = _path(record_type, name, view), _converter(field.type)
+            path, convert = _path(record_type, name, view), view_converter(field.type)
             if convert is None:
                 arguments.append(f"{name}={path}")
             else:

@@ -211,9 +211,12 @@ class RecordListing(Generic[F, R]):
         before: str | None = None,
         order: Order = Order.OLDEST_FIRST,
         as_of: int | None = None,
+        build: Any = None,
     ) -> Page[R]:
         """A page of its records matching `where`, in `order` (keyset pages: first/after
-        forwards, last/before backwards), as of tree size `as_of` (None: now)."""
+        forwards, last/before backwards), as of tree size `as_of` (None: now). `build`: what
+        each row becomes instead of a record (a row builder with `by_position`, as
+        store/api/prepared_pages.py gives; not for a list paged by key nor a search's RANK)."""
         snapshot = snapshot_at(connection, as_of)
         if order is Order.RANK and isinstance(where, Searched):
             return self._ranked(connection, where, snapshot, first, after, last, before)
@@ -233,7 +236,8 @@ class RecordListing(Generic[F, R]):
         if self.paged_by_key:
             return self.page_by_key(connection, listing, order, snapshot, first, after, last,
                                     before)
-        return page_of(connection, listing, order, self.record, first, after, last, before)
+        return page_of(connection, listing, order, build or self.record, first, after, last,
+                       before)
 
     def _ranked(self, connection: Connection, where: Searched, snapshot: Snapshot | None,
                 first: int | None, after: str | None, last: int | None,

@@ -19,11 +19,10 @@ from store.db.queries.facets import facet_counts, grouped_combos, range_combos
 from store.db.queries.filters import ResidualFilter
 from store.db.queries.records import ResidualFacets
 from store.db.queries.search import Searched, record_tallies
-from store.db.schema.search_text_tables import residual_record_tallies
-from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
-from store.db.schema.tables import residual_tallies as tallies_t
+from store.db.schema.tally_tables import TALLY_DIMENSIONS, residual_record_tallies
+from store.db.schema.tally_tables import residual_tallies as tallies_t
 
 
 def _tallies(where: ResidualFilter | None, snapshot: Snapshot | None) -> Select[Any]:
@@ -39,10 +38,12 @@ def residuals_from_tallies(connection: Connection, where: ResidualFilter | None,
     if where is not None and where.has_ids():
         return int(connection.execute(select(func.count()).select_from(residuals_t).where(
             *where.conditions(), *held(snapshot, residuals_t))).scalar_one())
-    tallies = _tallies(where, snapshot).subquery("tallies")
+    # The sum straight off the tallies' rows: a subquery of them all would build a proxy of
+    # each of their columns per request, costing more than the statement takes to run.
     # int(): PostgreSQL's sum() of integers is bigint or numeric.
     return int(connection.execute(
-        select(func.coalesce(func.sum(tallies.c.residuals), 0))).scalar_one())
+        _tallies(where, snapshot).with_only_columns(
+            func.coalesce(func.sum(tallies_t.c.residuals), 0))).scalar_one())
 
 
 # Each facet: the filter field it selects -> its column (of the residuals and the tallies).

@@ -48,6 +48,25 @@ class RowRecord(Generic[R]):
         """The same record, read from columns named `prefix` + field."""
         return RowRecord(self.record_type, self.read, prefix)
 
+    def column_of(self, path: Sequence[str]) -> tuple[str, Convert | None]:
+        """The column a field of the record (or of a record nested in it, `path` its field
+        names in turn) is read from, and its converter (None: as it is); KeyError when the
+        path does not end at a column (a nested record as a whole, a property)."""
+        how = dict(self.read)
+        name, rest = path[0], path[1:]
+        record_type: Any = self.record_type  # a dataclass (RowRecord's records are)
+        if name not in {field.name for field in dataclasses.fields(record_type)}:
+            raise KeyError(name)
+        read = how.get(name)
+        if isinstance(read, RowRecord):
+            if not rest:
+                raise KeyError(name)
+            column, convert = read.column_of(rest)
+            return self.prefix + column, convert
+        if rest:
+            raise KeyError(name)
+        return self.prefix + name, read
+
     def by_position(self, columns: Sequence[str]) -> Callable[[Sequence[Any]], R]:
         """The builder of rows whose columns are `columns`, in that order (a result's keys):
         the same record, each column read by its place. Written once per column list."""

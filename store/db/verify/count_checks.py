@@ -29,7 +29,8 @@ from sqlalchemy import (
 
 from store.db.schema.engine import row_chunks_read
 from store.db.schema.record_kinds import SIGHTED
-from store.db.schema.tables import TALLY_DIMENSIONS, metadata
+from store.db.schema.tables import metadata
+from store.db.schema.tally_tables import TALLY_DIMENSIONS
 from store.db.verify.derived_checks import compared_sighting_counts, compared_tallies
 from store.db.verify.problems import Problem
 from store.db.write.sighting_counts import CountRow, stored_sighting_counts

@@ -28,10 +28,9 @@ from sqlalchemy import (
 )
 
 from store.db.schema.engine import row_chunks_read
-from store.db.schema.search_text_tables import residual_record_tallies
-from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
+from store.db.schema.tally_tables import TALLY_DIMENSIONS, residual_record_tallies
 from store.db.write.derived_rows import DerivedWrites
 
 CHUNK = 10_000  # rows per insert, read from the counting statement as it goes

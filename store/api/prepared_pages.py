@@ -1,0 +1,360 @@
+"""A listing's page answered from its rows alone, when the selection asks only for columns.
+
+A Workbench list (`residuals(filter, first) { totalCount pageInfo { … } edges { cursor
+node { residualId residualKind … } } }`) costs graphql-core and the views far more than its
+SQL: per row a record, its view, an edge, then the completion of every field. When the
+selection under a listing's connection is only `totalCount`, `pageInfo`, `edges` (`cursor`,
+`node`, `snippet`), `nodes` and `__typename`, and every field of the node is a leaf read
+from one column of the row (converted as the record and its view convert it), the
+connection's response value is built here straight from the rows: one dict per row, written
+out once per column list (as row_records.py writes a record's builder), and the connection's
+dict around them. The page is the one `RecordListing.list` cuts (same statement, cursors and
+paging), its count the one `RecordListing.count` gives, both in one read.
+
+Each value is completed as graphql-core completes it: a column read as it is when it is
+already of its field's type (a text for a String or ID, an int within 32 bits for an Int); an
+enum column's stored values mapped to their GraphQL names, the map made by completing each
+member once; any other value through the record's converter, the view's converter and
+graphql-core's coercion of the leaf (compiled_completion.completion). A value graphql-core
+would answer with an error (null where null is not allowed, a value that does not convert or
+coerce), a count past 32 bits, a failed count: `NotPrepared`, and the resolver answers by
+its usual path, so the answer or its error is the one graphql-core gives. Only the fields a
+request selects are read: a column it does not ask for is not converted (its JSON is not
+decoded).
+
+PageExecutor (page_executor.py) makes the plans available to a request's resolvers
+(`RequestContext.page_plans`) and returns a `PreparedValue` as it is; strawberry's own
+executor never sees one.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    GRAPHQL_MAX_INT,
+    GRAPHQL_MIN_INT,
+    FieldNode,
+    GraphQLBoolean,
+    GraphQLID,
+    GraphQLInt,
+    GraphQLObjectType,
+    GraphQLResolveInfo,
+    GraphQLSchema,
+    GraphQLString,
+    get_nullable_type,
+    is_leaf_type,
+)
+from graphql.execution.collect_fields import FragmentDetails
+from sqlalchemy import Connection
+from strawberry.schema.schema_converter import GraphQLCoreConverter
+from strawberry.types.field import StrawberryField
+
+from store.api.compiled_completion import completion, selected_fields
+from store.api.record_views import record_path, view_converter
+from store.db import queries
+from store.db.queries.records import Page
+from store.db.queries.row_records import RowRecord
+
+CACHED_PLANS = 2048  # plans kept; past it the cache starts afresh
+_UNCHANGED = {GraphQLString: "str", GraphQLID: "str", GraphQLInt: "int"}
+
+
+class NotPrepared(Exception):
+    """A page the rows alone do not answer as graphql-core would: the resolver's usual path
+    answers it."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedValue:
+    """A field's completed response value: PageExecutor returns it as it is."""
+    value: dict[str, Any]
+
+
+class _Unplanned(Exception):
+    """A selection this module does not answer (the usual path always does)."""
+
+
+class NodeRows:
+    """Builds a node's response dict from a page's row, read by the columns' places."""
+
+    def __init__(self, fields: list[tuple[str, str | None, Callable[[Any], Any], Any]]) -> None:
+        # (response name, column (None: the constant), slow completion, fast kind)
+        self.fields = fields
+        self._built: dict[tuple[str, ...], Callable[[Sequence[Any]], dict[str, Any]]] = {}
+
+    def by_position(self, columns: Sequence[str]) -> Callable[[Sequence[Any]], dict[str, Any]]:
+        key = tuple(columns)
+        built = self._built.get(key)
+        if built is None:
+            built = self._built.setdefault(key, self._write(key))
+        return built
+
+    def _write(self, columns: tuple[str, ...]) -> Callable[[Sequence[Any]], dict[str, Any]]:
+        places = {name: index for index, name in enumerate(columns)}
+        namespace: dict[str, Any] = {"MIN": GRAPHQL_MIN_INT, "MAX": GRAPHQL_MAX_INT}
+        items = []
+        for number, (name, column, slow, fast) in enumerate(self.fields):
+            if column is None:
+                namespace[f"constant_{number}"] = fast
+                items.append(f"{name!r}: constant_{number}")
+                continue
+            place = places.get(column)
+            if place is None:  # the usual path reads it by name and fails: let it
+                raise NotPrepared
+            namespace[f"slow_{number}"] = slow
+            value = f"r[{place}]"
+            if fast == "str":
+                read = f"(v if type(v := {value}) is str else slow_{number}(v))"
+            elif fast == "int":
+                read = (f"(v if type(v := {value}) is int and MIN <= v <= MAX "
+                        f"else slow_{number}(v))")
+            elif isinstance(fast, dict):  # an enum's stored values -> GraphQL names
+                namespace[f"names_{number}"] = fast
+                read = f"(names_{number}.get(v := {value}) or slow_{number}(v))"
+            else:
+                read = f"slow_{number}({value})"
+            items.append(f"{name!r}: {read}")
+        # Response names are GraphQL names and constants are passed in: nothing else is written.
+        exec("def build(r):\n    return {" + ", ".join(items) + "}\n", namespace)
+        build: Callable[[Sequence[Any]], dict[str, Any]] = namespace["build"]
+        return build
+
+
+@dataclass(frozen=True, slots=True)
+class PagePlan:
+    """How a connection's response value is built from a page of rows and its count."""
+    rows: NodeRows
+    counts: bool  # totalCount is selected
+    shape: Callable[[Page[dict[str, Any]], int | None], dict[str, Any]]
+
+    def read(self, connection: Connection, listing: queries.RecordListing[Any, Any], where: Any,
+             first: int | None, after: str | None, last: int | None, before: str | None,
+             order: queries.Order, as_of: int | None) -> PreparedValue:
+        """The page and its count, in one read (a worker thread's transaction)."""
+        page = listing.list(connection, where, first, after, last=last, before=before,
+                            order=order, as_of=as_of, build=self.rows)
+        count = None
+        if self.counts:
+            try:
+                count = listing.count(connection, where, as_of=as_of)
+            except Exception:  # the usual path raises it at totalCount: let it
+                raise NotPrepared from None
+            if not GRAPHQL_MIN_INT <= count <= GRAPHQL_MAX_INT:
+                raise NotPrepared
+        return PreparedValue(self.shape(page, count))
+
+
+class PagePlans:
+    """The page plans of one schema, by the field nodes of a (parser-cached) document."""
+
+    def __init__(self, schema: GraphQLSchema) -> None:
+        self.schema = schema
+        self._cache: dict[tuple[int, ...], tuple[tuple[FieldNode, ...], PagePlan | None]] = {}
+
+    def of(self, info: GraphQLResolveInfo[Any], fragments: dict[str, FragmentDetails],
+           listing: queries.RecordListing[Any, Any], view: type[Any]) -> PagePlan | None:
+        nodes = tuple(info.field_nodes)
+        key = (id(info.return_type), *map(id, nodes))
+        cached = self._cache.get(key)
+        if cached is not None and all(a is b for a, b in zip(cached[0], nodes, strict=True)):
+            return cached[1]
+        try:
+            made: PagePlan | None = _Planner(self.schema, fragments, listing, view).connection(
+                info.return_type, nodes)
+        except _Unplanned:
+            made = None
+        if len(self._cache) >= CACHED_PLANS:
+            self._cache.clear()
+        self._cache[key] = (nodes, made)
+        return made
+
+
+@dataclass(frozen=True, slots=True)
+class PagePlanner:
+    """A request's way to its schema's plans: the plans and the document's fragments."""
+    plans: PagePlans
+    fragments: dict[str, FragmentDetails]
+
+
+class _Planner:
+    def __init__(self, schema: GraphQLSchema, fragments: dict[str, FragmentDetails],
+                 listing: queries.RecordListing[Any, Any], view: type[Any]) -> None:
+        self.schema = schema
+        self.fragments = fragments
+        self.listing = listing
+        self.view = view
+        if listing.paged_by_key or not isinstance(listing.record, RowRecord):
+            raise _Unplanned
+        self.record: RowRecord[Any] = listing.record
+
+    def _fields(self, object_type: Any, nodes: tuple[FieldNode, ...]
+                ) -> list[tuple[str, str, tuple[FieldNode, ...]]]:
+        """(response name, field name, its nodes) of the selection; no arguments."""
+        named = get_nullable_type(object_type)
+        if not isinstance(named, GraphQLObjectType) or named.is_type_of is not None:
+            raise _Unplanned
+        grouped = selected_fields(self.schema, self.fragments, named, nodes)
+        if grouped is None:
+            raise _Unplanned
+        found = []
+        for response_name, field_nodes in grouped.items():
+            if any(node.arguments for node in field_nodes):
+                raise _Unplanned
+            found.append((response_name, field_nodes[0].name.value, field_nodes))
+        return found
+
+    def connection(self, return_type: Any, nodes: tuple[FieldNode, ...]) -> PagePlan:
+        connection_type = get_nullable_type(return_type)
+        parts: list[tuple[str, Callable[[Page[Any], int | None], Any]]] = []
+        counts = False
+        rows: NodeRows | None = None
+        for response_name, name, field_nodes in self._fields(connection_type, nodes):
+            if name == "__typename":
+                parts.append((response_name, _constant(connection_type.name)))
+            elif name == "totalCount":
+                counts = True
+                parts.append((response_name, lambda page, count: count))
+            elif name == "pageInfo":
+                parts.append((response_name, self._page_info(
+                    connection_type.fields[name].type, field_nodes)))
+            elif name in ("edges", "nodes"):
+                item_type = get_nullable_type(connection_type.fields[name].type).of_type
+                if name == "nodes":
+                    rows = self._same(rows, self._node_rows(item_type, field_nodes))
+                    parts.append((response_name, lambda page, count: list(page.items)))
+                else:
+                    edge, rows = self._edge(item_type, field_nodes, rows)
+                    parts.append((response_name, edge))
+            else:
+                raise _Unplanned
+        if rows is None:  # no node selected: nothing to build per row but the page
+            rows = NodeRows([])
+
+        def shape(page: Page[dict[str, Any]], count: int | None) -> dict[str, Any]:
+            return {response_name: part(page, count) for response_name, part in parts}
+
+        return PagePlan(rows, counts, shape)
+
+    def _same(self, rows: NodeRows | None, made: NodeRows) -> NodeRows:
+        """A node selected twice (edges' node and nodes) must select the same fields."""
+        if rows is not None and [f[:2] for f in rows.fields] != [f[:2] for f in made.fields]:
+            raise _Unplanned
+        return made if rows is None else rows
+
+    def _page_info(self, field_type: Any, nodes: tuple[FieldNode, ...]
+                   ) -> Callable[[Page[Any], int | None], Any]:
+        page_info_type = get_nullable_type(field_type)
+        reads = {"hasNextPage": lambda page: page.has_next_page,
+                 "hasPreviousPage": lambda page: page.has_previous_page,
+                 "startCursor": lambda page: page.start_cursor,
+                 "endCursor": lambda page: page.end_cursor}
+        entries = []
+        for response_name, name, _ in self._fields(page_info_type, nodes):
+            if name == "__typename":
+                entries.append((response_name, _constant_of(page_info_type.name)))
+            elif name in reads:
+                entries.append((response_name, reads[name]))
+            else:
+                raise _Unplanned
+        return lambda page, count: {key: read(page) for key, read in entries}
+
+    def _edge(self, edge_type: Any, nodes: tuple[FieldNode, ...], rows: NodeRows | None
+              ) -> tuple[Callable[[Page[Any], int | None], Any], NodeRows | None]:
+        edge_object = get_nullable_type(edge_type)
+        items = []
+        for response_name, name, field_nodes in self._fields(edge_object, nodes):
+            if name == "__typename":
+                items.append(f"{response_name!r}: {edge_object.name!r}")
+            elif name == "cursor":
+                items.append(f"{response_name!r}: cursor")
+            elif name == "snippet":  # null without a search (a search takes the usual path)
+                items.append(f"{response_name!r}: None")
+            elif name == "node":
+                rows = self._same(rows, self._node_rows(edge_object.fields[name].type,
+                                                        field_nodes))
+                items.append(f"{response_name!r}: node")
+            else:
+                raise _Unplanned
+        namespace: dict[str, Any] = {}
+        # Response names are GraphQL names, type names GraphQL names: repr()'d, nothing else.
+        exec("def edges(page, count):\n    return [{" + ", ".join(items) + "} for cursor, node"
+             " in zip(page.cursors, page.items)]\n", namespace)
+        edges: Callable[[Page[Any], int | None], Any] = namespace["edges"]
+        return edges, rows
+
+    def _node_rows(self, node_type: Any, nodes: tuple[FieldNode, ...]) -> NodeRows:
+        node_object = get_nullable_type(node_type)
+        definition = getattr(node_object, "extensions", {}).get(
+            GraphQLCoreConverter.DEFINITION_BACKREF)
+        if getattr(definition, "origin", None) is not self.view:
+            raise _Unplanned
+        fields: list[tuple[str, str | None, Callable[[Any], Any], Any]] = []
+        for response_name, name, _ in self._fields(node_object, nodes):
+            if name == "__typename":
+                fields.append((response_name, None, _no_slow, node_object.name))
+                continue
+            fields.append((response_name, *self._leaf(node_object, name)))
+        return NodeRows(fields)
+
+    def _leaf(self, node_object: GraphQLObjectType, name: str
+              ) -> tuple[str, Callable[[Any], Any], Any]:
+        """(column, slow completion, fast kind) of a node's leaf field read from one column."""
+        field_def = node_object.fields.get(name)
+        if field_def is None or field_def.args:
+            raise _Unplanned
+        strawberry_field = (field_def.extensions or {}).get(
+            GraphQLCoreConverter.DEFINITION_BACKREF)
+        if (not isinstance(strawberry_field, StrawberryField) or strawberry_field.extensions
+                or strawberry_field.base_resolver is not None
+                or not getattr(field_def.resolve, "_is_default", False)
+                or not is_leaf_type(get_nullable_type(field_def.type))):
+            raise _Unplanned
+        python_name = strawberry_field.python_name
+        if python_name in getattr(self.view, "_computed", {}):
+            raise _Unplanned
+        try:
+            path = record_path(self.record.record_type, python_name, self.view)
+            column, record_convert = self.record.column_of(path)
+        except (TypeError, KeyError):
+            raise _Unplanned from None
+        to_view = view_converter(strawberry_field.type)
+        complete = completion(self.schema, field_def.type)
+
+        def slow(value: Any) -> Any:
+            try:
+                if record_convert is not None:
+                    value = record_convert(value)
+                if to_view is not None:
+                    value = to_view(value, None)  # a leaf's conversion reads no as_of
+                return complete(value)
+            except Exception:
+                raise NotPrepared from None
+
+        leaf_type = get_nullable_type(field_def.type)
+        fast: Any = None
+        if record_convert is None and to_view is None:
+            fast = _UNCHANGED.get(leaf_type)
+        elif isinstance(record_convert, type) and issubclass(record_convert, enum.Enum):
+            try:
+                fast = {member.value: slow(member.value) for member in record_convert}
+            except NotPrepared:
+                raise _Unplanned from None
+        if leaf_type is GraphQLBoolean:
+            fast = None
+        return column, slow, fast
+
+
+def _no_slow(value: Any) -> Any:
+    raise NotPrepared
+
+
+def _constant(value: Any) -> Callable[[Page[Any], int | None], Any]:
+    return lambda page, count: value
+
+
+def _constant_of(value: Any) -> Callable[[Page[Any]], Any]:
+    return lambda page: value

@@ -1,0 +1,169 @@
+"""A listing's page built from its rows (store/api/prepared_pages.py) answers byte for byte as
+strawberry's own execution does, in every order and direction, and hands anything it does not
+answer as graphql-core would — a value that does not convert or coerce, a search, a selection
+of more than columns — to the usual path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+from test_page_executor import (  # noqa: F401  (fixtures)
+    WORKBENCH,
+    clients,
+    demo_db,
+    same_bytes,
+)
+
+from store.api import prepared_pages
+from store.db.queries import pages
+
+
+@pytest.fixture
+def prepared(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The listings whose pages were built from their rows, in request order."""
+    built: list[str] = []
+    read = prepared_pages.PagePlan.read
+
+    def counted(self: prepared_pages.PagePlan, connection: Any, listing: Any,
+                *args: Any) -> Any:
+        answer = read(self, connection, listing, *args)
+        built.append(listing.name)
+        return answer
+
+    monkeypatch.setattr(prepared_pages.PagePlan, "read", counted)
+    return built
+
+
+@pytest.mark.parametrize(("operation", "variables", "listing"), [
+    ("ResidualsByTaxonomy", {"kind": ["MISSING_ROLE", "HAZARD_BLOCKED"], "first": 3},
+     "residuals"),
+    ("SurfacesByGroundingSource", {"groundingSource": ["TEACHING"], "first": 2}, "surfaces"),
+    ("LedgerStatus", {}, "batches"),
+])
+def test_the_workbench_lists_are_built_from_their_rows(
+        clients: tuple[TestClient, TestClient], prepared: list[str], operation: str,  # noqa: F811
+        variables: dict[str, Any], listing: str) -> None:
+    same_bytes(clients, WORKBENCH[operation], variables)
+    assert prepared == [listing]  # the fast server's; strawberry's own never plans
+
+
+RESIDUAL_NODE = "residualId seq candidateOrgan familyId residualKind sourceAxis occurrenceCount"
+PAGE = ("totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor } "
+        f"edges {{ cursor node {{ {RESIDUAL_NODE} }} }}")
+
+
+@pytest.mark.parametrize("arguments", [
+    "first: 3", "first: 0", "last: 2", "order: NEWEST_FIRST, first: 4",
+    "order: MOST_SEEN, first: 5", "order: KIND_DESC, first: 4", "order: ORGAN_ASC, last: 3",
+    "filter: {kind: [MISSING_ROLE]}, order: MOST_SEEN, first: 2", "first: 2, asOf: 47",
+    "order: MOST_SEEN, first: 2, asOf: 29", "filter: {batchIdFrom: 2, batchIdTo: 3}, first: 3",
+])
+def test_every_order_and_direction_answers_the_same_bytes(
+        clients: tuple[TestClient, TestClient], prepared: list[str],  # noqa: F811
+        arguments: str) -> None:
+    """Each page, then the page after it and the page before that (by the cursors given)."""
+    query = f"query P($after: String, $before: String) {{ residuals({arguments}, " \
+            f"after: $after, before: $before) {{ {PAGE} }} }}"
+    body = same_bytes(clients, query, {})
+    info = clients[0].post("/graphql", json={"query": query}).json()["data"]["residuals"]
+    cursor = info["pageInfo"]["endCursor"] if "last" not in arguments else info[
+        "pageInfo"]["startCursor"]
+    if cursor is not None:
+        moved = {"before": cursor} if "last" in arguments else {"after": cursor}
+        same_bytes(clients, query, moved)
+    assert prepared and set(prepared) == {"residuals"}
+    assert body.startswith(b'{"data":{"residuals":{"totalCount":')
+
+
+def test_the_nested_records_columns_of_a_list_are_read_from_their_prefixed_columns(
+        clients: tuple[TestClient, TestClient], prepared: list[str]) -> None:  # noqa: F811
+    """An assessment's batch is a record nested in it (its columns `batch_*`)."""
+    body = same_bytes(clients, "{ assessments(first: 3, order: RUNNABLE_DESC) { nodes { "
+                               "assessmentId seq problemText sourceRef candidateOrgan runnable "
+                               "__typename } edges { node { assessmentId seq problemText "
+                               "sourceRef candidateOrgan runnable __typename } } } }", {})
+    assert body.count(b'"__typename":"Assessment"') == 6
+    assert prepared == ["assessments"]
+
+
+@pytest.mark.parametrize("query", [
+    # a search: snippets are read beside the page
+    '{ residuals(search: "role", first: 2) { edges { snippet node { residualId } } } }',
+    # a list of objects, a field with arguments, a field with a resolver
+    "{ residuals(first: 2) { nodes { residualId evidenceSpans { text } } } }",
+    "{ residuals(first: 2) { nodes { residualId occurrences(first: 1) { totalCount } } } }",
+    "{ residuals(first: 2) { nodes { residualId inclusionProof { leafIndex } } } }",
+    # a directive: collected as its variable says, per request
+    "{ residuals(first: 2) { nodes { residualId seq @skip(if: true) } } }",
+    # the same node selected twice, differently
+    "{ residuals(first: 2) { edges { node { residualId } } nodes { seq } } }",
+    # turns are paged by key, their records read in a second statement
+    "{ turns(first: 2) { nodes { turnKey } } }",
+])
+def test_what_is_not_only_columns_takes_the_usual_path(
+        clients: tuple[TestClient, TestClient], prepared: list[str],  # noqa: F811
+        query: str) -> None:
+    assert same_bytes(clients, query, {}).startswith(b'{"data":{')
+    assert prepared == []
+
+
+@pytest.mark.parametrize(("spoils", "shown"), [
+    # a number where a text is stored: graphql-core's String coerces it
+    ({1: {"candidate_organ": 7}}, b'"candidateOrgan":"7"'),
+    # a LogIndex past 2^31, as it is; past 2^53, its error
+    ({0: {"seq": 2**40}}, b'"seq":1099511627776'),
+    ({0: {"seq": 2**53 + 1}}, b"LogIndex must be between 0 and 2^53 (9007199254740992), got "
+                              b"9007199254740993"),
+    # a stored value no member has: the record is not made (masked, as any such exception)
+    ({1: {"residual_kind": "bad"}}, b'{"data":null,"errors":[{"message":"Internal error."'),
+    # null where null is not allowed
+    ({2: {"residual_code": None}},
+     b'"Internal error.","locations":[{"line":1,"column":92}],'
+     b'"path":["residuals","nodes",2,"residualCode"]'),
+])
+def test_a_stored_value_graphql_core_refuses_is_its_error_on_both_paths(
+        clients: tuple[TestClient, TestClient], monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+        prepared: list[str], spoils: dict[int, dict[str, Any]], shown: bytes) -> None:
+    """The page's rows spoiled as they are read, alike for both servers."""
+    rows = pages._rows
+
+    def spoiled(*args: Any) -> Any:
+        columns, found = rows(*args)
+        changed = []
+        for number, row in enumerate(found):
+            values = list(row)
+            for column, value in spoils.get(number, {}).items():
+                values[columns.index(column)] = value
+            changed.append(tuple(values))
+        return columns, changed
+
+    monkeypatch.setattr(pages, "_rows", spoiled)
+    query = ("{ residuals(first: 4) { nodes { residualId candidateOrgan familyId residualKind "
+             "sourceAxis residualCode seq occurrenceCount } } }")
+    assert shown in same_bytes(clients, query, {})
+
+
+def test_a_residual_page_reads_no_column_it_is_not_asked_for(
+        clients: tuple[TestClient, TestClient], monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+        prepared: list[str]) -> None:
+    """Evidence spans stored as text that is not JSON: a page that does not ask for them is
+    built from its rows; one that does takes the usual path, and both answer its error."""
+    rows = pages._rows
+
+    def spoiled(*args: Any) -> Any:
+        columns, found = rows(*args)
+        place = columns.index("evidence_spans")
+        return columns, [(*row[:place], "not json", *row[place + 1:]) for row in found]
+
+    monkeypatch.setattr(pages, "_rows", spoiled)
+    fast, plain = clients
+    asked = "{ residuals(first: 2) { nodes { residualId evidenceSpans { text } } } }"
+    assert b"Internal error." in same_bytes(clients, asked, {})
+    not_asked = "{ residuals(first: 2) { nodes { residualId } } }"
+    answered = fast.post("/graphql", json={"query": not_asked}).json()
+    assert list(answered) == ["data"]
+    assert [len(node["residualId"]) for node in answered["data"]["residuals"]["nodes"]] == [
+        64, 64]
+    assert b"Internal error." in plain.post("/graphql", json={"query": not_asked}).content
