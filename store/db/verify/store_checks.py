@@ -214,11 +214,12 @@ def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -
 
 
 # The longest checks first, each taken up by the first worker free (the longest chain decides
-# the wall time). At 1M occurrences (CPU s, with the file mapped): the leaves 9.8 and
-# integrity_check 9.6 one on each worker, then the counts 8, the residual record tallies
-# ~6 and the search texts ~5.5, then the content ids (~4 each) and the foreign keys (3.6)
-# fill both. With the search's record tallies and texts one check, taken up last, one
-# worker went on alone ~6 s after the other was done.
+# the wall time). At 1M occurrences (CPU s, the file mapped; bench/verify.py): the leaves 9.3
+# and integrity_check 10.0 one on each worker, then the counts 6.7, the residual record
+# tallies 5.9 and the search texts 3.8, then the content ids (4.2, 3.9) and the foreign keys
+# (3.0) fill both: 25.0 and 25.6 s of CPU on the two in one run. With the search texts and
+# the record tallies one check, taken up last, one worker went on ~6 s after the other was
+# done (by the checks' CPU figures before).
 _FIRST = ("leaves", "integrity_check", "counts", "record_tallies", "search")
 
 
