@@ -151,7 +151,8 @@ def storage_floor(store: Path, directory: Path) -> Floor:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("store", type=Path, help="the SQLite store an ingest wrote (its rows are copied)")
+    parser.add_argument("store", type=Path,
+                        help="the SQLite store an ingest wrote (its rows are copied)")
     parser.add_argument("--dir", type=Path, default=Path("."),
                         help="where the copy (floor.db) is made; it must not exist")
     args = parser.parse_args()

@@ -1,6 +1,7 @@
 """Verify benchmark: the full `core-audit verify` in one process and on every core, beside
-SQLite's `integrity_check` alone (the floor: one of its checks, reading every page), and the
-incremental verify after a small new batch; and each of verify's heavy checks alone, timed in
+SQLite's `integrity_check` alone (the floor: one of its checks, reading every page; and again
+with the file mapped into memory, as verify's workers read it), and the incremental verify
+after a small new batch; and each of verify's heavy checks alone, timed in
 one process, to show where its time goes (the rest, in the main process, is the schema and
 the small tables).
 
@@ -35,12 +36,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ingest import GENERATOR  # noqa: E402  (../shared/bench/gen_frames.py, found as ingest finds it)
 
+from store.db.schema.engine import SCAN_MMAP_BYTES  # noqa: E402
+
 # Each heavy check alone, in one process, one after the other: where verify's time goes.
 _PHASES = """
 import sys, time
 from store.db.schema.engine import create_store_engine
 from store.db.verify.store_checks import HEAVY_CHECKS, Scope, VerifyReport, heavy_check_names
-engine = create_store_engine(f"sqlite:///{sys.argv[1]}", read_only=True, pooled=False)
+engine = create_store_engine(f"sqlite:///{sys.argv[1]}", read_only=True, pooled=False,
+                             scan=True)  # as verify's workers open it
 with engine.connect() as connection:
     for name in heavy_check_names({}):
         wall, cpu = time.perf_counter(), time.process_time()
@@ -52,8 +56,13 @@ with engine.connect() as connection:
 _FLOOR = """
 import sqlite3, sys
 connection = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+for pragma in sys.argv[2:]:
+    connection.execute(pragma).fetchall()
 assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
 """
+# integrity_check again on a connection set up as verify's workers set theirs up (the file
+# mapped into memory): how much of verify's lead on the floor is that setting alone.
+_MAPPED = f"PRAGMA mmap_size={SCAN_MMAP_BYTES}"
 
 
 CPU: list[float] = []  # each _timed child's CPU (user + sys, its processes with it)
@@ -106,19 +115,22 @@ def _run(args: argparse.Namespace, work: Path, scratch: Path) -> None:
     key = scratch / "auditor"
     _timed([*CORE_AUDIT, "keygen", "bench.example", "--out", str(key)])
     verify = [*CORE_AUDIT, "verify", "--db", str(work)]
-    figures: dict[str, list[float]] = {"floor": [], "one": [], "all": []}
-    cpu: dict[str, list[float]] = {"floor": [], "one": []}
+    figures: dict[str, list[float]] = {"floor": [], "mapped": [], "one": [], "all": []}
+    cpu: dict[str, list[float]] = {"floor": [], "mapped": [], "one": []}
     print(f"store {args.db} (copied to {work}); load before: {_load()}", flush=True)
     said = ""
     for _ in range(args.rounds):
         figures["floor"].append(_timed([sys.executable, "-c", _FLOOR, str(work)])[0])
         cpu["floor"].append(CPU[-1])
+        figures["mapped"].append(_timed([sys.executable, "-c", _FLOOR, str(work), _MAPPED])[0])
+        cpu["mapped"].append(CPU[-1])
         figures["one"].append(_timed([*verify, "--jobs", "1"])[0])
         cpu["one"].append(CPU[-1])
         seconds, said = _timed([*verify, "--jobs", str(args.jobs), "--record",
                                 str(scratch / "record.txt"), "--record-key", f"{key}.key"])
         figures["all"].append(seconds)
         print(f"  round: floor {figures['floor'][-1]:.2f} s (CPU {cpu['floor'][-1]:.2f}), "
+              f"mapped {figures['mapped'][-1]:.2f} s (CPU {cpu['mapped'][-1]:.2f}), "
               f"one process {figures['one'][-1]:.2f} s (CPU {cpu['one'][-1]:.2f}), "
               f"{args.jobs} jobs {seconds:.2f} s; "
               f"load {_load()}", flush=True)
@@ -143,6 +155,8 @@ def _run(args: argparse.Namespace, work: Path, scratch: Path) -> None:
     floor, floor_cpu = statistics.median(figures["floor"]), statistics.median(cpu["floor"])
     print(f"{'figure':44} {'median s':>9} {'x floor':>8} {'CPU s':>7} {'x floor':>8}")
     rows = [("integrity_check alone (the floor)", floor, floor_cpu),
+            ("integrity_check, file mapped (as verify's)", statistics.median(figures["mapped"]),
+             statistics.median(cpu["mapped"])),
             ("full verify, 1 process (--jobs 1)", statistics.median(figures["one"]),
              statistics.median(cpu["one"])),
             (f"full verify, {args.jobs} processes (--jobs {args.jobs})",

@@ -55,3 +55,13 @@ def trigger_definitions(db: Path) -> set[tuple[str, str, str]]:
 
 def tables(db: Path) -> set[str]:
     return {name for (name,) in query(db, "SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def indexes(db: Path) -> dict[str, tuple[str, list[str]]]:
+    """Every index a CREATE INDEX made (not a key's own), by name: its table and columns."""
+    with closing(sqlite3.connect(db)) as connection:
+        found = connection.execute(
+            "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
+            "ORDER BY name").fetchall()
+        return {name: (table, [column for _, _, column in connection.execute(
+            f"PRAGMA index_info('{name}')")]) for name, table in found}

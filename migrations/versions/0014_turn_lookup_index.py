@@ -16,9 +16,8 @@ Create Date: 2026-12-06
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from alembic import op
+from pending_checks import pending_checks_first
 
 revision = "0014"
 down_revision = "0013"
@@ -28,22 +27,11 @@ depends_on = None
 _INDEX = "ix_turn_fields_journal_id_core_time_turn_seq"
 
 
-def _outside_pending_checks(change: Callable[[], None]) -> None:
-    """`change` to turn_fields. PostgreSQL refuses to index a table with deferred foreign key
-    checks pending (rows an earlier revision wrote in this same transaction): run those checks
-    now, then defer again (every foreign key of the store is DEFERRABLE INITIALLY DEFERRED)."""
-    postgresql = op.get_bind().dialect.name == "postgresql"
-    if postgresql:
-        op.execute("SET CONSTRAINTS ALL IMMEDIATE")
-    change()
-    if postgresql:
-        op.execute("SET CONSTRAINTS ALL DEFERRED")
-
-
 def upgrade() -> None:
-    _outside_pending_checks(lambda: op.create_index(
-        _INDEX, "turn_fields", ["journal_id", "core_time", "turn_seq"]))
+    with pending_checks_first():
+        op.create_index(_INDEX, "turn_fields", ["journal_id", "core_time", "turn_seq"])
 
 
 def downgrade() -> None:
-    _outside_pending_checks(lambda: op.drop_index(_INDEX, table_name="turn_fields"))
+    with pending_checks_first():
+        op.drop_index(_INDEX, table_name="turn_fields")

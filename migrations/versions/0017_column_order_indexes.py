@@ -25,6 +25,7 @@ Create Date: 2026-12-06
 from __future__ import annotations
 
 from alembic import op
+from pending_checks import pending_checks_first
 
 revision = "0017"
 down_revision = "0016"
@@ -55,33 +56,22 @@ BYTE_ORDER = [
 ]
 
 
-def _postgresql() -> bool:
-    return bool(op.get_bind().dialect.name == "postgresql")
-
-
 def upgrade() -> None:
-    postgresql = _postgresql()
-    if postgresql:
-        # PostgreSQL refuses to index a table with deferred foreign key checks pending (rows
-        # an earlier revision wrote in this same transaction): run them now (0014 does too).
-        op.execute("SET CONSTRAINTS ALL IMMEDIATE")
-    for table, column, text in NEW:
-        collated = ' COLLATE "C"' if postgresql and text else ""
-        op.execute(f"CREATE INDEX ix_{table}_{column}_seq ON {table} ({column}{collated}, seq)")
-    if postgresql:
-        for table, column in BYTE_ORDER:
-            op.execute(f'CREATE INDEX ix_{table}_{column}_byte_order ON {table} '
-                       f'({column} COLLATE "C", seq)')
-        op.execute("SET CONSTRAINTS ALL DEFERRED")
+    with pending_checks_first() as postgresql:
+        for table, column, text in NEW:
+            collated = ' COLLATE "C"' if postgresql and text else ""
+            op.execute(
+                f"CREATE INDEX ix_{table}_{column}_seq ON {table} ({column}{collated}, seq)")
+        if postgresql:
+            for table, column in BYTE_ORDER:
+                op.execute(f'CREATE INDEX ix_{table}_{column}_byte_order ON {table} '
+                           f'({column} COLLATE "C", seq)')
 
 
 def downgrade() -> None:
-    postgresql = _postgresql()
-    if postgresql:
-        op.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        for table, column in BYTE_ORDER:
-            op.drop_index(f"ix_{table}_{column}_byte_order", table_name=table)
-    for table, column, _ in NEW:
-        op.drop_index(f"ix_{table}_{column}_seq", table_name=table)
-    if postgresql:
-        op.execute("SET CONSTRAINTS ALL DEFERRED")
+    with pending_checks_first() as postgresql:
+        if postgresql:
+            for table, column in BYTE_ORDER:
+                op.drop_index(f"ix_{table}_{column}_byte_order", table_name=table)
+        for table, column, _ in NEW:
+            op.drop_index(f"ix_{table}_{column}_seq", table_name=table)

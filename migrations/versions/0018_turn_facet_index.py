@@ -16,6 +16,7 @@ Create Date: 2026-12-06
 from __future__ import annotations
 
 from alembic import op
+from pending_checks import pending_checks_first
 
 revision = "0018"
 down_revision = "0017"
@@ -27,25 +28,11 @@ COLUMNS = ["grounding_source", "epistemic_state", "normative_clearance", "kind",
            "trace_integrity", "surface_id", "seq"]
 
 
-def _postgresql() -> bool:
-    return bool(op.get_bind().dialect.name == "postgresql")
-
-
 def upgrade() -> None:
-    postgresql = _postgresql()
-    if postgresql:
-        # PostgreSQL refuses to index a table with deferred foreign key checks pending (rows
-        # an earlier revision wrote in this same transaction): run them now (as 0014, 0017).
-        op.execute("SET CONSTRAINTS ALL IMMEDIATE")
-    op.create_index(NAME, "turns", COLUMNS)
-    if postgresql:
-        op.execute("SET CONSTRAINTS ALL DEFERRED")
+    with pending_checks_first():
+        op.create_index(NAME, "turns", COLUMNS)
 
 
 def downgrade() -> None:
-    postgresql = _postgresql()
-    if postgresql:
-        op.execute("SET CONSTRAINTS ALL IMMEDIATE")
-    op.drop_index(NAME, table_name="turns")
-    if postgresql:
-        op.execute("SET CONSTRAINTS ALL DEFERRED")
+    with pending_checks_first():
+        op.drop_index(NAME, table_name="turns")

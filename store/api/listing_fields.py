@@ -28,7 +28,6 @@ from store.api.context import RequestContext
 from store.api.filter_types import filter_input
 from store.api.group_types import Groups, dimension_enum
 from store.api.log_types import inclusion_field
-from store.api.prepared_pages import NotPrepared
 from store.api.record_views import RecordView
 from store.api.surface_types import Surface, SurfaceFacets
 from store.api.turn_types import Turn, TurnFacets
@@ -122,12 +121,10 @@ def _list_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> St
                                         listing.table)
         plan = None if search is not None else info.context.page_plan(info, listing, view)
         if plan is not None:  # the selection asks for columns only: built from the rows
-            try:
-                built: Any = await info.context.run(plan.read, listing, where, first, after,
-                                                    last, before, order, as_of)
+            built: Any = await info.context.run(plan.read, listing, where, first, after,
+                                                last, before, order, as_of)
+            if built is not None:  # else answered the usual way, as graphql-core answers it
                 return built  # type: ignore[no-any-return]  # a PreparedValue, answered as it is
-            except NotPrepared:
-                pass  # answered the usual way, as graphql-core answers it
         page, marked = await info.context.run(_listed, listing, where, first, after, last,
                                               before, order, as_of)
         count = functools.partial(info.context.run, listing.count, where, as_of=as_of)

@@ -17,7 +17,7 @@ enum column's stored values mapped to their GraphQL names, the map made by compl
 member once; any other value through the record's converter, the view's converter and
 graphql-core's coercion of the leaf (compiled_completion.completion). A value graphql-core
 would answer with an error (null where null is not allowed, a value that does not convert or
-coerce), a count past 32 bits, a failed count: `NotPrepared`, and the resolver answers by
+coerce), a count past 32 bits, a failed count: no value (None), and the resolver answers by
 its usual path, so the answer or its error is the one graphql-core gives. Only the fields a
 request selects are read: a column it does not ask for is not converted (its JSON is not
 decoded).
@@ -63,7 +63,7 @@ CACHED_PLANS = 2048  # plans kept; past it the cache starts afresh
 _UNCHANGED = {GraphQLString: "str", GraphQLID: "str", GraphQLInt: "int"}
 
 
-class NotPrepared(Exception):
+class _NotPrepared(Exception):
     """A page the rows alone do not answer as graphql-core would: the resolver's usual path
     answers it."""
 
@@ -104,7 +104,7 @@ class NodeRows:
                 continue
             place = places.get(column)
             if place is None:  # the usual path reads it by name and fails: let it
-                raise NotPrepared
+                raise _NotPrepared
             namespace[f"slow_{number}"] = slow
             value = f"r[{place}]"
             if fast == "str":
@@ -133,8 +133,18 @@ class PagePlan:
 
     def read(self, connection: Connection, listing: queries.RecordListing[Any, Any], where: Any,
              first: int | None, after: str | None, last: int | None, before: str | None,
-             order: queries.Order, as_of: int | None) -> PreparedValue:
-        """The page and its count, in one read (a worker thread's transaction)."""
+             order: queries.Order, as_of: int | None) -> PreparedValue | None:
+        """The page and its count, in one read (a worker thread's transaction); None when
+        the usual path must answer (what graphql-core would answer with an error)."""
+        try:
+            return self._read(connection, listing, where, first, after, last, before, order,
+                              as_of)
+        except _NotPrepared:
+            return None
+
+    def _read(self, connection: Connection, listing: queries.RecordListing[Any, Any],
+              where: Any, first: int | None, after: str | None, last: int | None,
+              before: str | None, order: queries.Order, as_of: int | None) -> PreparedValue:
         page = listing.list(connection, where, first, after, last=last, before=before,
                             order=order, as_of=as_of, build=self.rows)
         count = None
@@ -142,9 +152,9 @@ class PagePlan:
             try:
                 count = listing.count(connection, where, as_of=as_of)
             except Exception:  # the usual path raises it at totalCount: let it
-                raise NotPrepared from None
+                raise _NotPrepared from None
             if not GRAPHQL_MIN_INT <= count <= GRAPHQL_MAX_INT:
-                raise NotPrepared
+                raise _NotPrepared
         return PreparedValue(self.shape(page, count))
 
 
@@ -332,7 +342,7 @@ class _Planner:
                     value = to_view(value, None)  # a leaf's conversion reads no as_of
                 return complete(value)
             except Exception:
-                raise NotPrepared from None
+                raise _NotPrepared from None
 
         leaf_type = get_nullable_type(field_def.type)
         fast: Any = None
@@ -341,7 +351,7 @@ class _Planner:
         elif isinstance(record_convert, type) and issubclass(record_convert, enum.Enum):
             try:
                 fast = {member.value: slow(member.value) for member in record_convert}
-            except NotPrepared:
+            except _NotPrepared:
                 raise _Unplanned from None
         if leaf_type is GraphQLBoolean:
             fast = None
@@ -349,7 +359,7 @@ class _Planner:
 
 
 def _no_slow(value: Any) -> Any:
-    raise NotPrepared
+    raise _NotPrepared
 
 
 def _constant(value: Any) -> Callable[[Page[Any], int | None], Any]:

@@ -29,6 +29,7 @@ from store.db.schema.engine import (
     resolve_url,
     settle_sqlite,
     sqlite_path,
+    whole_file_read,
 )
 from store.db.schema.schema_version import ensure_at_head
 from store.db.schema.wal_file import wal_problem
@@ -173,7 +174,7 @@ class AuditStore:
             with self.engine.connect() as connection, \
                     CheckProcesses(self.url, jobs,
                                    immutable=opened_immutable(self.engine) is not None
-                                   ) as processes:
+                                   ) as processes, whole_file_read(connection):
                 report = verify_store(connection, checkpoint, quick=quick,
                                       heavy=processes if jobs > 1 else None, since=since,
                                       since_sums=since_sums, record=record)

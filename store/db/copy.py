@@ -13,16 +13,14 @@ from store.db.log.kept_checkpoints import kept_checkpoints, next_checkpoint_id
 from store.db.log.stored_log import StoredLog, latest_head, stored_origin
 from store.db.schema.engine import settle_sqlite
 from store.db.schema.record_kinds import LEDGERED_KEYS
-from store.db.schema.search_text_tables import residual_record_tallies
 from store.db.schema.tables import (
     log_subtrees,
     metadata,
-    residual_tallies,
     sighting_counts,
     tree_heads,
     turn_fields,
-    turn_tallies,
 )
+from store.db.schema.tally_tables import residual_record_tallies, residual_tallies, turn_tallies
 from store.db.schema.text_search import TEXT_INDEXES
 from store.db.verify.store_checks import VerifyReport, verify_store
 from store.db.write.inserts import insert_rows, last_batch_id, lock_log_tip

@@ -10,7 +10,7 @@ import hashlib
 import json
 import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,9 +18,11 @@ from alembic.script import ScriptDirectory
 from cli_runs import cli
 from click.testing import Result
 from raw_reads import query
+from turn_data import DISCLOSURE, journal_entry, journal_line
 
 from store.db.schema.engine import create_store_engine
-from store.db.schema.schema_version import alembic_config, current_revision
+from store.db.schema.schema_version import alembic_config, current_revision, upgrade
+from store.db.write.writer import append_batch
 
 REPO = Path(__file__).resolve().parents[2]
 MIGRATIONS = REPO / "migrations"
@@ -74,6 +76,25 @@ TRIGGERS_AT_0015 = HEAD_TRIGGERS - append_only_triggers(*TURN_TALLY_TABLES)
 
 def url_of(path: Path) -> str:
     return f"sqlite:///{path}"
+
+
+def store_at(url: str, revision: str, inputs: Iterable[tuple[str, Iterable[bytes]]]) -> None:
+    """A store made by alembic revision `revision`, then each input (its name, its lines)
+    appended as one batch."""
+    upgrade(url, revision)
+    engine = create_store_engine(url, write=True)
+    try:
+        for name, lines in inputs:
+            append_batch(engine, lines, name)
+    finally:
+        engine.dispose()
+
+
+def three_turn_journal() -> tuple[str, list[bytes]]:
+    """An input: a journal of three turns, "prompt 1" to "prompt 3", grounding source none."""
+    return "journal.jsonl", [
+        (journal_line(journal_entry(n, f"prompt {n}", DISCLOSURE, "none")) + "\n").encode()
+        for n in (1, 2, 3)]
 
 
 def span(problem_text: str, text: str, occurrence: int = 0) -> dict[str, object]:

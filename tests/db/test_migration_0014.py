@@ -12,16 +12,14 @@ from pathlib import Path
 import pytest
 from raw_reads import dump, query, trigger_definitions
 from sqlalchemy import event
-from store_support import TRIGGERS_AT_0014, revision_of, url_of
+from store_support import TRIGGERS_AT_0014, revision_of, store_at, url_of
 from turn_data import DISCLOSURE, journal_entry, journal_line
 
 from store.db import queries
 from store.db.audit_store import AuditStore
 from store.db.queries import journals
 from store.db.queries.filters import RecordId
-from store.db.schema.engine import create_store_engine
 from store.db.schema.schema_version import downgrade, upgrade
-from store.db.write.writer import append_batch
 
 INDEX = "ix_turn_fields_journal_id_core_time_turn_seq"
 # Turn 2 is the earliest in CORE's time (its offset puts it before turn 1), turn 3 the latest.
@@ -38,12 +36,7 @@ def _journal() -> list[str]:
 @pytest.fixture
 def store_at_0013(db_path: Path) -> Path:
     """A store made by revision 0013 (the previous head) holding a three-turn journal."""
-    upgrade(url_of(db_path), "0013")
-    engine = create_store_engine(url_of(db_path), write=True)
-    try:
-        append_batch(engine, [line.encode() for line in _journal()], "journal.jsonl")
-    finally:
-        engine.dispose()
+    store_at(url_of(db_path), "0013", [("journal.jsonl", [line.encode() for line in _journal()])])
     return db_path
 
 

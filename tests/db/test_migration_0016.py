@@ -11,14 +11,12 @@ from pathlib import Path
 
 import pytest
 from raw_reads import dump, query, trigger_definitions
-from store_support import HEAD_TRIGGERS, revision_of, url_of
+from store_support import HEAD_TRIGGERS, revision_of, store_at, url_of
 from turn_data import DISCLOSURE, journal_entry, journal_line
 
 from store.db.audit_store import AuditStore
 from store.db.queries.groups import turn_groups
-from store.db.schema.engine import create_store_engine
 from store.db.schema.schema_version import downgrade, upgrade
-from store.db.write.writer import append_batch
 
 # Turn 2 is at 15:00 UTC (20:00+05:00), turns 1 and 3 in the hour of 18:00 UTC.
 TIMESTAMPS = {1: "2026-07-30T18:00:00.000000+00:00", 2: "2026-07-30T20:00:00.000000+05:00",
@@ -51,13 +49,8 @@ def _inputs() -> list[list[bytes]]:
 @pytest.fixture
 def store_at_0015(db_path: Path) -> Path:
     """A store made by revision 0015 (the previous head): a journal, then chat turns."""
-    upgrade(url_of(db_path), "0015")
-    engine = create_store_engine(url_of(db_path), write=True)
-    try:
-        for number, lines in enumerate(_inputs()):
-            append_batch(engine, lines, f"input-{number}.jsonl")
-    finally:
-        engine.dispose()
+    store_at(url_of(db_path), "0015",
+             [(f"input-{number}.jsonl", lines) for number, lines in enumerate(_inputs())])
     return db_path
 
 

@@ -12,16 +12,13 @@ from pathlib import Path
 
 import pytest
 from backends import raw_query
-from raw_reads import dump, query, trigger_definitions
+from raw_reads import dump, indexes, query, trigger_definitions
 from sqlalchemy import event
-from store_support import HEAD_TRIGGERS, revision_of, url_of
-from turn_data import DISCLOSURE, journal_entry, journal_line
+from store_support import HEAD_TRIGGERS, revision_of, store_at, three_turn_journal, url_of
 
 from store.db import queries
 from store.db.audit_store import AuditStore
-from store.db.schema.engine import create_store_engine
 from store.db.schema.schema_version import downgrade, upgrade
-from store.db.write.writer import append_batch
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "adr_0225_frames.jsonl"
 NEW_INDEXES = {
@@ -35,32 +32,17 @@ NEW_INDEXES = {
 }
 
 
-def _write(url: str) -> None:
-    engine = create_store_engine(url, write=True)
-    try:
-        append_batch(engine, EXAMPLES.read_bytes().splitlines(keepends=True), EXAMPLES.name)
-        append_batch(engine, [(journal_line(journal_entry(n, f"prompt {n}", DISCLOSURE, "none"))
-                               + "\n").encode() for n in (1, 2, 3)], "journal.jsonl")
-    finally:
-        engine.dispose()
+def _at_0016(url: str) -> None:
+    """A store made by revision 0016 (the previous head): the example frames (ten
+    assessments) and a three-turn journal."""
+    store_at(url, "0016", [(EXAMPLES.name, EXAMPLES.read_bytes().splitlines(keepends=True)),
+                           three_turn_journal()])
 
 
 @pytest.fixture
 def store_at_0016(db_path: Path) -> Path:
-    """A store made by revision 0016 (the previous head): the example frames (ten
-    assessments) and a three-turn journal."""
-    upgrade(url_of(db_path), "0016")
-    _write(url_of(db_path))
+    _at_0016(url_of(db_path))
     return db_path
-
-
-def _indexes(db: Path) -> dict[str, tuple[str, list[str]]]:
-    with closing(sqlite3.connect(db)) as connection:
-        found = connection.execute(
-            "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
-            "ORDER BY name").fetchall()
-        return {name: (table, [column for _, _, column in connection.execute(
-            f"PRAGMA index_info('{name}')")]) for name, table in found}
 
 
 def _without_revision(lines: list[str]) -> list[str]:
@@ -68,7 +50,7 @@ def _without_revision(lines: list[str]) -> list[str]:
 
 
 def test_upgrade_adds_the_indexes_and_keeps_every_row_and_trigger(store_at_0016: Path) -> None:
-    before = _indexes(store_at_0016)
+    before = indexes(store_at_0016)
     assert not set(NEW_INDEXES) & set(before)
     rows, triggers = dump(store_at_0016), trigger_definitions(store_at_0016)
     heads = query(store_at_0016, "SELECT batch_id, tree_size, root_hash FROM tree_heads")
@@ -76,7 +58,7 @@ def test_upgrade_adds_the_indexes_and_keeps_every_row_and_trigger(store_at_0016:
     upgrade(url_of(store_at_0016), "0017")
 
     assert revision_of(url_of(store_at_0016)) == "0017"
-    assert _indexes(store_at_0016) == {**before, **NEW_INDEXES}
+    assert indexes(store_at_0016) == {**before, **NEW_INDEXES}
     assert trigger_definitions(store_at_0016) == triggers
     assert {name for name, _, _ in triggers} == set(HEAD_TRIGGERS)
     assert query(store_at_0016, "SELECT batch_id, tree_size, root_hash FROM tree_heads") == heads
@@ -130,8 +112,7 @@ def _pg_indexes(url: str) -> dict[str, str]:
 
 
 def test_postgresql_builds_the_text_indexes_in_byte_order(pg_url: str) -> None:
-    upgrade(pg_url, "0016")
-    _write(pg_url)
+    _at_0016(pg_url)
     before = _pg_indexes(pg_url)
 
     upgrade(pg_url, "0017")

@@ -9,17 +9,14 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from raw_reads import dump, query, trigger_definitions
+from raw_reads import dump, indexes, query, trigger_definitions
 from sqlalchemy import event
-from store_support import HEAD_TRIGGERS, revision_of, url_of
-from turn_data import DISCLOSURE, journal_entry, journal_line
+from store_support import HEAD_TRIGGERS, revision_of, store_at, three_turn_journal, url_of
 
 from store.db.audit_store import AuditStore
 from store.db.queries.listing_declarations import TURNS
 from store.db.queries.turns import turn_facets_of
-from store.db.schema.engine import create_store_engine
 from store.db.schema.schema_version import downgrade, upgrade
-from store.db.write.writer import append_batch
 
 INDEX = ("ix_turns_facets", ("turns", ["grounding_source", "epistemic_state",
                                        "normative_clearance", "kind", "trace_integrity",
@@ -29,34 +26,19 @@ INDEX = ("ix_turns_facets", ("turns", ["grounding_source", "epistemic_state",
 @pytest.fixture
 def store_at_0017(db_path: Path) -> Path:
     """A store made by revision 0017 (the previous head): a three-turn journal."""
-    upgrade(url_of(db_path), "0017")
-    engine = create_store_engine(url_of(db_path), write=True)
-    try:
-        append_batch(engine, [(journal_line(journal_entry(n, f"prompt {n}", DISCLOSURE, "none"))
-                               + "\n").encode() for n in (1, 2, 3)], "journal.jsonl")
-    finally:
-        engine.dispose()
+    store_at(url_of(db_path), "0017", [three_turn_journal()])
     return db_path
 
 
-def _indexes(db: Path) -> dict[str, tuple[str, list[str]]]:
-    with closing(sqlite3.connect(db)) as connection:
-        found = connection.execute(
-            "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
-            "ORDER BY name").fetchall()
-        return {name: (table, [column for _, _, column in connection.execute(
-            f"PRAGMA index_info('{name}')")]) for name, table in found}
-
-
 def test_upgrade_adds_the_index_and_keeps_every_row_and_trigger(store_at_0017: Path) -> None:
-    before, rows = _indexes(store_at_0017), dump(store_at_0017)
+    before, rows = indexes(store_at_0017), dump(store_at_0017)
     triggers = trigger_definitions(store_at_0017)
     heads = query(store_at_0017, "SELECT batch_id, tree_size, root_hash FROM tree_heads")
 
     upgrade(url_of(store_at_0017), "0018")
 
     assert revision_of(url_of(store_at_0017)) == "0018"
-    assert _indexes(store_at_0017) == {**before, INDEX[0]: INDEX[1]}
+    assert indexes(store_at_0017) == {**before, INDEX[0]: INDEX[1]}
     assert trigger_definitions(store_at_0017) == triggers
     assert {name for name, _, _ in triggers} == set(HEAD_TRIGGERS)
     assert query(store_at_0017, "SELECT batch_id, tree_size, root_hash FROM tree_heads") == heads
@@ -98,4 +80,4 @@ def test_downgrade_drops_the_index_and_leaves_revision_0017_s_store(store_at_001
 
     assert revision_of(url_of(store_at_0017)) == "0017"
     assert dump(store_at_0017) == before
-    assert "ix_turns_facets" not in _indexes(store_at_0017)
+    assert "ix_turns_facets" not in indexes(store_at_0017)

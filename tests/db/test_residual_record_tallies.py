@@ -156,3 +156,22 @@ def test_a_batch_resighting_its_own_residuals_across_chunks_counts_every_sightin
     ]
     assert all(row[4] for row in rows)
     assert cli("verify", "--db", db).exit_code == 0
+
+
+def test_verify_names_a_changed_document_before_a_changed_tally(store: Path) -> None:
+    """The search texts and the record tallies are checked apart (two workers may take them),
+    and reported in one order: the document's problem, then the tally's."""
+    with triggers_bypassed(store) as connection:
+        connection.execute("UPDATE residual_record_tallies SET occurrences = 5 "
+                           "WHERE record_seq = 2 AND batch_id = 1")
+        connection.execute("UPDATE residual_texts SET explanation = 'nothing to see' "
+                           "WHERE record_seq = 9")
+        connection.execute("INSERT INTO residual_texts_fts (residual_texts_fts) "
+                           "VALUES ('rebuild')")
+    assert refused_verify(store).stderr.splitlines() == [
+        "NOT intact: first problem at seq 9: residual_texts record_seq 9: row differs from the "
+        "text the record's stored rows give",
+        "  also seq 2: residual_record_tallies record_seq 2 batch 1: row says ('missing_role', "
+        "'role', 'unary_delta_transition', 'state_change.unary_delta', 'action_cue_unbound', "
+        "1, 5), the residual and its sightings give ('missing_role', 'role', "
+        "'unary_delta_transition', 'state_change.unary_delta', 'action_cue_unbound', 1, 1)"]

@@ -49,15 +49,15 @@ from store.db.queries.time_buckets import (  # TimeBucket: callers import it fro
 )
 from store.db.queries.time_buckets import bucketed, core_bucketed
 from store.db.queries.turn_tally_rows import tallied_turn_rows
-from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
-from store.db.schema.tables import residual_tallies as tallies_t
 from store.db.schema.tables import surface_occurrences as sightings_t
 from store.db.schema.tables import surface_records as surfaces_t
 from store.db.schema.tables import turn_fields as turn_fields_t
 from store.db.schema.tables import turns as turns_t
+from store.db.schema.tally_tables import TALLY_DIMENSIONS
+from store.db.schema.tally_tables import residual_tallies as tallies_t
 
 MAX_DIMENSIONS = 3
 DEFAULT_GROUPS = DEFAULT_PAGE_SIZE

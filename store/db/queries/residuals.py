@@ -19,11 +19,10 @@ from store.db.queries.facets import facet_counts, grouped_combos, range_combos
 from store.db.queries.filters import ResidualFilter
 from store.db.queries.records import ResidualFacets
 from store.db.queries.search import Searched, record_tallies
-from store.db.schema.search_text_tables import residual_record_tallies
-from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
-from store.db.schema.tables import residual_tallies as tallies_t
+from store.db.schema.tally_tables import TALLY_DIMENSIONS, residual_record_tallies
+from store.db.schema.tally_tables import residual_tallies as tallies_t
 
 
 def _tallies(where: ResidualFilter | None, snapshot: Snapshot | None) -> Select[Any]:

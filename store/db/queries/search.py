@@ -32,8 +32,8 @@ from sqlalchemy.types import NullType, String
 
 from store.db.queries.errors import QueryError
 from store.db.queries.search_syntax import PIECES, Search, Term, fold, parse_search
-from store.db.schema.search_text_tables import residual_record_tallies
 from store.db.schema.tables import contract_residuals, ingest_batches
+from store.db.schema.tally_tables import residual_record_tallies
 from store.db.schema.text_search import PG_CONFIG, TextIndex, index_of
 
 SNIPPET_WORDS = 24  # words around the first hit

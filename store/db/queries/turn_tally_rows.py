@@ -23,9 +23,9 @@ from store.db.queries.as_of import Snapshot
 from store.db.queries.filters import ColumnFilter, TurnFilter
 from store.db.queries.keys import key_value
 from store.db.queries.ranges import BatchRange
-from store.db.schema.tables import HOUR_MICROSECONDS, TURN_TALLY_COLUMNS
 from store.db.schema.tables import ingest_batches as batches_t
-from store.db.schema.tables import turn_tallies as tallies_t
+from store.db.schema.tally_tables import HOUR_MICROSECONDS, TURN_TALLY_COLUMNS
+from store.db.schema.tally_tables import turn_tallies as tallies_t
 from store.model.turn_fields import core_time
 
 _BATCH_RANGE = frozenset(f.name for f in fields(BatchRange))

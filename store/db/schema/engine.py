@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal
 
 from sqlalchemy import Connection, CursorResult, Engine, Executable, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
 
 from store.db.schema.wal_file import refuse_lossy_wal
@@ -27,6 +29,11 @@ BUSY_TIMEOUT_MS = 60_000
 # A writer queues behind another writer's whole file (one transaction): wait much longer.
 WRITE_BUSY_TIMEOUT_MS = 30 * 60_000
 WRITE_CACHE_KIB = 64 * 1024
+# A reader of the whole file (verify) maps it into memory: SQLite then reads its pages in
+# place, not copied out by a read() each; integrity_check took 16.3 -> 9.6 s CPU at 1M
+# occurrences, the foreign keys 4.9 -> 3.6 (issue 34). SQLite caps it at its compile-time
+# maximum (2 GiB by default) and reads any larger file's rest as before.
+SCAN_MMAP_BYTES = 1 << 40
 
 _SQLITE_PRAGMAS = (
     "PRAGMA synchronous=FULL",
@@ -53,18 +60,20 @@ def sqlite_path(url: str) -> Path | None:
 
 
 def create_store_engine(url: str, *, read_only: bool = False, write: bool = False,
-                        pooled: bool = True, immutable: bool | None = None) -> Engine:
+                        pooled: bool = True, immutable: bool | None = None,
+                        scan: bool = False) -> Engine:
     """An engine for `url`. `write` takes the write lock at BEGIN; `read_only` cannot write;
     not `pooled`: every connect opens the store anew (a health check sees it as it is now);
     `immutable` (with `read_only`): True or False opens a SQLite file immutable or not
     whatever read_only_mode says (a verify worker opens the store as the process that started
     it did: the fork server's environment may be older or newer); None: read_only_mode
-    decides."""
+    decides. `scan`: a reader of the whole file (SQLite: mapped into memory, see
+    whole_file_read)."""
     parsed = make_url(url)
     pool: dict[str, Any] = {} if pooled else {"poolclass": NullPool}
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(url, read_only=read_only, write=write, pool=pool,
-                              immutable=immutable)
+                              immutable=immutable, scan=scan)
     return _server_engine(url, read_only=read_only, pool=pool)
 
 
@@ -101,8 +110,25 @@ def opened_immutable(engine: Engine) -> Path | None:
     return Path(str(engine.url.database).removeprefix("file:"))
 
 
+@contextmanager
+def whole_file_read(connection: Connection) -> Iterator[None]:
+    """`connection` set up to read the whole file within (SQLite: mapped, SCAN_MMAP_BYTES),
+    as before after (a pooled connection goes back to the pool as it came)."""
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    before = connection.exec_driver_sql("PRAGMA mmap_size").scalar()
+    connection.exec_driver_sql(f"PRAGMA mmap_size={SCAN_MMAP_BYTES}").close()
+    try:
+        yield
+    finally:
+        # Never in the way of the error that ended the read, if one did.
+        with suppress(DBAPIError):
+            connection.exec_driver_sql(f"PRAGMA mmap_size={int(before or 0)}").close()
+
+
 def _sqlite_engine(url: str, *, read_only: bool, write: bool, pool: dict[str, Any],
-                   immutable: bool | None) -> Engine:
+                   immutable: bool | None, scan: bool) -> Engine:
     path = sqlite_path(url)
     if not read_only and path is not None:
         # Before any connection: SQLite would drop what it cannot replay, and a write reset
@@ -133,6 +159,8 @@ def _sqlite_engine(url: str, *, read_only: bool, write: bool, pool: dict[str, An
             # ingest (perf-notes.md: 17% of samples in pwrite to a temp file).
             cursor.execute("PRAGMA temp_store=MEMORY")
             cursor.execute(f"PRAGMA busy_timeout={WRITE_BUSY_TIMEOUT_MS}")
+        if scan:
+            cursor.execute(f"PRAGMA mmap_size={SCAN_MMAP_BYTES}").fetchall()
         cursor.close()
 
     @event.listens_for(engine, "begin")

@@ -1,5 +1,5 @@
-"""The one MetaData every table is declared on (store/db/schema/tables.py and
-store/db/schema/search_text_tables.py), with the column types and the reference they share."""
+"""The one MetaData every table is declared on (store/db/schema/tables.py,
+search_text_tables.py and tally_tables.py), with the column types and the reference they share."""
 
 from __future__ import annotations
 

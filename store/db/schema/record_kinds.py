@@ -18,7 +18,6 @@ from sqlalchemy import MetaData, Row, Table
 from store.db.schema import content_ids
 from store.db.schema.metadata import Sha256
 from store.db.schema.search_text_tables import (
-    residual_record_tallies,
     residual_texts,
     surface_texts,
     turn_texts,
@@ -33,7 +32,6 @@ from store.db.schema.tables import (
     log_subtrees,
     metadata,
     residual_occurrences,
-    residual_tallies,
     sighting_counts,
     surface_occurrences,
     surface_records,
@@ -41,9 +39,9 @@ from store.db.schema.tables import (
     turn_assessments,
     turn_constructions,
     turn_fields,
-    turn_tallies,
     turns,
 )
+from store.db.schema.tally_tables import residual_record_tallies, residual_tallies, turn_tallies
 
 ContentIds = Callable[[Row[Any]], set[str]]
 

@@ -15,8 +15,8 @@ from sqlalchemy import (
 
 from store.db.schema.metadata import LogPosition, Sha256, batch_reference
 
-# Every table is on it once this module is imported (search_text_tables' too, below): the
-# metadata to import, from here.
+# Every table is on it once this module is imported (search_text_tables' and tally_tables'
+# too, below): the metadata to import, from here.
 from store.db.schema.metadata import metadata as metadata
 
 
@@ -279,26 +279,10 @@ turn_assessments = Table(
     Index(None, "assessment_id", "seq"),
 )
 
-# The search text tables (revision 0013) are declared in store/db/schema/search_text_tables.py,
-# imported here so that metadata.tables keeps its order (verify reports tables in it).
-import store.db.schema.search_text_tables  # noqa: E402, F401
-
-# Derived, not ledgered: per batch, the residuals and occurrences it added for each
-# (kind, axis, organ, family, code). Facets and filtered counts sum these few rows instead of
-# scanning every residual; `verify` recomputes them from the ledgered rows.
-residual_tallies = Table(
-    "residual_tallies",
-    metadata,
-    Column("batch_id", Integer, batch_reference(), primary_key=True, autoincrement=False),
-    Column("ordinal", Integer, primary_key=True, autoincrement=False),
-    Column("residual_kind", Text, nullable=False),
-    Column("source_axis", Text, nullable=False),
-    Column("candidate_organ", Text, nullable=False),
-    Column("family_id", Text, nullable=True),
-    Column("residual_code", Text, nullable=False),
-    Column("residuals", Integer, nullable=False),
-    Column("occurrences", Integer, nullable=False),
-)
+# The search text tables (revision 0013) and the tally tables are declared in
+# store/db/schema/search_text_tables.py and store/db/schema/tally_tables.py, imported here so
+# that metadata.tables keeps its order (verify reports tables in it).
+from store.db.schema import search_text_tables, tally_tables  # noqa: E402, F401
 
 # Covering for the turn facets (revision 0018): every turn column they group by, the emitted
 # surface and seq (an asOf bound), so they read this narrow index, not each turn's row with
@@ -306,33 +290,6 @@ residual_tallies = Table(
 Index("ix_turns_facets", turns.c.grounding_source, turns.c.epistemic_state,
       turns.c.normative_clearance, turns.c.kind, turns.c.trace_integrity, turns.c.surface_id,
       turns.c.seq)
-
-# The columns a tally groups by, in its sort order.
-TALLY_DIMENSIONS: tuple[str, ...] = (
-    "residual_kind", "source_axis", "candidate_organ", "family_id", "residual_code",
-)
-# Covering, in grouping order: facets read it in order instead of sorting every tally row
-# (2M tally rows: 0.9 s instead of 5.1 s, bench/tallies.py).
-Index("ix_residual_tallies_combo", *(residual_tallies.c[name] for name in TALLY_DIMENSIONS),
-      residual_tallies.c.residuals, residual_tallies.c.occurrences)
-
-# Derived, not ledgered (revision 0016): per batch, the turns it added per combination of
-# their low-cardinality columns and CORE's hour (UTC; core_time // HOUR_MICROSECONDS, null:
-# no time). Turn groups and histograms sum these rows; `verify` recomputes them.
-# The columns of `turns` a tally groups by, in its sort order; then core_hour.
-TURN_TALLY_COLUMNS: tuple[str, ...] = (
-    "kind", "grounding_source", "epistemic_state", "normative_clearance", "trace_integrity")
-turn_tallies = Table(
-    "turn_tallies",
-    metadata,
-    Column("batch_id", Integer, batch_reference(), primary_key=True, autoincrement=False),
-    Column("ordinal", Integer, primary_key=True, autoincrement=False),
-    *(Column(name, Text, nullable=name not in ("kind", "grounding_source"))
-      for name in TURN_TALLY_COLUMNS),
-    Column("core_hour", BigInteger, nullable=True),
-    Column("turns", Integer, nullable=False),
-)
-HOUR_MICROSECONDS = 3_600_000_000
 
 # Derived, not ledgered (revision 0010): per batch, each record it sighted (a residual or a
 # surface) with the record's sightings stored by the end of that batch. A MOST_SEEN page

@@ -17,13 +17,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Table, inspect
 
-from store.db.schema.search_text_tables import (
-    residual_record_tallies,
-    residual_texts,
-    surface_texts,
-    turn_texts,
-)
+from store.db.schema.search_text_tables import residual_texts, surface_texts, turn_texts
 from store.db.schema.tables import contract_residuals, surface_records, turns
+from store.db.schema.tally_tables import residual_record_tallies
 
 # Each engine's tokenizer, fixed: words are cut and folded the same way when indexed and
 # when searched. PostgreSQL's `simple` configuration lowercases and does not stem.

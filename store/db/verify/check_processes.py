@@ -51,7 +51,8 @@ def run_check(url: str, name: str, scope: Scope, immutable: bool = False) -> Che
     """One heavy check on a read-only connection of its own (in a worker process), opened
     immutable exactly when verify's own open was: the fork server's environment (its
     CORE_AUDIT_IMMUTABLE) may be older or newer than this verify's."""
-    engine = create_store_engine(url, read_only=True, pooled=False, immutable=immutable)
+    engine = create_store_engine(url, read_only=True, pooled=False, immutable=immutable,
+                                 scan=True)
     report = VerifyReport()
     problems: list[Problem] = []
     cap = HEAVY_CAPS.get(name)

@@ -27,8 +27,10 @@ from sqlalchemy import (
     union_all,
 )
 
+from store.db.schema.engine import row_chunks_read
 from store.db.schema.record_kinds import SIGHTED
-from store.db.schema.tables import TALLY_DIMENSIONS, metadata
+from store.db.schema.tables import metadata
+from store.db.schema.tally_tables import TALLY_DIMENSIONS
 from store.db.verify.derived_checks import compared_sighting_counts, compared_tallies
 from store.db.verify.problems import Problem
 from store.db.write.sighting_counts import CountRow, stored_sighting_counts
@@ -77,8 +79,8 @@ def _recomputed(connection: Connection, after_batch: int) -> Iterator[tuple[Any,
         record_id = record_id.collate("C")  # type: ignore[assignment]
     statement = (select(every).where(every.c.batch_id > after_batch)
                  .order_by(every.c.batch_id, record_id))
-    for row in connection.execute(statement.execution_options(yield_per=10_000)):
-        yield tuple(row)
+    for rows in row_chunks_read(connection, statement, 10_000):  # SQLite: no Row per row
+        yield from map(tuple, rows)
 
 
 def count_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:

@@ -32,30 +32,33 @@ def compared_tallies(stored: dict[int, list[dict[str, Any]]],
                      recomputed: Iterable[tuple[int, list[dict[str, Any]]]]
                      ) -> Iterator[Problem]:
     """The stored tallies (by batch) against the recomputed ones, in batch order."""
-    for batch_id, expected in recomputed:
-        found = stored.pop(batch_id, [])
-        if found != expected:
-            yield Problem(None, "residual_tallies", f"batch {batch_id}",
-                          f"{len(found)} tally rows do not match the {len(expected)} the "
-                          "batch's residuals and occurrences add up to")
-    for batch_id, found in stored.items():
-        yield Problem(None, "residual_tallies", f"batch {batch_id}",
-                      f"{len(found)} tally rows for a batch without residuals")
+    yield from _compared_tally_rows("residual_tallies", "residuals and occurrences",
+                                    "residuals", stored, recomputed)
 
 
 def turn_tally_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
     """The turn tallies must be exactly what each batch's stored turns and their CORE times
     add up to (the batches after `after_batch`)."""
-    stored = stored_turn_tallies(connection, after_batch)
-    for batch_id, expected in recomputed_turn_tallies(connection, after_batch):
+    yield from _compared_tally_rows("turn_tallies", "turns", "turns",
+                                    stored_turn_tallies(connection, after_batch),
+                                    recomputed_turn_tallies(connection, after_batch))
+
+
+def _compared_tally_rows(table: str, counted: str, records: str,
+                         stored: dict[int, list[dict[str, Any]]],
+                         recomputed: Iterable[tuple[int, list[dict[str, Any]]]]
+                         ) -> Iterator[Problem]:
+    """A tally table's stored rows (by batch) against the recomputed ones, in batch order:
+    `counted`, what a batch's rows add up; `records`, what a batch has rows for."""
+    for batch_id, expected in recomputed:
         found = stored.pop(batch_id, [])
         if found != expected:
-            yield Problem(None, "turn_tallies", f"batch {batch_id}",
+            yield Problem(None, table, f"batch {batch_id}",
                           f"{len(found)} tally rows do not match the {len(expected)} the "
-                          "batch's turns add up to")
+                          f"batch's {counted} add up to")
     for batch_id, found in stored.items():
-        yield Problem(None, "turn_tallies", f"batch {batch_id}",
-                      f"{len(found)} tally rows for a batch without turns")
+        yield Problem(None, table, f"batch {batch_id}",
+                      f"{len(found)} tally rows for a batch without {records}")
 
 
 def sighting_count_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:

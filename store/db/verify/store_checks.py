@@ -29,7 +29,7 @@ from store.db.verify.leaf_checks import leaf_problems
 from store.db.verify.problems import Problem
 from store.db.verify.schema_checks import schema_problems
 from store.db.verify.schema_snapshot import whole_schema_problems
-from store.db.verify.search_checks import search_problems
+from store.db.verify.search_checks import record_tally_check, text_index_problems
 from store.db.verify.table_checks import single_row_problems, unreadable_tables
 from store.db.write.row_builders import ledger_key
 from store.model.checkpoint import Checkpoint
@@ -150,7 +150,9 @@ HEAVY_CHECKS: dict[str, HeavyCheck] = {
         connection, scope.after_batch),
     "constructions": lambda connection, scope, _report: construction_problems(
         connection, scope.after_seq),
-    "search": lambda connection, scope, _report: search_problems(
+    "search": lambda connection, scope, _report: text_index_problems(
+        connection, scope.after_batch),
+    "record_tallies": lambda connection, scope, _report: record_tally_check(
         connection, scope.after_batch),
 }
 # How many of a check's problems the report can take at most (the rest need not be read).
@@ -206,17 +208,19 @@ def heavy_check_names(unreadable: Collection[str], since: Since | None = None) -
     if not {*SEARCH_TABLES, *(i.records.name for i in TEXT_INDEXES.values()),
             "residual_occurrences", "contract_assessments", "surface_occurrences",
             "surface_records"} & set(unreadable):
-        names.append("search")
+        names.extend(("search", "record_tallies"))  # reported as one: search's, then these
     return sorted([*names, "references"],
                   key=lambda name: _FIRST.index(name) if name in _FIRST else len(_FIRST))
 
 
-# The longest checks first, each taken up by the first worker free: at 1M occurrences on two
-# cores (CPU s) integrity_check 18 on one, the leaves 11 then the counts 9 on the other, then
-# the content ids, the search texts and the references (5-6 each) fill both evenly. Leaves
-# first left integrity_check to start after the content ids, and the last check to end
-# ~1 s after the other worker was done.
-_FIRST = ("integrity_check", "leaves", "counts")
+# The longest checks first, each taken up by the first worker free (the longest chain decides
+# the wall time). At 1M occurrences (CPU s, the file mapped; bench/verify.py): the leaves 9.3
+# and integrity_check 10.0 one on each worker, then the counts 6.7, the residual record
+# tallies 5.9 and the search texts 3.8, then the content ids (4.2, 3.9) and the foreign keys
+# (3.0) fill both: 25.0 and 25.6 s of CPU on the two in one run. With the search texts and
+# the record tallies one check, taken up last, one worker went on ~6 s after the other was
+# done (by the checks' CPU figures before).
+_FIRST = ("leaves", "integrity_check", "counts", "record_tallies", "search")
 
 
 def _chained(iterators: Iterator[Iterator[Problem]]) -> Generator[Problem, None, None]:
@@ -294,8 +298,10 @@ def verify_store(connection: Connection, checkpoint: Checkpoint | None = None, *
         problems.extend(islice(heavy.problems("turn_fields", report), MAX_PROBLEMS))
     if "turn_tallies" in names:
         problems.extend(islice(heavy.problems("turn_tallies", report), MAX_PROBLEMS))
-    if "search" in names:
-        problems.extend(islice(heavy.problems("search", report), MAX_PROBLEMS))
+    if "search" in names:  # the texts and their indexes, then the residual record tallies
+        search = _chained(heavy.problems(name, report) for name in ("search", "record_tallies"))
+        problems.extend(islice(search, MAX_PROBLEMS))
+        search.close()
     if scope.since is not None and since_sums is not None:
         problems.extend(derived_record_problems(connection, since_sums, scope.since.batch_id,
                                                 scope.since.size))

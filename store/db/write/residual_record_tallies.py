@@ -15,20 +15,22 @@ from typing import Any
 
 from sqlalchemy import (
     Connection,
+    Integer,
     Select,
+    String,
     case,
     exists,
     func,
     literal,
     select,
+    text,
     union_all,
 )
 
 from store.db.schema.engine import row_chunks_read
-from store.db.schema.search_text_tables import residual_record_tallies
-from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
+from store.db.schema.tally_tables import TALLY_DIMENSIONS, residual_record_tallies
 from store.db.write.derived_rows import DerivedWrites
 
 CHUNK = 10_000  # rows per insert, read from the counting statement as it goes
@@ -95,13 +97,39 @@ def recomputed_record_tallies(connection: Connection, after_batch: int = 0
                               ) -> Iterator[RecordTally]:
     """Every row of the batches after `after_batch` as the ledgered rows give it, by
     (record_seq, batch_id)."""
-    o = occurrences_t
-    seen = (select(o.c.residual_id, o.c.batch_id, func.count().label("n"))
-            .where(o.c.batch_id > after_batch)
-            .group_by(o.c.residual_id, o.c.batch_id).subquery("seen"))
-    statement = _tallies(seen, _stored_alone(residuals_t.c.batch_id > after_batch))
-    for row in connection.execute(statement.execution_options(yield_per=CHUNK)):
-        yield tuple(row)
+    if connection.dialect.name == "sqlite":
+        statement = _sqlite_recomputed(after_batch)
+    else:
+        o = occurrences_t
+        seen = (select(o.c.residual_id, o.c.batch_id, func.count().label("n"))
+                .where(o.c.batch_id > after_batch)
+                .group_by(o.c.residual_id, o.c.batch_id).subquery("seen"))
+        statement = _tallies(seen, _stored_alone(residuals_t.c.batch_id > after_batch))
+    yield from _tuples(connection, statement)
+
+
+def _tuples(connection: Connection, statement: Select[Any]) -> Iterator[RecordTally]:
+    """The statement's rows as tuples, CHUNK at a time (SQLite: the driver's own, no
+    SQLAlchemy row per row)."""
+    for rows in row_chunks_read(connection, statement, CHUNK):
+        yield from map(tuple, rows)
+
+
+def _sqlite_recomputed(after_batch: int) -> Select[Any]:
+    """recomputed_record_tallies' statement on SQLite: the sightings read whole in the table's
+    own order and grouped once, and the residuals stored without a sighting found among those
+    groups. Through the (residual, seq) index SQLite fetched every row's batch_id at random,
+    and looked up each residual's sightings in the table again: 7.8 -> 5.0 s CPU at 1M
+    occurrences (issue 34)."""
+    seen = text("SELECT residual_id, batch_id, count(*) AS n FROM residual_occurrences "
+                "NOT INDEXED WHERE batch_id > :after GROUP BY residual_id, batch_id").bindparams(
+        after=after_batch).columns(residual_id=String, batch_id=Integer, n=Integer).cte("seen")
+    return _tallies(seen, select(
+        residuals_t.c.seq.label("record_seq"), residuals_t.c.batch_id, *_DIMENSIONS,
+        literal(1).label("residuals"), literal(0).label("occurrences")).where(
+        residuals_t.c.batch_id > after_batch,
+        ~exists().where(seen.c.residual_id == residuals_t.c.residual_id,
+                        seen.c.batch_id == residuals_t.c.batch_id)))
 
 
 def stored_record_tallies(connection: Connection, after_batch: int = 0
@@ -110,8 +138,7 @@ def stored_record_tallies(connection: Connection, after_batch: int = 0
     t = residual_record_tallies.c
     statement = (select(*(t[name] for name in COLUMNS)).where(t.batch_id > after_batch)
                  .order_by(t.record_seq, t.batch_id))
-    for row in connection.execute(statement.execution_options(yield_per=CHUNK)):
-        yield tuple(row)
+    yield from _tuples(connection, statement)
 
 
 def record_tally_problems(connection: Connection, after_batch: int = 0

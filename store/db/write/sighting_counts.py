@@ -103,8 +103,9 @@ def recomputed_sighting_counts(connection: Connection, after_batch: int = 0
     every = union_all(*arms).subquery()
     statement = select(every).where(every.c.batch_id > after_batch).order_by(every.c.batch_id,
                                        _bytewise(connection, every.c.record_id))
-    for row in connection.execute(statement.execution_options(yield_per=10_000)):
-        yield (row[0], row[1], row[2], row[3], row[4])
+    for rows in row_chunks_read(connection, statement, 10_000):  # SQLite: no Row per row
+        for row in rows:
+            yield (row[0], row[1], row[2], row[3], row[4])
 
 
 def stored_sighting_counts(connection: Connection, after_batch: int = 0) -> Iterator[CountRow]:
@@ -113,5 +114,6 @@ def stored_sighting_counts(connection: Connection, after_batch: int = 0) -> Iter
     statement = select(c.batch_id, c.record_id, c.record_table, c.record_seq, c.sightings
                        ).where(c.batch_id > after_batch
                                ).order_by(c.batch_id, _bytewise(connection, c.record_id))
-    for row in connection.execute(statement.execution_options(yield_per=10_000)):
-        yield (row[0], row[1], row[2], row[3], row[4])
+    for rows in row_chunks_read(connection, statement, 10_000):  # SQLite: no Row per row
+        for row in rows:
+            yield (row[0], row[1], row[2], row[3], row[4])

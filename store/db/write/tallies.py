@@ -12,10 +12,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, func, select
 
-from store.db.schema.tables import TALLY_DIMENSIONS
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
-from store.db.schema.tables import residual_tallies as tallies_t
+from store.db.schema.tally_tables import TALLY_DIMENSIONS
+from store.db.schema.tally_tables import residual_tallies as tallies_t
 
 Combo = tuple[Any, ...]  # the TALLY_DIMENSIONS values of one residual
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from sqlalchemy import Connection, func, inspect, select
 
-from store.db.schema.tables import HOUR_MICROSECONDS, TURN_TALLY_COLUMNS
 from store.db.schema.tables import turn_fields as fields_t
-from store.db.schema.tables import turn_tallies as tallies_t
 from store.db.schema.tables import turns as turns_t
+from store.db.schema.tally_tables import HOUR_MICROSECONDS, TURN_TALLY_COLUMNS
+from store.db.schema.tally_tables import turn_tallies as tallies_t
 from store.db.write.inserts import content_columns
 from store.db.write.tallies import stored_tallies
 from store.db.write.turn_fields import COLUMNS as FIELD_COLUMNS

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import IO, Any
 
@@ -12,11 +14,9 @@ from sqlalchemy import Connection, Engine, select
 from store import __version__
 from store.db.log.stored_log import LogAppender
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
-from store.db.schema.text_search import TEXT_TABLES, absent_search_tables
 from store.db.write.batch_proof import AppendedEntry, WrittenBatch, appended_columns, prove_batch
 from store.db.write.batch_summary import BatchSummary
-from store.db.write.batch_transaction import batch_transaction, collector_paused
-from store.db.write.derived_rows import DerivedWrites
+from store.db.write.derived_tables import DerivedTables
 from store.db.write.guard_lift import InsertGuards, insert_guards_liftable
 from store.db.write.input_kinds import (
     APPENDED_COLUMNS,
@@ -45,14 +45,9 @@ from store.db.write.reading_process import (
     rows_to_append,
     worth_a_process,
 )
-from store.db.write.residual_record_tallies import TABLE as RECORD_TALLIES
-from store.db.write.residual_record_tallies import write_record_tallies
 from store.db.write.row_builders import InputStart, RegistryProvider, ledger_key
-from store.db.write.search_texts import text_rows, write_texts
 from store.db.write.sighting_counts import write_sighting_counts
-from store.db.write.tallies import BatchTally
 from store.db.write.turn_fields import TurnFieldsWriter
-from store.db.write.turn_tallies import TurnTally, turn_tallies_present
 from store.errors import BatchRejected as BatchRejected  # raised here, still importable
 from store.model.jsonl import MAX_LINE_BYTES
 from store.model.merkle import leaf_hash
@@ -82,16 +77,7 @@ class _BatchWriter:
         self.pending: list[RowToAppend] = []
         # Residual ids repeat across frames: remember their stored content, boundedly.
         self.repeated: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
-        self.tally = BatchTally()
-        # Every derived row, digested for prove_batch; the derived tables only on a store that
-        # has them (revision 0012's backfill batch runs before 0013 creates the search's, and
-        # 0015's before 0016 creates the turn tallies).
-        absent = absent_search_tables(connection)
-        self.texts = not absent & set(TEXT_TABLES)
-        self.record_tallies = RECORD_TALLIES not in absent
-        self.turn_tally = TurnTally() if turn_tallies_present(connection) else None
-        self.derived = DerivedWrites(absent=absent | (
-            frozenset() if self.turn_tally is not None else frozenset({"turn_tallies"})))
+        self.derived = DerivedTables.on_store(connection)  # those the store has
         self.stored_rows = self.appender.size  # at most this many rows in any one table
         self.looked_up = 0
         self.filtering = False  # once True, each kind's key filter is built when first needed
@@ -186,7 +172,7 @@ class _BatchWriter:
         stored = self._lookup()
         inserts: dict[str, list[tuple[Any, ...]]] = {table: [] for table in stored}
         leaves: list[bytes] = []
-        tables, tally, batch_id = self.summary.tables, self.tally, self.batch_id
+        tables, tally, batch_id = self.summary.tables, self.derived.residual_tally, self.batch_id
         seq = self.appender.size
         fields: list[tuple[Any, ...]] = []  # the new turns' turn_fields rows
         for line, table, key, content, leaf, combo in self.pending:
@@ -208,8 +194,8 @@ class _BatchWriter:
             if table == "turns":
                 self.journal.saw(line, content, stored=False)
                 fields.append(self.turn_fields.new_row(seq, content))
-                if self.turn_tally is not None:
-                    self.turn_tally.add(content, fields[-1])
+                if self.derived.turn_tally is not None:
+                    self.derived.turn_tally.add(content, fields[-1])
             inserts[table].append((seq, batch_id, *content))
             leaves.append(leaf)
             stored[table][key] = content  # later sightings in this batch are "present"
@@ -238,9 +224,8 @@ class _BatchWriter:
             self.guards.lift()
         for table, rows in inserts.items():
             insert_values(self.connection, table, APPENDED_COLUMNS[table], rows)
-        self.derived.insert(self.connection, "turn_fields", fields)
-        if self.texts:
-            write_texts(self.connection, self.derived, text_rows(batch_id, inserts, stored))
+        self.derived.writes.insert(self.connection, "turn_fields", fields)
+        self.derived.insert_texts(self.connection, batch_id, inserts, stored)
         self._insert_subtrees()
 
     def count_sightings(self) -> None:
@@ -249,18 +234,16 @@ class _BatchWriter:
         if self.summary.rejected or self.summary.new_rows == 0:
             return
         new = {table: counts.new for table, counts in self.summary.tables.items()}
-        write_sighting_counts(self.connection, self.derived, self.batch_id,
+        write_sighting_counts(self.connection, self.derived.writes, self.batch_id,
                               self.written.before.size + 1, new, self.appender.size)
-        if self.record_tallies and (new.get("contract_residuals", 0)
-                                    or new.get("residual_occurrences", 0)):
-            # Every sighted residual was met by this batch (check_references): found stored
-            # by an earlier batch, or new.
-            write_record_tallies(self.connection, self.derived, self.batch_id,
-                                 self.written.before.size + 1,
-                                 earlier_sighted="contract_residuals" in self.met_earlier)
+        # Every residual it sighted, the batch met (check_references): stored, or new.
+        self.derived.insert_record_tallies(
+            self.connection, self.batch_id, self.written.before.size + 1, new,
+            earlier_sighted="contract_residuals" in self.met_earlier)
 
     def _insert_subtrees(self) -> None:
-        self.derived.insert_dicts(self.connection, "log_subtrees", self.appender.subtree_rows())
+        self.derived.writes.insert_dicts(self.connection, "log_subtrees",
+                                         self.appender.subtree_rows())
 
     def close(self, input_sha256: str) -> None:
         summary = self.summary
@@ -283,14 +266,47 @@ class _BatchWriter:
         insert_rows(self.connection, "ingest_batches", [row])
         self._insert_subtrees()
         head = self.appender.head_row(self.batch_id)
-        self.derived.insert_dicts(self.connection, "tree_heads", [head])
-        self.derived.insert_dicts(self.connection, "residual_tallies",
-                                  self.tally.rows(self.batch_id))
-        if self.turn_tally is not None:
-            self.derived.insert_dicts(self.connection, "turn_tallies",
-                                      self.turn_tally.rows(self.batch_id))
+        self.derived.writes.insert_dicts(self.connection, "tree_heads", [head])
+        self.derived.insert_tallies(self.connection, self.batch_id)
         prove_batch(self.connection, self.written, self.batch_id, head["tree_size"],
-                    self.derived)
+                    self.derived.writes)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """A batch allocates millions of acyclic objects: cycle collection was a sixth of it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@contextmanager
+def _batch_transaction(engine: Engine) -> Iterator[Connection]:
+    """engine.begin(), but on SQLite without its row-by-row foreign key checks: a batch's row
+    is written last, so until then every row is a pending violation, and SQLite then probes
+    the child tables on every parent insert (a fifth of the batch's SQL time at 1M rows).
+    The writer checks the same references itself (check_references); PostgreSQL keeps both."""
+    with engine.connect() as connection:
+        driver = connection.connection.driver_connection if (
+            connection.dialect.name == "sqlite") else None
+        if driver is not None:
+            driver.execute("PRAGMA foreign_keys=OFF")  # a no-op inside a transaction
+        try:
+            with connection.begin():
+                yield connection
+        finally:
+            if driver is not None:
+                try:
+                    driver.execute("PRAGMA foreign_keys=ON")
+                    restored = driver.execute("PRAGMA foreign_keys").fetchone() == (1,)
+                except sqlite3.Error:
+                    restored = False
+                if not restored:
+                    connection.invalidate()  # never back to the pool with its checks off
 
 
 def append_batch(
@@ -314,7 +330,7 @@ def append_batch(
     summary = BatchSummary(source=source)
     if parallel is None:
         parallel = worth_a_process(source_lines)
-    with batch_transaction(engine) as connection, collector_paused():
+    with _batch_transaction(engine) as connection, _collector_paused():
         lock_log_tip(connection)
         batch_id = last_batch_id(connection) + 1
 
