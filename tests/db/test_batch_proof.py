@@ -133,6 +133,8 @@ def test_postgres_a_forced_policy_hiding_a_turn_from_the_owner_fails_the_batch(
     # stored as inserted, but as another leaf: the seq moved onto the next leaf's (a row of
     # another table), so the tree head would not cover this row
     "NEW.seq := NEW.seq + 1",
+    # a flag read back as another flag
+    "NEW.refusal_emitted := NOT coalesce(NEW.refusal_emitted, false)",
 ])
 def test_postgres_a_trigger_changing_a_row_fails_the_batch(pg_store: str, change: str) -> None:
     with psycopg.connect(libpq_url(pg_store), autocommit=True) as connection:

@@ -122,9 +122,17 @@ def _read_back(connection: Connection, table: str, start: int, end: int
                  .where(t.c.seq > start, t.c.seq <= end).order_by(t.c.seq))
     for rows in row_chunks_read(connection, statement, _READ_ROWS):
         if flags:
-            rows = [tuple(bool(v) if i in flags and v is not None else v
-                          for i, v in enumerate(row)) for row in rows]
+            rows = [tuple(_flag(v) if i in flags else v for i, v in enumerate(row))
+                    for row in rows]
         yield rows
+
+
+def _flag(value: Any) -> Any:
+    """SQLite's 0 or 1 as the bool inserted; any other value as it is, so that a 2, a 1.0 or
+    a text where a flag was inserted reads back different, as it is."""
+    if type(value) is int and value in (0, 1):
+        return value == 1
+    return value
 
 
 def prove_batch(connection: Connection, written: WrittenBatch, batch_id: int, size: int,
