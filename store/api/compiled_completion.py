@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from operator import attrgetter
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from graphql import (
     GRAPHQL_MAX_INT,
@@ -56,6 +56,7 @@ from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
 Complete = Callable[[Any], Any]  # a value -> its completed response value (or _NotPlain)
+T = TypeVar("T")
 
 # The built-in scalars whose coercion returns a value of exactly this type as it is
 # (graphql-core's serialize_string, serialize_id, serialize_boolean; Int: within 32 bits).
@@ -73,36 +74,49 @@ class _NotCompiled(Exception):
     """A selection the compiler does not cover (graphql-core completes it every time)."""
 
 
+class SelectionCache(Generic[T]):
+    """What is made once per (return type, field nodes) of a parser-cached document. The nodes
+    are kept, so no id in a key is reused while it is cached; past CACHED_SELECTIONS entries
+    the cache starts afresh."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[int, tuple[int, ...]], tuple[tuple[FieldNode, ...], T]] = {}
+
+    def made(self, return_type: Any, nodes: tuple[FieldNode, ...], make: Callable[[], T]) -> T:
+        key = (id(return_type), tuple(map(id, nodes)))
+        cached = self._entries.get(key)
+        if cached is not None and all(a is b for a, b in zip(cached[0], nodes, strict=True)):
+            return cached[1]
+        made = make()
+        if len(self._entries) >= CACHED_SELECTIONS:
+            self._entries.clear()
+        self._entries[key] = (nodes, made)
+        return made
+
+
 class CompiledCompletions:
     """The compiled completion of (return type, field nodes), made on first use."""
 
     def __init__(self, schema: GraphQLSchema) -> None:
         self.schema = schema
-        # (id(return type), ids of the field nodes) -> (the nodes, their closure or None);
-        # the nodes are kept, so no id in a key is reused while it is cached.
-        self._cache: dict[tuple[int, tuple[int, ...]],
-                          tuple[tuple[FieldNode, ...], Complete | None]] = {}
+        self._cache: SelectionCache[Complete | None] = SelectionCache()
 
     def of(self, return_type: GraphQLOutputType, field_details_list: FieldDetailsList,
            fragments: dict[str, FragmentDetails]) -> Complete | None:
         """The closure completing a value of `return_type` selected by `field_details_list`,
         or None when graphql-core must complete it."""
         nodes = tuple(details.node for details in field_details_list)
-        key = (id(return_type), tuple(map(id, nodes)))
-        cached = self._cache.get(key)
-        if cached is not None and all(a is b for a, b in zip(cached[0], nodes, strict=True)):
-            return cached[1]
-        try:
-            if any(details.defer_usage is not None or details.fragment_variable_values
-                   is not None for details in field_details_list):
-                raise _NotCompiled
-            made: Complete | None = _Compiler(self.schema, fragments).value(return_type, nodes)
-        except _NotCompiled:
-            made = None
-        if len(self._cache) >= CACHED_SELECTIONS:
-            self._cache.clear()
-        self._cache[key] = (nodes, made)
-        return made
+
+        def make() -> Complete | None:
+            try:
+                if any(details.defer_usage is not None or details.fragment_variable_values
+                       is not None for details in field_details_list):
+                    raise _NotCompiled
+                return _Compiler(self.schema, fragments).value(return_type, nodes)
+            except _NotCompiled:
+                return None
+
+        return self._cache.made(return_type, nodes, make)
 
 
 def selected_fields(schema: GraphQLSchema, fragments: dict[str, FragmentDetails],

@@ -53,13 +53,12 @@ from sqlalchemy import Connection
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
-from store.api.compiled_completion import completion, selected_fields
+from store.api.compiled_completion import SelectionCache, completion, selected_fields
 from store.api.record_views import record_path, view_converter
 from store.db import queries
 from store.db.queries.records import Page
 from store.db.queries.row_records import RowRecord
 
-CACHED_PLANS = 2048  # plans kept; past it the cache starts afresh
 _UNCHANGED = {GraphQLString: "str", GraphQLID: "str", GraphQLInt: "int"}
 
 
@@ -163,24 +162,20 @@ class PagePlans:
 
     def __init__(self, schema: GraphQLSchema) -> None:
         self.schema = schema
-        self._cache: dict[tuple[int, ...], tuple[tuple[FieldNode, ...], PagePlan | None]] = {}
+        self._cache: SelectionCache[PagePlan | None] = SelectionCache()
 
     def of(self, info: GraphQLResolveInfo[Any], fragments: dict[str, FragmentDetails],
            listing: queries.RecordListing[Any, Any], view: type[Any]) -> PagePlan | None:
         nodes = tuple(info.field_nodes)
-        key = (id(info.return_type), *map(id, nodes))
-        cached = self._cache.get(key)
-        if cached is not None and all(a is b for a, b in zip(cached[0], nodes, strict=True)):
-            return cached[1]
-        try:
-            made: PagePlan | None = _Planner(self.schema, fragments, listing, view).connection(
-                info.return_type, nodes)
-        except _Unplanned:
-            made = None
-        if len(self._cache) >= CACHED_PLANS:
-            self._cache.clear()
-        self._cache[key] = (nodes, made)
-        return made
+
+        def make() -> PagePlan | None:
+            try:
+                return _Planner(self.schema, fragments, listing, view).connection(
+                    info.return_type, nodes)
+            except _Unplanned:
+                return None
+
+        return self._cache.made(info.return_type, nodes, make)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +260,7 @@ class _Planner:
         entries = []
         for response_name, name, _ in self._fields(page_info_type, nodes):
             if name == "__typename":
-                entries.append((response_name, _constant_of(page_info_type.name)))
+                entries.append((response_name, _constant(page_info_type.name)))
             elif name in reads:
                 entries.append((response_name, reads[name]))
             else:
@@ -362,9 +357,6 @@ def _no_slow(value: Any) -> Any:
     raise _NotPrepared
 
 
-def _constant(value: Any) -> Callable[[Page[Any], int | None], Any]:
-    return lambda page, count: value
-
-
-def _constant_of(value: Any) -> Callable[[Page[Any]], Any]:
-    return lambda page: value
+def _constant(value: Any) -> Callable[..., Any]:
+    """A part of the response that is always `value` (a `__typename`)."""
+    return lambda *_: value

@@ -121,10 +121,15 @@ def _read_back(connection: Connection, table: str, start: int, end: int
     statement = (select(*(t.c[name] for name in columns))
                  .where(t.c.seq > start, t.c.seq <= end).order_by(t.c.seq))
     for rows in row_chunks_read(connection, statement, _READ_ROWS):
-        if flags:
-            rows = [tuple(_flag(v) if i in flags else v for i, v in enumerate(row))
-                    for row in rows]
-        yield rows
+        yield [_flags_read(row, flags) for row in rows] if flags else rows
+
+
+def _flags_read(row: Sequence[Any], flags: list[int]) -> tuple[Any, ...]:
+    """The row with its flag columns (at `flags`) read as _flag reads them; the rest as is."""
+    values = list(row)
+    for place in flags:
+        values[place] = _flag(values[place])
+    return tuple(values)
 
 
 def _flag(value: Any) -> Any:
