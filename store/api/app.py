@@ -36,6 +36,7 @@ from store.api.log_tiles import log_routes
 from store.api.media_types import GRAPHQL_RESPONSE, response_media_type, response_status
 from store.api.media_types import JSON as JSON_MEDIA_TYPE
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
+from store.api.prepared_operations import PreparedOperations
 from store.api.request_body import bad_request, error_response, read_graphql_request
 from store.api.schema import build_schema
 from store.api.trusted_documents import DocumentRefused, TrustedDocuments
@@ -89,6 +90,21 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
             response = error_response(code.status, exc.reason, code,
                                       media_type or JSON_MEDIA_TYPE)
         await response(scope, receive, send)
+
+    async def execute_single(self, request: Request, request_adapter: AsyncHTTPRequestAdapter,
+                             sub_response: Response, context: RequestContext,
+                             root_value: None, request_data: GraphQLRequestData
+                             ) -> ExecutionResult:
+        # A document of listing pages is answered from their rows (prepared_operations.py);
+        # anything it does not answer runs through strawberry, from the start.
+        prepared: PreparedOperations | None = getattr(self.schema, "prepared", None)
+        if prepared is not None:
+            answered = await prepared.answer(request_data.query, request_data.variables,
+                                             request_data.operation_name, context)
+            if answered is not None:
+                return answered
+        return await super().execute_single(request, request_adapter, sub_response, context,
+                                            root_value, request_data)
 
     async def get_sub_response(self, request: Request | WebSocket) -> Response:
         sub_response = await super().get_sub_response(request)

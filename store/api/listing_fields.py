@@ -112,21 +112,40 @@ def _one_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> Str
     return strawberry.field(one, description=listing.one_help)
 
 
+@dataclasses.dataclass(frozen=True)
+class ListedPage:
+    """A listing's list field: its listing and view, and what its arguments (converted by
+    strawberry, as the resolver receives them) ask the listing for. The resolver and the
+    documents answered without graphql-core's execution (prepared_operations.py) read their
+    arguments here alike, with the same defaults."""
+    listing: queries.RecordListing[Any, Any]
+    view: type[Any]
+
+    def reading(self, filter: Any = None, first: int | None = None, after: str | None = None,
+                last: int | None = None, before: str | None = None,
+                order: queries.Order = OLDEST_FIRST, as_of: int | None = None,
+                search: str | None = None) -> tuple[Any, ...]:
+        """(where, first, after, last, before, order, as_of): `RecordListing.list`'s own."""
+        where = search_queries.searched(filter.to_query() if filter else None, search,
+                                        self.listing.table)
+        return where, first, after, last, before, order, as_of
+
+
 def _list_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> StrawberryField:
+    listed = ListedPage(listing, view)
+
     async def many(self: Any, info: Ctx, filter: Any = None, first: int | None = None,
                    after: str | None = None, last: Last = None, before: str | None = None,
                    order: OrderEnum = OLDEST_FIRST, as_of: AsOf = None, search: Search = None
                    ) -> Connection[view]:  # type: ignore[valid-type]
-        where = search_queries.searched(filter.to_query() if filter else None, search,
-                                        listing.table)
+        reading = listed.reading(filter, first, after, last, before, order, as_of, search)
+        where = reading[0]
         plan = None if search is not None else info.context.page_plan(info, listing, view)
         if plan is not None:  # the selection asks for columns only: built from the rows
-            built: Any = await info.context.run(plan.read, listing, where, first, after,
-                                                last, before, order, as_of)
+            built: Any = await info.context.run(plan.read, listing, *reading)
             if built is not None:  # else answered the usual way, as graphql-core answers it
                 return built  # type: ignore[no-any-return]  # a PreparedValue, answered as it is
-        page, marked = await info.context.run(_listed, listing, where, first, after, last,
-                                              before, order, as_of)
+        page, marked = await info.context.run(_listed, listing, *reading)
         count = functools.partial(info.context.run, listing.count, where, as_of=as_of)
         found = connection(page, lambda record: view.of(record, as_of), count)
         if marked is not None:
@@ -136,6 +155,7 @@ def _list_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> St
 
     _filter_argument(many, listing)
     _search_argument(many, listing)
+    many.listed_page = listed  # type: ignore[attr-defined]  # found by prepared_operations.py
     return strawberry.field(many, description=f"{listing.list_help} {PAGE_HELP}")
 
 

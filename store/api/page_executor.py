@@ -131,7 +131,7 @@ class PageExecutor(StrawberryGraphQLCoreExecutionContext):
         self._compiled = _compiled_completions(self.schema)
         context = self.context_value
         if self._plain and isinstance(context, RequestContext):
-            context.page_plans = PagePlanner(_page_plans(self.schema), self.fragments)
+            context.page_plans = PagePlanner(page_plans(self.schema), self.fragments)
 
     def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: GroupedFieldSet
               ) -> list[PlanEntry] | None:
@@ -275,8 +275,8 @@ _COMPILED: WeakKeyDictionary[GraphQLSchema, CompiledCompletions] = WeakKeyDictio
 _PAGE_PLANS: WeakKeyDictionary[GraphQLSchema, PagePlans] = WeakKeyDictionary()
 
 
-def _page_plans(schema: GraphQLSchema) -> PagePlans:
-    """The schema's page plans, shared by all its requests."""
+def page_plans(schema: GraphQLSchema) -> PagePlans:
+    """The schema's page plans, shared by all its requests (and prepared_operations.py)."""
     found = _PAGE_PLANS.get(schema)
     if found is None:
         found = _PAGE_PLANS[schema] = PagePlans(schema)

@@ -166,16 +166,21 @@ class PagePlans:
 
     def of(self, info: GraphQLResolveInfo[Any], fragments: dict[str, FragmentDetails],
            listing: queries.RecordListing[Any, Any], view: type[Any]) -> PagePlan | None:
-        nodes = tuple(info.field_nodes)
+        return self.of_field(info.return_type, tuple(info.field_nodes), fragments, listing,
+                             view)
 
+    def of_field(self, return_type: Any, nodes: tuple[FieldNode, ...],
+                 fragments: dict[str, FragmentDetails],
+                 listing: queries.RecordListing[Any, Any], view: type[Any]) -> PagePlan | None:
+        """The plan of a list field of `return_type` selected by `nodes`, or None."""
         def make() -> PagePlan | None:
             try:
                 return _Planner(self.schema, fragments, listing, view).connection(
-                    info.return_type, nodes)
+                    return_type, nodes)
             except _Unplanned:
                 return None
 
-        return self._cache.made(info.return_type, nodes, make)
+        return self._cache.made(return_type, nodes, make)
 
 
 @dataclass(frozen=True, slots=True)

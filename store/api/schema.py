@@ -44,6 +44,7 @@ from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.object_limit import ObjectLimit
 from store.api.operation_choice import OperationChoice
 from store.api.page_executor import PageExecutor
+from store.api.prepared_operations import PreparedOperations
 from store.api.registry_types import TeachingRegistryView
 from store.api.types import (
     AsOf,
@@ -119,6 +120,10 @@ def is_masked(error: GraphQLError) -> bool:
 
 
 class AuditSchema(strawberry.Schema):
+    # Documents of listing pages answered without graphql-core's execution (None: every
+    # document runs through strawberry).
+    prepared: PreparedOperations | None = None
+
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
@@ -147,8 +152,9 @@ def build_schema(*, introspection: bool = True, max_objects: int = DEFAULT_MAX_O
                  listings: tuple[queries.RecordListing[Any, Any], ...] | None = None,
                  plain_leaves: bool = True) -> strawberry.Schema:
     """The schema serving `listings` (default: every one in `queries.LISTINGS`).
-    `plain_leaves`: complete plain leaf fields in one pass (PageExecutor); False: strawberry's
-    own execution, field by field (the same bytes, slower)."""
+    `plain_leaves`: complete plain leaf fields in one pass (PageExecutor) and answer documents
+    of listing pages from their rows (PreparedOperations); False: strawberry's own execution,
+    field by field (the same bytes, slower)."""
     # Factories, not instances: strawberry builds fresh extensions for every request.
     # ParserCache (a bounded LRU, 128 documents) skips re-parsing a document already seen,
     # e.g. the Workbench's operations, and ValidatedDocuments re-validating it.
@@ -165,9 +171,14 @@ def build_schema(*, introspection: bool = True, max_objects: int = DEFAULT_MAX_O
     if not introspection:
         extensions.append(DisableIntrospection)
     query = query_type(tuple(queries.LISTINGS.values()) if listings is None else listings)
-    return AuditSchema(query=query, extensions=extensions,
-                       config=StrawberryConfig(scalar_map=LOG_INDEX_SCALAR),
-                       execution_context_class=PageExecutor if plain_leaves else None)
+    schema = AuditSchema(query=query, extensions=extensions,
+                         config=StrawberryConfig(scalar_map=LOG_INDEX_SCALAR),
+                         execution_context_class=PageExecutor if plain_leaves else None)
+    if plain_leaves:
+        schema.prepared = PreparedOperations(schema, max_tokens=MAX_TOKENS,
+                                             max_objects=max_objects, limit_rules=_LIMIT_RULES,
+                                             introspection=introspection)
+    return schema
 
 
 def schema_sdl() -> str:

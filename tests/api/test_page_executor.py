@@ -20,8 +20,8 @@ from starlette.testclient import TestClient
 from store.api import app as app_module
 from store.api import schema as api_schema
 from store.api.app import create_app
-from store.api.context import RequestContext
 from store.api.page_executor import PageExecutor
+from store.api.prepared_pages import PagePlans
 from store.api.schema import build_schema
 from store.api.types import Residual
 from store.db.audit_store import AuditStore
@@ -148,10 +148,16 @@ def test_plain_fields_are_completed_without_graphql_core(
     monkeypatch.setattr(PageExecutor, "execute_field", counted)
     body = same_bytes(clients, WORKBENCH["ResidualsByTaxonomy"], {"first": 12})
     assert body.count(b'"residualId"') == 12
-    # The root field alone: its connection (totalCount, pageInfo, the 12 rows' edges, nodes
-    # and columns) is built from the rows (store/api/prepared_pages.py), none of it through
-    # execute_field.
-    assert executed == ["Query"]
+    # A document of listing pages runs no executor at all (store/api/prepared_operations.py).
+    assert executed == []
+    # Beside a field that is not a page, the root fields run through the executor; the
+    # connection (totalCount, pageInfo, the 12 rows' edges, nodes and columns) is built from
+    # the rows (store/api/prepared_pages.py), none of it through execute_field.
+    beside = WORKBENCH["ResidualsByTaxonomy"].replace(
+        "  residuals(", "  ledger { treeSize }\n  residuals(", 1)
+    body = same_bytes(clients, beside, {"first": 12})
+    assert body.count(b'"residualId"') == 12 and b'"ledger":{"treeSize":' in body
+    assert executed == ["Query", "Query"]
 
 
 @pytest.mark.parametrize(("operation", "variables"), [
@@ -208,7 +214,7 @@ def test_a_value_graphql_core_refuses_is_its_error_on_both_paths(
     monkeypatch.setattr(Residual, "of", classmethod(spoil))
     # The views are spoiled: the page must be completed from them, not built from its rows
     # (rows spoiled alike: tests/api/test_prepared_pages.py).
-    monkeypatch.setattr(RequestContext, "page_plan", lambda *_: None)
+    monkeypatch.setattr(PagePlans, "of_field", lambda *_: None)
     query = ("{ residuals(first: 8) { nodes { residualId candidateOrgan familyId residualKind "
              "residualCode seq occurrenceCount } } }")
     answers = []

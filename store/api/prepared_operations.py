@@ -1,0 +1,207 @@
+"""A document of listing pages answered without strawberry's and graphql-core's execution.
+
+The Workbench's lists (ResidualsByTaxonomy, SurfacesByGroundingSource, LedgerStatus) are
+documents whose every root field is a listing's page built from its rows
+(prepared_pages.py). Around those pages a request still paid strawberry's eight extensions,
+its argument conversion and graphql-core's executor: about as much as the page itself. Such a
+document is answered here instead, from the same plans, the same arguments and the same
+reads, with every check the usual path makes before it executes:
+
+- parsed at most MAX_TOKENS tokens, and valid under the schema's rules and its depth and
+  alias limits (and without introspection where it is off): found once per query text;
+- one operation, the one named (OperationChoice's rule), a query;
+- variables that are text (TextVariables), coerced by graphql-core's own
+  `get_variable_values`, and an object estimate within the server's bound (ObjectLimit);
+- each root field, as graphql-core collects them (@skip and @include by the variables), is
+  `__typename` or a listing's list field without `search`, whose selection has a page plan,
+  its arguments coerced by graphql-core (`get_argument_values`) and converted by strawberry
+  (`convert_arguments`), as its resolver receives them.
+
+Anything else — a check that fails, an argument that does not convert, a cursor refused, a
+value the plan hands back (None: graphql-core would answer an error), a time limit reached,
+any exception — answers nothing here, and the request runs the usual way from the start,
+which gives its answer or its error: a read-only request can be run twice. The answer is
+the dict graphql-core's execution gives, field for field and in the same order
+(tests/api/test_prepared_operations.py compares the bytes with strawberry's own execution).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import strawberry
+from graphql import (
+    DocumentNode,
+    FragmentDefinitionNode,
+    GraphQLError,
+    GraphQLObjectType,
+    NoSchemaIntrospectionCustomRule,
+    OperationDefinitionNode,
+    OperationType,
+    parse,
+    specified_rules,
+)
+from graphql.execution.collect_fields import FragmentDetails, collect_fields
+from graphql.execution.values import get_argument_values, get_variable_values
+from strawberry.schema.schema_converter import GraphQLCoreConverter
+from strawberry.types import ExecutionResult
+from strawberry.types.arguments import convert_arguments
+from strawberry.types.field import StrawberryField
+
+from store.api.context import RequestContext
+from store.api.object_estimate import estimate_objects
+from store.api.page_executor import page_plans
+from store.api.prepared_pages import PagePlan
+from store.api.validated_documents import validated
+from store.api.variable_text import lone_surrogate
+
+CACHED_DOCUMENTS = 128  # query texts, as ParserCache's; past it the cache starts afresh
+
+
+@dataclass(frozen=True, slots=True)
+class _Document:
+    """A parsed, valid document's one operation (a query) and its fragments."""
+    document: DocumentNode
+    operation: OperationDefinitionNode
+    fragments: dict[str, FragmentDetails]
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """One root list field's read: its plan, listing and arguments as its resolver reads
+    them (ListedPage.reading)."""
+    plan: PagePlan
+    listing: Any
+    reading: tuple[Any, ...]
+
+
+class PreparedOperations:
+    """The documents of one schema answered from their pages' rows (see the module)."""
+
+    def __init__(self, schema: strawberry.Schema, *, max_tokens: int, max_objects: int,
+                 limit_rules: list[Any], introspection: bool) -> None:
+        self.schema = schema
+        self.graphql_schema = schema._schema
+        query_type = self.graphql_schema.query_type
+        assert query_type is not None
+        self.query_type: GraphQLObjectType = query_type
+        self.max_tokens = max_tokens
+        self.max_objects = max_objects
+        # The rules strawberry validates with: graphql-core's, then AddValidationRules'
+        # (the depth and alias limits), then DisableIntrospection's.
+        self.rules: tuple[Any, ...] = (*specified_rules, *limit_rules, *(
+            () if introspection else (NoSchemaIntrospectionCustomRule,)))
+        self.plans = page_plans(self.graphql_schema)
+        self._documents: dict[tuple[str, str | None], _Document | None] = {}
+
+    async def answer(self, query: str | None, variables: Mapping[str, Any] | None,
+                     operation_name: str | None, context: RequestContext
+                     ) -> ExecutionResult | None:
+        """The operation's result, or None: the usual path answers it."""
+        if not isinstance(query, str) or not isinstance(context, RequestContext):
+            return None
+        try:
+            document = self._document(query, operation_name)
+            if document is None:
+                return None
+            reads = self._reads(document, variables or {}, operation_name)
+            if reads is None:
+                return None
+            data: dict[str, Any] = {}
+            for response_name, read in reads:
+                if read is None:
+                    data[response_name] = self.query_type.name
+                    continue
+                built = await context.run(read.plan.read, read.listing, *read.reading)
+                if built is None:
+                    return None
+                data[response_name] = built.value
+        except Exception:  # the usual path answers it: its value or its error
+            return None
+        return ExecutionResult(data=data, errors=None)
+
+    def _document(self, query: str, operation_name: str | None) -> _Document | None:
+        key = (query, operation_name)
+        if key in self._documents:
+            return self._documents[key]
+        made = self._parsed(query, operation_name)
+        if len(self._documents) >= CACHED_DOCUMENTS:
+            self._documents.clear()
+        self._documents[key] = made
+        return made
+
+    def _parsed(self, query: str, operation_name: str | None) -> _Document | None:
+        try:
+            document = parse(query, max_tokens=self.max_tokens)
+        except GraphQLError:
+            return None
+        if validated(self.graphql_schema, document, self.rules):
+            return None
+        operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+        if operation_name is None:
+            chosen = operations if len(operations) == 1 else []
+        else:
+            chosen = [d for d in operations if d.name and d.name.value == operation_name]
+        if len(chosen) != 1 or chosen[0].operation is not OperationType.QUERY:
+            return None
+        fragments: dict[str, FragmentDetails] = {}
+        for definition in document.definitions:
+            if isinstance(definition, FragmentDefinitionNode):
+                if definition.variable_definitions:  # fragment variables: graphql-core's
+                    return None
+                fragments[definition.name.value] = FragmentDetails(definition)
+        return _Document(document, chosen[0], fragments)
+
+    def _reads(self, document: _Document, variables: Mapping[str, Any],
+               operation_name: str | None) -> list[tuple[str, _Read | None]] | None:
+        """Each root field's read (None for __typename), in the response's order; None
+        when a field is not a page built from its rows."""
+        if lone_surrogate(variables) is not None:
+            return None
+        schema = self.graphql_schema
+        coerced = get_variable_values(schema, document.operation.variable_definitions or (),
+                                      dict(variables))
+        if isinstance(coerced, list):  # errors
+            return None
+        if estimate_objects(schema, document.document, operation_name,
+                            variables) > self.max_objects:
+            return None
+        collected = collect_fields(schema, document.fragments, coerced, self.query_type,
+                                   document.operation)
+        if collected.new_defer_usages or collected.forbidden_directive_instances:
+            return None
+        reads: list[tuple[str, _Read | None]] = []
+        for response_name, details in collected.grouped_field_set.items():
+            if any(d.defer_usage is not None or d.fragment_variable_values is not None
+                   for d in details):
+                return None
+            node = details[0].node
+            name = node.name.value
+            if name == "__typename":
+                reads.append((response_name, None))
+                continue
+            field_def = self.query_type.fields.get(name)
+            definition = None if field_def is None else (field_def.extensions or {}).get(
+                GraphQLCoreConverter.DEFINITION_BACKREF)
+            if field_def is None or not isinstance(definition, StrawberryField) or (
+                    definition.extensions or definition.base_resolver is None):
+                return None
+            listed = getattr(definition.base_resolver.wrapped_func, "listed_page", None)
+            if listed is None:
+                return None
+            arguments = get_argument_values(field_def, node, coerced)
+            if arguments.get("search") is not None:  # a search's page has its snippets
+                return None
+            plan = self.plans.of_field(field_def.type, tuple(d.node for d in details),
+                                       document.fragments, listed.listing, listed.view)
+            if plan is None:
+                return None
+            converted = convert_arguments(
+                arguments, definition.arguments,
+                scalar_registry=self.schema.schema_converter.scalar_registry,
+                config=self.schema.config)
+            reads.append((response_name, _Read(plan, listed.listing,
+                                               listed.reading(**converted))))
+        return reads

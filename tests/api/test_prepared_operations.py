@@ -1,0 +1,172 @@
+"""A document whose every root field is a listing's page built from its rows is answered
+without strawberry's and graphql-core's execution (store/api/prepared_operations.py), byte for
+byte as strawberry's own execution answers it; every document it does not answer — and every
+check that refuses one — takes the usual path, with the same bytes."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+from test_page_executor import (  # noqa: F401  (fixtures)
+    WORKBENCH,
+    clients,
+    demo_db,
+    same_bytes,
+)
+
+from store.api import app as app_module
+from store.api.app import create_app
+from store.api.prepared_operations import PreparedOperations
+from store.api.schema import MAX_TOKENS, build_schema
+from store.db.audit_store import AuditStore
+
+
+@pytest.fixture
+def answered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The root fields of each document the fast server answered without execution."""
+    found: list[str] = []
+    answer = PreparedOperations.answer
+
+    async def counted(self: PreparedOperations, *args: Any) -> Any:
+        result = await answer(self, *args)
+        if result is not None:
+            found.append(",".join(result.data))
+        return result
+
+    monkeypatch.setattr(PreparedOperations, "answer", counted)
+    return found
+
+
+@pytest.mark.parametrize(("operation", "variables", "fields"), [
+    ("ResidualsByTaxonomy", {"kind": ["MISSING_ROLE", "HAZARD_BLOCKED"], "first": 3},
+     ["residuals"]),
+    ("ResidualsByTaxonomy", {}, ["residuals"]),
+    # beside their pages, facets and the ledger: executed (the pages built from their rows)
+    ("SurfacesByGroundingSource", {"groundingSource": ["TEACHING"], "first": 2}, []),
+    ("LedgerStatus", {}, []),
+])
+def test_the_workbench_lists_are_answered_without_execution(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        operation: str, variables: dict[str, Any], fields: list[str]) -> None:
+    same_bytes(clients, WORKBENCH[operation], variables)
+    assert answered == fields  # the fast server's; strawberry's own has none
+
+
+PAGE = "totalCount pageInfo { hasNextPage endCursor } edges { cursor node { residualId seq } }"
+
+
+@pytest.mark.parametrize(("query", "variables"), [
+    (f"{{ a: residuals(first: 2) {{ {PAGE} }} b: residuals(order: MOST_SEEN, first: 1) "
+     f"{{ nodes {{ residualKind }} }} __typename }}", {}),
+    (f"query Q($skip: Boolean!) {{ residuals(first: 2) {{ {PAGE} }} "
+     f"batches @skip(if: $skip) {{ totalCount }} }}", {"skip": True}),
+    (f"query Q($skip: Boolean!) {{ residuals(first: 2) {{ {PAGE} }} "
+     f"batches @skip(if: $skip) {{ totalCount }} }}", {"skip": False}),
+    ("query Q { ...Root } fragment Root on Query { residuals(first: 2) { nodes { seq } } }",
+     {}),
+    ("query A { batches { totalCount } } query B { residuals(first: 1) { nodes { seq } } }",
+     {"operationName": "B"}),
+    ("{ assessments(first: 2, order: NEWEST_FIRST) { nodes { assessmentId runnable } } }", {}),
+])
+def test_aliases_directives_fragments_and_named_operations_are_answered_alike(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        query: str, variables: dict[str, Any]) -> None:
+    variables = dict(variables)  # the parameter is shared by both backends' runs
+    operation = variables.pop("operationName", None)
+    bodies = [client.post("/graphql", json={"query": query, "variables": variables,
+                                            "operationName": operation})
+              for client in clients]
+    assert bodies[0].status_code == bodies[1].status_code == 200
+    assert bodies[0].content == bodies[1].content
+    assert b'"errors"' not in bodies[0].content
+    assert len(answered) == 1
+
+
+@pytest.mark.parametrize(("query", "variables", "shown"), [
+    # the request's own mistakes, refused before execution
+    ("query Q($first: Int) { residuals(first: $first) { nodes { seq } } }", {"first": "ten"},
+     b"Int cannot represent non-integer value: 'ten'"),
+    ("query A { batches { totalCount } } query B { residuals { nodes { seq } } }", {},
+     b"Must provide operation name if query contains multiple operations."),
+    ("{ residuals { nodes { seq nope } } }", {}, b"Cannot query field 'nope'"),
+    # refused by the query layer while reading: answered by the usual path, with its error
+    ("{ residuals(after: \"bm9wZQ\") { nodes { seq } } }", {}, b"after: malformed cursor"),
+    ("{ residuals(first: 501) { nodes { seq } } }", {},
+     b"first: must be between 0 and 500, got 501"),
+    ("{ residuals(first: -1) { nodes { seq } } }", {}, b"first"),
+    ("{ residuals(asOf: 100000000) { nodes { seq } } }", {}, b"asOf"),
+    # not only pages of columns
+    ("{ residuals(search: \"tom\", first: 2) { edges { snippet node { seq } } } }", {},
+     b'"snippet"'),
+    ("{ residuals(first: 2) { nodes { seq } } ledger { treeSize } }", {}, b'"treeSize"'),
+    ("{ residuals(first: 1) { nodes { evidenceSpans { text } } } }", {}, b'"evidenceSpans"'),
+    ("{ residual(id: \"nope\") { residualId } }", {}, b'"residual":null'),
+])
+def test_what_it_does_not_answer_takes_the_usual_path(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        query: str, variables: dict[str, Any], shown: bytes) -> None:
+    body = same_bytes(clients, query, variables)
+    assert shown in body
+    assert answered == []
+
+
+def test_a_variable_that_is_not_text_is_refused_as_before(
+        clients: tuple[TestClient, TestClient], answered: list[str]) -> None:  # noqa: F811
+    query = "query Q($organ: [String!]) { residuals(filter: {organ: $organ}) { nodes { seq } } }"
+    # JSON's escape of a lone surrogate: a client library would refuse to encode one
+    body = json.dumps({"query": query, "variables": {"organ": ["\ud800"]}}).encode()
+    fast, plain = (client.post("/graphql", content=body,
+                               headers={"content-type": "application/json"})
+                   for client in clients)
+    assert fast.status_code == plain.status_code and fast.content == plain.content
+    assert b"Variable $organ[0]: not text (a lone surrogate, U+D800)" in fast.content
+    assert answered == []
+
+
+@pytest.fixture
+def limited(demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+            ) -> Iterator[tuple[TestClient, TestClient]]:
+    """The two servers with introspection off and an object limit of 10."""
+    apps = []
+    for plain_leaves in (True, False):
+        with monkeypatch.context() as patch:
+            patch.setattr(app_module, "build_schema",
+                          functools.partial(build_schema, plain_leaves=plain_leaves))
+            apps.append(create_app(demo_db, close_db_on_shutdown=False, max_objects=10,
+                                   introspection=False))
+    with TestClient(apps[0], base_url="http://127.0.0.1") as fast, TestClient(
+            apps[1], base_url="http://127.0.0.1") as plain:
+        yield fast, plain
+
+
+def test_the_servers_own_limits_hold(limited: tuple[TestClient, TestClient],
+                                     answered: list[str]) -> None:
+    body = same_bytes(limited, "{ residuals(first: 11) { nodes { seq } } }", {})
+    assert b"over this server's limit of 10" in body
+    body = same_bytes(limited, "{ residuals(first: 3) { nodes { seq } } }", {})
+    assert body.count(b'"seq"') == 3
+    body = same_bytes(limited, "{ __schema { queryType { name } } }", {})
+    assert b"introspection" in body.lower()
+    assert answered == ["residuals"]
+
+
+def test_a_document_over_the_token_limit_is_refused_as_before(
+        clients: tuple[TestClient, TestClient], answered: list[str]) -> None:  # noqa: F811
+    fields = " ".join(["seq"] * MAX_TOKENS)
+    body = same_bytes(clients, f"{{ residuals(first: 1) {{ nodes {{ {fields} }} }} }}", {})
+    assert b"Document contains more than 5000 tokens" in body
+    assert answered == []
+
+
+def test_the_time_limit_answers_as_before(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    monkeypatch.setattr(demo_db, "time_limit", 0.0)
+    body = same_bytes(clients, WORKBENCH["ResidualsByTaxonomy"], {"first": 2})
+    assert b"query stopped: it ran past the request's time limit" in body
+    assert answered == []
