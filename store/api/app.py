@@ -36,8 +36,9 @@ from store.api.log_tiles import log_routes
 from store.api.media_types import GRAPHQL_RESPONSE, response_media_type, response_status
 from store.api.media_types import JSON as JSON_MEDIA_TYPE
 from store.api.object_estimate import DEFAULT_MAX_OBJECTS
-from store.api.prepared_operations import PreparedOperations
+from store.api.prepared_operations import PlainResult, PreparedOperations
 from store.api.request_body import bad_request, error_response, read_graphql_request
+from store.api.response_json import PlainResponse, response_json
 from store.api.schema import build_schema
 from store.api.trusted_documents import DocumentRefused, TrustedDocuments
 from store.console import console_routes
@@ -114,7 +115,13 @@ class AuditGraphQL(GraphQL[RequestContext, None]):
 
     async def process_result(self, request: Request, result: ExecutionResult
                              ) -> GraphQLHTTPResponse:
-        return cast(GraphQLHTTPResponse, graphql_response(result.data, result.errors or []))
+        response = graphql_response(result.data, result.errors or [])
+        if isinstance(result, PlainResult):  # texts, ints, bools and nulls only
+            response = PlainResponse(response)
+        return cast(GraphQLHTTPResponse, response)
+
+    def encode_json(self, data: object) -> str | bytes:
+        return response_json(data)  # strawberry's bytes, by orjson where they are the same
 
     def create_response(self, response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
                         sub_response: Response) -> Response:

@@ -77,6 +77,11 @@ class _Read:
     reading: tuple[Any, ...]
 
 
+class PlainResult(ExecutionResult):
+    """A result whose data holds only texts, ints, bools, nulls, lists and dicts (each plan's
+    plain_json): its response may be encoded by orjson (AuditGraphQL.encode_json)."""
+
+
 class PreparedOperations:
     """The documents of one schema answered from their pages' rows (see the module)."""
 
@@ -110,6 +115,7 @@ class PreparedOperations:
             if reads is None:
                 return None
             data: dict[str, Any] = {}
+            plain = True
             for response_name, read in reads:
                 if read is None:
                     data[response_name] = self.query_type.name
@@ -118,9 +124,10 @@ class PreparedOperations:
                 if built is None:
                     return None
                 data[response_name] = built.value
+                plain = plain and read.plan.plain_json
         except Exception:  # the usual path answers it: its value or its error
             return None
-        return ExecutionResult(data=data, errors=None)
+        return (PlainResult if plain else ExecutionResult)(data=data, errors=None)
 
     def _document(self, query: str, operation_name: str | None) -> _Document | None:
         key = (query, operation_name)

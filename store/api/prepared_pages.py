@@ -39,6 +39,7 @@ from graphql import (
     GRAPHQL_MIN_INT,
     FieldNode,
     GraphQLBoolean,
+    GraphQLEnumType,
     GraphQLID,
     GraphQLInt,
     GraphQLObjectType,
@@ -60,6 +61,8 @@ from store.db.queries.records import Page
 from store.db.queries.row_records import RowRecord
 
 _UNCHANGED = {GraphQLString: "str", GraphQLID: "str", GraphQLInt: "int"}
+# The schema's own scalars that complete to a text (DateTime) or an int (LogIndex).
+_TEXT_OR_INT_SCALARS = frozenset({"DateTime", "LogIndex"})
 
 
 class _NotPrepared(Exception):
@@ -129,6 +132,9 @@ class PagePlan:
     rows: NodeRows
     counts: bool  # totalCount is selected
     shape: Callable[[Page[dict[str, Any]], int | None], dict[str, Any]]
+    # Every value it builds is a text, an int, a bool or null: no leaf of a JSON or other
+    # scalar that may complete to a float or a structure (the response's encoding reads it).
+    plain_json: bool = False
 
     def read(self, connection: Connection, listing: queries.RecordListing[Any, Any], where: Any,
              first: int | None, after: str | None, last: int | None, before: str | None,
@@ -200,6 +206,7 @@ class _Planner:
         if listing.paged_by_key or not isinstance(listing.record, RowRecord):
             raise _Unplanned
         self.record: RowRecord[Any] = listing.record
+        self.plain_json = True  # until a leaf of another type is met
 
     def _fields(self, object_type: Any, nodes: tuple[FieldNode, ...]
                 ) -> list[tuple[str, str, tuple[FieldNode, ...]]]:
@@ -247,7 +254,7 @@ class _Planner:
         def shape(page: Page[dict[str, Any]], count: int | None) -> dict[str, Any]:
             return {response_name: part(page, count) for response_name, part in parts}
 
-        return PagePlan(rows, counts, shape)
+        return PagePlan(rows, counts, shape, self.plain_json)
 
     def _same(self, rows: NodeRows | None, made: NodeRows) -> NodeRows:
         """A node selected twice (edges' node and nodes) must select the same fields."""
@@ -345,6 +352,9 @@ class _Planner:
                 raise _NotPrepared from None
 
         leaf_type = get_nullable_type(field_def.type)
+        if not (isinstance(leaf_type, GraphQLEnumType) or leaf_type in _UNCHANGED
+                or leaf_type is GraphQLBoolean or leaf_type.name in _TEXT_OR_INT_SCALARS):
+            self.plain_json = False
         fast: Any = None
         if record_convert is None and to_view is None:
             fast = _UNCHANGED.get(leaf_type)

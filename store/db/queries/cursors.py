@@ -15,6 +15,7 @@ import base64
 import binascii
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from store.db.queries.errors import CursorError
 from store.db.queries.keys import MAX_KEY
@@ -44,6 +45,25 @@ def cursor_for(order: Order, key: Sequence[int | str]) -> str:
 
 
 _URL_SAFE = bytes.maketrans(b"+/", b"-_")
+
+
+def cursors_of(order: Order, rows: Sequence[Sequence[Any]], places: Sequence[int]
+               ) -> list[str]:
+    """`cursor_for(order, [row[place] for place in places])` of each row, the same text,
+    written in one pass: a page makes one per row, and a call per row cost half the page's
+    Python (an f-string formats a key's int or text as str() does)."""
+    tag = _TAGS.get(order)
+    if tag is None or len(places) not in (1, 2):
+        return [cursor_for(order, [row[place] for place in places]) for row in rows]
+    prefix = f"{tag}:"
+    encode, url_safe = binascii.b2a_base64, _URL_SAFE
+    if len(places) == 1:
+        (place,) = places
+        return [encode(f"{prefix}{row[place]}".encode(), newline=False).translate(
+            url_safe).decode("ascii") for row in rows]
+    one, two = places
+    return [encode(f"{prefix}{row[one]}:{row[two]}".encode(), newline=False).translate(
+        url_safe).decode("ascii") for row in rows]
 
 
 def malformed(argument: str) -> CursorError:

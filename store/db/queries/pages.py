@@ -19,7 +19,7 @@ from sqlalchemy.types import String
 from store.db.log.stored_log import latest_head
 from store.db.queries.as_of import Snapshot, snapshot_at
 from store.db.queries.cursors import (
-    cursor_for,
+    cursors_of,
     decode_cursor,
     encode_cursor,
     key_in,
@@ -186,7 +186,7 @@ def page_of(
     make = build if by_position is None else by_position(columns)
     return Page(
         items=[make(row) for row in kept],
-        cursors=[cursor_for(order, [row[place] for place in places]) for row in kept],
+        cursors=cursors_of(order, kept, places),
         has_next_page=(more and not backwards) or (
             before_key is not None and _reaches(connection, listing, before_key,
                                                 reverse=False)),
