@@ -4,6 +4,7 @@ smaller one's, and each beside its floor where one exists.
 
     .venv/bin/python bench/scale.py [--frames 4000000] [--base-frames 400000]
         [--dir /tmp/scale] [--rounds 15] [--search "tom apples"] [--keep] [--no-floor]
+        [--batches 1] [--ingest-only]
 
 Builds two SQLite stores in `--dir` (default /tmp/scale; created if missing, and each store
 must not exist there yet): base.db from `gen_frames.py --frames 400000 --seed 20261202`
@@ -127,6 +128,52 @@ def ingest(generator: Path, frames: int, seed: int, db: Path) -> dict[str, float
     size = db.stat().st_size + sum(p.stat().st_size for p in db.parent.glob(db.name + "-wal"))
     return {"wall": wall, "cpu": cpu, "peak": peak, "occurrences": occurrences,
             "leaves": leaves, "bytes": size, "frames": frames}
+
+
+def ingest_batches(generator: Path, frames: int, seed: int, db: Path,
+                   batches: int) -> dict[str, float]:
+    """The generator's output cut into `batches` batches of consecutive frames, each piped
+    into its own `core-audit ingest --db DB -` (one transaction each, as a store grows from
+    batch to batch), timed as `ingest` times one: wall and CPU summed, the largest peak RSS.
+    A single batch's WAL holds every page it writes until COMMIT, and SQLite looks a page up
+    in the WAL's hash tables newest first (sqlite3WalFindFrame): at 10M occurrences in one
+    batch that lookup took a third of the writer's CPU (perf, docs/benchmarks.md)."""
+    if batches <= 1:
+        return ingest(generator, frames, seed, db)
+    produce = subprocess.Popen([sys.executable, str(generator), "--frames", str(frames),
+                                "--seed", str(seed)], stdout=subprocess.PIPE)
+    assert produce.stdout is not None
+    stream = produce.stdout
+    wall = cpu = peak = 0.0
+    for number in range(batches):
+        lines = frames // batches + (1 if number < frames % batches else 0)
+        started = time.perf_counter()
+        writer = subprocess.Popen(
+            ["/usr/bin/time", "-v", CORE_AUDIT, "ingest", "--db", str(db), "-"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=False)
+        assert writer.stdin is not None
+        for _ in range(lines):
+            writer.stdin.write(stream.readline())
+        out, err = writer.communicate()  # closes its stdin: the batch's end
+        wall += time.perf_counter() - started
+        if writer.returncode != 0:
+            sys.exit(f"batch {number + 1} of {batches} failed:\n{out.decode()}\n"
+                     f"{err.decode()[-2000:]}")
+        text = err.decode()
+        cpu += _time_v(text, "User time (seconds)") + _time_v(text, "System time (seconds)")
+        peak = max(peak, _time_v(text, "Maximum resident set size (kbytes)") / 1024)
+        with sqlite3.connect(db) as connection:
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # as a server's would
+        say(f"  batch {number + 1}/{batches}: {lines:,} frames, {wall:.1f} s so far "
+            f"(load {load()})")
+    if stream.read(1) or produce.wait() != 0:
+        sys.exit("the generator wrote more frames than asked for, or failed")
+    with sqlite3.connect(db) as connection:
+        occurrences = connection.execute(
+            "SELECT count(*) FROM residual_occurrences").fetchone()[0]
+        leaves = connection.execute("SELECT max(tree_size) FROM tree_heads").fetchone()[0]
+    return {"wall": wall, "cpu": cpu, "peak": peak, "occurrences": occurrences,
+            "leaves": leaves, "bytes": db.stat().st_size, "frames": frames}
 
 
 def report_ingest(runs: dict[str, dict[str, float]]) -> None:
@@ -360,6 +407,11 @@ def main() -> None:
                         help="skip verify's floor (PRAGMA integrity_check on each store)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the two stores (default: deleted at the end)")
+    parser.add_argument("--batches", type=int, default=1,
+                        help="ingest the large store's frames as this many consecutive "
+                             "batches, each its own transaction (default: one batch)")
+    parser.add_argument("--ingest-only", action="store_true",
+                        help="stop after the ingest figures (no queries, no verify)")
     args = parser.parse_args()
     if not args.generator.is_file():
         parser.error(f"no generator at {args.generator}")
@@ -372,12 +424,16 @@ def main() -> None:
     try:
         runs: dict[str, dict[str, float]] = {}
         for name, frames in (("1M", args.base_frames), ("10M", args.frames)):
-            say(f"ingesting {frames:,} frames into {paths[name]} ...")
-            runs[name] = ingest(args.generator, frames, args.seed, paths[name])
+            batches = args.batches if name == "10M" else 1
+            say(f"ingesting {frames:,} frames into {paths[name]}"
+                f"{f' as {batches} batches' if batches > 1 else ''} ...")
+            runs[name] = ingest_batches(args.generator, frames, args.seed, paths[name],
+                                        batches)
             report_ingest({name: runs[name]})
         report_ingest(runs)
-        queries(paths, args.rounds, args.time_limit, args.search, args.seed)
-        verify(paths, not args.no_floor)
+        if not args.ingest_only:
+            queries(paths, args.rounds, args.time_limit, args.search, args.seed)
+            verify(paths, not args.no_floor)
     finally:
         if not args.keep:
             for path in paths.values():
