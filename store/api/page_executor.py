@@ -128,7 +128,7 @@ class PageExecutor(StrawberryGraphQLCoreExecutionContext):
         self._objects: dict[int, GraphQLObjectType | None] = {}
         manager = self.middleware_manager
         self._plain = manager is None or not manager.middlewares  # a middleware sees each field
-        self._compiled = _compiled_completions(self.schema)
+        self._compiled = compiled_completions(self.schema)
         context = self.context_value
         if self._plain and isinstance(context, RequestContext):
             context.page_plans = PagePlanner(page_plans(self.schema), self.fragments)
@@ -283,8 +283,9 @@ def page_plans(schema: GraphQLSchema) -> PagePlans:
     return found
 
 
-def _compiled_completions(schema: GraphQLSchema) -> CompiledCompletions:
-    """The schema's compiled completions, shared by all its requests."""
+def compiled_completions(schema: GraphQLSchema) -> CompiledCompletions:
+    """The schema's compiled completions, shared by all its requests (and
+    prepared_operations.py)."""
     found = _COMPILED.get(schema)
     if found is None:
         found = _COMPILED[schema] = CompiledCompletions(schema)

@@ -1,11 +1,12 @@
 """A document of listing pages answered without strawberry's and graphql-core's execution.
 
-The Workbench's lists (ResidualsByTaxonomy, SurfacesByGroundingSource, LedgerStatus) are
-documents whose every root field is a listing's page built from its rows
-(prepared_pages.py). Around those pages a request still paid strawberry's eight extensions,
-its argument conversion and graphql-core's executor: about as much as the page itself. Such a
-document is answered here instead, from the same plans, the same arguments and the same
-reads, with every check the usual path makes before it executes:
+The Workbench's ResidualsByTaxonomy and LedgerStatus are documents whose root fields are
+listing pages built from their rows (prepared_pages.py), and the ledger. Around those pages
+a request still paid strawberry's eight extensions, its argument conversion and
+graphql-core's executor: about as much as the page itself. Such a document is answered here
+instead, from the same plans, the same arguments and the same reads (the root fields at
+once, each in a worker thread, as graphql-core runs them), with every check the usual path
+makes before it executes:
 
 - parsed at most MAX_TOKENS tokens, and valid under the schema's rules and its depth and
   alias limits (and without introspection where it is off): found once per query text;
@@ -13,8 +14,10 @@ reads, with every check the usual path makes before it executes:
 - variables that are text (TextVariables), coerced by graphql-core's own
   `get_variable_values`, and an object estimate within the server's bound (ObjectLimit);
 - each root field, as graphql-core collects them (@skip and @include by the variables), is
-  `__typename` or a listing's list field without `search`, whose selection has a page plan,
-  its arguments coerced by graphql-core (`get_argument_values`) and converted by strawberry
+  `__typename`, a listing's list field without `search` whose selection has a page plan, or
+  a field whose resolver names its reader (`read_by`: `ledger`) and whose selection the
+  compiled completions complete plainly (compiled_completion.py, as PageExecutor does); its
+  arguments coerced by graphql-core (`get_argument_values`) and converted by strawberry
   (`convert_arguments`), as its resolver receives them.
 
 Anything else — a check that fails, an argument that does not convert, a cursor refused, a
@@ -27,7 +30,7 @@ the dict graphql-core's execution gives, field for field and in the same order
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +48,7 @@ from graphql import (
 )
 from graphql.execution.collect_fields import FragmentDetails, collect_fields
 from graphql.execution.values import get_argument_values, get_variable_values
+from graphql.pyutils import gather_with_cancel
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types import ExecutionResult
 from strawberry.types.arguments import convert_arguments
@@ -52,12 +56,13 @@ from strawberry.types.field import StrawberryField
 
 from store.api.context import RequestContext
 from store.api.object_estimate import estimate_objects
-from store.api.page_executor import page_plans
+from store.api.page_executor import compiled_completions, page_plans
 from store.api.prepared_pages import PagePlan
 from store.api.validated_documents import validated
 from store.api.variable_text import lone_surrogate
 
 CACHED_DOCUMENTS = 128  # query texts, as ParserCache's; past it the cache starts afresh
+_NOT_ANSWERED: Any = object()  # a page its plan hands back to the usual path
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,28 @@ class _Read:
     plan: PagePlan
     listing: Any
     reading: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _RootRead:
+    """One other root field's read: its resolver's own reader (read_by) with the arguments
+    the resolver receives, its value completed by the compiled completion PageExecutor uses
+    (compiled_completion.py), which raises where graphql-core must complete it."""
+    reader: Callable[..., Awaitable[Any]]
+    arguments: dict[str, Any]
+    complete: Callable[[Any], Any]
+
+
+RootReader = Callable[..., Awaitable[Any]]
+
+
+def read_by(reader: RootReader) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Marks a root field's resolver as answered, here, by `reader(context, **arguments)`: what
+    the resolver returns, without strawberry's Info (the resolver calls the same function)."""
+    def marked(resolver: Callable[..., Any]) -> Callable[..., Any]:
+        resolver.root_reader = reader  # type: ignore[attr-defined]
+        return resolver
+    return marked
 
 
 class PlainResult(ExecutionResult):
@@ -99,6 +126,7 @@ class PreparedOperations:
         self.rules: tuple[Any, ...] = (*specified_rules, *limit_rules, *(
             () if introspection else (NoSchemaIntrospectionCustomRule,)))
         self.plans = page_plans(self.graphql_schema)
+        self.completions = compiled_completions(self.graphql_schema)
         self._documents: dict[tuple[str, str | None], _Document | None] = {}
 
     async def answer(self, query: str | None, variables: Mapping[str, Any] | None,
@@ -114,20 +142,27 @@ class PreparedOperations:
             reads = self._reads(document, variables or {}, operation_name)
             if reads is None:
                 return None
-            data: dict[str, Any] = {}
-            plain = True
-            for response_name, read in reads:
-                if read is None:
-                    data[response_name] = self.query_type.name
-                    continue
-                built = await context.run(read.plan.read, read.listing, *read.reading)
-                if built is None:
-                    return None
-                data[response_name] = built.value
-                plain = plain and read.plan.plain_json
+            # The root fields at once, as graphql-core runs a query's: each read in a worker
+            # thread of its own.
+            values = await gather_with_cancel(*(self._value(read, context)
+                                                for _, read in reads))
         except Exception:  # the usual path answers it: its value or its error
             return None
+        if any(value is _NOT_ANSWERED for value in values):
+            return None
+        plain = all(read is None or (isinstance(read, _Read) and read.plan.plain_json)
+                    for _, read in reads)  # a root reader's leaves are not checked
+        data = {name: value for (name, _), value in zip(reads, values, strict=True)}
         return (PlainResult if plain else ExecutionResult)(data=data, errors=None)
+
+    async def _value(self, read: _Read | _RootRead | None, context: RequestContext) -> Any:
+        """A root field's completed value; _NOT_ANSWERED when its plan hands it back."""
+        if read is None:
+            return self.query_type.name
+        if isinstance(read, _RootRead):  # raises where graphql-core must complete
+            return read.complete(await read.reader(context, **read.arguments))
+        built = await context.run(read.plan.read, read.listing, *read.reading)
+        return _NOT_ANSWERED if built is None else built.value
 
     def _document(self, query: str, operation_name: str | None) -> _Document | None:
         key = (query, operation_name)
@@ -162,7 +197,8 @@ class PreparedOperations:
         return _Document(document, chosen[0], fragments)
 
     def _reads(self, document: _Document, variables: Mapping[str, Any],
-               operation_name: str | None) -> list[tuple[str, _Read | None]] | None:
+               operation_name: str | None
+               ) -> list[tuple[str, _Read | _RootRead | None]] | None:
         """Each root field's read (None for __typename), in the response's order; None
         when a field is not a page built from its rows."""
         if lone_surrogate(variables) is not None:
@@ -179,7 +215,7 @@ class PreparedOperations:
                                    document.operation)
         if collected.new_defer_usages or collected.forbidden_directive_instances:
             return None
-        reads: list[tuple[str, _Read | None]] = []
+        reads: list[tuple[str, _Read | _RootRead | None]] = []
         for response_name, details in collected.grouped_field_set.items():
             if any(d.defer_usage is not None or d.fragment_variable_values is not None
                    for d in details):
@@ -195,20 +231,32 @@ class PreparedOperations:
             if field_def is None or not isinstance(definition, StrawberryField) or (
                     definition.extensions or definition.base_resolver is None):
                 return None
-            listed = getattr(definition.base_resolver.wrapped_func, "listed_page", None)
+            resolver = definition.base_resolver.wrapped_func
+            arguments = get_argument_values(field_def, node, coerced)
+            reader = getattr(resolver, "root_reader", None)
+            if reader is not None:
+                complete = self.completions.of(field_def.type, details, document.fragments)
+                if complete is None:  # not a plain selection: graphql-core completes it
+                    return None
+                reads.append((response_name, _RootRead(reader, self._converted(
+                    definition, arguments), complete)))
+                continue
+            listed = getattr(resolver, "listed_page", None)
             if listed is None:
                 return None
-            arguments = get_argument_values(field_def, node, coerced)
             if arguments.get("search") is not None:  # a search's page has its snippets
                 return None
             plan = self.plans.of_field(field_def.type, tuple(d.node for d in details),
                                        document.fragments, listed.listing, listed.view)
             if plan is None:
                 return None
-            converted = convert_arguments(
-                arguments, definition.arguments,
-                scalar_registry=self.schema.schema_converter.scalar_registry,
-                config=self.schema.config)
-            reads.append((response_name, _Read(plan, listed.listing,
-                                               listed.reading(**converted))))
+            reads.append((response_name, _Read(plan, listed.listing, listed.reading(
+                **self._converted(definition, arguments)))))
         return reads
+
+    def _converted(self, definition: StrawberryField, arguments: dict[str, Any]
+                   ) -> dict[str, Any]:
+        """The arguments as strawberry converts them for the resolver (its Python names)."""
+        return convert_arguments(arguments, definition.arguments,
+                                 scalar_registry=self.schema.schema_converter.scalar_registry,
+                                 config=self.schema.config)

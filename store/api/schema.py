@@ -44,7 +44,7 @@ from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.api.object_limit import ObjectLimit
 from store.api.operation_choice import OperationChoice
 from store.api.page_executor import PageExecutor
-from store.api.prepared_operations import PreparedOperations
+from store.api.prepared_operations import PreparedOperations, read_by
 from store.api.registry_types import TeachingRegistryView
 from store.api.types import (
     AsOf,
@@ -63,16 +63,22 @@ MAX_ALIASES = 30
 MASKED_MESSAGE = INTERNAL_MESSAGE
 
 
+async def ledger_of(context: RequestContext, as_of: int | None = None) -> Ledger:
+    """The `ledger` field's value: the newest tree head, or the head of tree size `as_of`."""
+    at = () if as_of is None else (as_of,)  # without asOf, the call it always was
+    status = await context.run(queries.ledger_status, *at)
+    return Ledger(tree_size=LogIndex(status.tree_size), root_hash=status.root_hash,
+                  origin=status.origin)
+
+
 class _LogAndDomainFields:
     """The Query fields besides the record listings'."""
 
     @strawberry.field(description="The transparency log's newest tree head, or the head of "
                                   "tree size asOf.")
+    @read_by(ledger_of)  # a document of pages and the ledger runs no executor
     async def ledger(self, info: Info[RequestContext, None], as_of: AsOf = None) -> Ledger:
-        at = () if as_of is None else (as_of,)  # without asOf, the call it always was
-        status = await info.context.run(queries.ledger_status, *at)
-        return Ledger(tree_size=LogIndex(status.tree_size), root_hash=status.root_hash,
-                      origin=status.origin)
+        return await ledger_of(info.context, as_of)
 
     @strawberry.field(description="What was appended between the trees of fromSize and "
                                   "toSize leaves (any sizes the log has passed; toSize default: "

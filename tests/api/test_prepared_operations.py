@@ -46,9 +46,9 @@ def answered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     ("ResidualsByTaxonomy", {"kind": ["MISSING_ROLE", "HAZARD_BLOCKED"], "first": 3},
      ["residuals"]),
     ("ResidualsByTaxonomy", {}, ["residuals"]),
-    # beside their pages, facets and the ledger: executed (the pages built from their rows)
+    ("LedgerStatus", {}, ["ledger,batches"]),
+    # beside its page, the facets: executed (the page built from its rows)
     ("SurfacesByGroundingSource", {"groundingSource": ["TEACHING"], "first": 2}, []),
-    ("LedgerStatus", {}, []),
 ])
 def test_the_workbench_lists_are_answered_without_execution(
         clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
@@ -72,6 +72,10 @@ PAGE = "totalCount pageInfo { hasNextPage endCursor } edges { cursor node { resi
     ("query A { batches { totalCount } } query B { residuals(first: 1) { nodes { seq } } }",
      {"operationName": "B"}),
     ("{ assessments(first: 2, order: NEWEST_FIRST) { nodes { assessmentId runnable } } }", {}),
+    ("{ residuals(first: 2) { nodes { seq } } ledger { treeSize rootHash origin checkpoint "
+     "__typename } }", {}),
+    ("query L($at: LogIndex) { ledger(asOf: $at) { treeSize rootHash } "
+     "batches(asOf: $at) { totalCount } }", {"at": 29}),
 ])
 def test_aliases_directives_fragments_and_named_operations_are_answered_alike(
         clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
@@ -103,7 +107,10 @@ def test_aliases_directives_fragments_and_named_operations_are_answered_alike(
     # not only pages of columns
     ("{ residuals(search: \"tom\", first: 2) { edges { snippet node { seq } } } }", {},
      b'"snippet"'),
-    ("{ residuals(first: 2) { nodes { seq } } ledger { treeSize } }", {}, b'"treeSize"'),
+    ("{ residuals(first: 2) { nodes { seq } } taxonomy { axes } }", {}, b'"axes"'),
+    ("{ ledger { treeSize consistencyProof(fromSize: 1) { consistencyPath } } }", {},
+     b'"consistencyPath"'),
+    ("{ ledger(asOf: 100000000) { treeSize } }", {}, b"asOf"),
     ("{ residuals(first: 1) { nodes { evidenceSpans { text } } } }", {}, b'"evidenceSpans"'),
     ("{ residual(id: \"nope\") { residualId } }", {}, b'"residual":null'),
 ])
