@@ -117,17 +117,25 @@ def ingest(generator: Path, frames: int, seed: int, db: Path) -> dict[str, float
     if produce.wait() != 0 or done.returncode != 0:
         sys.exit(f"ingest of {frames} frames failed (generator {produce.returncode}, ingest "
                  f"{done.returncode}):\n{done.stdout}\n{done.stderr[-2000:]}")
-    cpu = _time_v(done.stderr, "User time (seconds)") + _time_v(done.stderr,
-                                                                "System time (seconds)")
-    peak = _time_v(done.stderr, "Maximum resident set size (kbytes)") / 1024
+    cpu, peak = _usage(done.stderr)
+    return _stored(db, {"wall": wall, "cpu": cpu, "peak": peak, "frames": frames})
+
+
+def _usage(stderr: str) -> tuple[float, float]:
+    """(CPU seconds, peak RSS MiB) of one `/usr/bin/time -v` run."""
+    return (_time_v(stderr, "User time (seconds)") + _time_v(stderr, "System time (seconds)"),
+            _time_v(stderr, "Maximum resident set size (kbytes)") / 1024)
+
+
+def _stored(db: Path, run: dict[str, float]) -> dict[str, float]:
+    """`run` with the store's occurrences, leaves and bytes (after a WAL checkpoint)."""
     with sqlite3.connect(db) as connection:
         occurrences = connection.execute(
             "SELECT count(*) FROM residual_occurrences").fetchone()[0]
         leaves = connection.execute("SELECT max(tree_size) FROM tree_heads").fetchone()[0]
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     size = db.stat().st_size + sum(p.stat().st_size for p in db.parent.glob(db.name + "-wal"))
-    return {"wall": wall, "cpu": cpu, "peak": peak, "occurrences": occurrences,
-            "leaves": leaves, "bytes": size, "frames": frames}
+    return {**run, "occurrences": occurrences, "leaves": leaves, "bytes": size}
 
 
 def ingest_batches(generator: Path, frames: int, seed: int, db: Path,
@@ -159,21 +167,15 @@ def ingest_batches(generator: Path, frames: int, seed: int, db: Path,
         if writer.returncode != 0:
             sys.exit(f"batch {number + 1} of {batches} failed:\n{out.decode()}\n"
                      f"{err.decode()[-2000:]}")
-        text = err.decode()
-        cpu += _time_v(text, "User time (seconds)") + _time_v(text, "System time (seconds)")
-        peak = max(peak, _time_v(text, "Maximum resident set size (kbytes)") / 1024)
+        used, most = _usage(err.decode())
+        cpu, peak = cpu + used, max(peak, most)
         with sqlite3.connect(db) as connection:
             connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # as a server's would
         say(f"  batch {number + 1}/{batches}: {lines:,} frames, {wall:.1f} s so far "
             f"(load {load()})")
     if stream.read(1) or produce.wait() != 0:
         sys.exit("the generator wrote more frames than asked for, or failed")
-    with sqlite3.connect(db) as connection:
-        occurrences = connection.execute(
-            "SELECT count(*) FROM residual_occurrences").fetchone()[0]
-        leaves = connection.execute("SELECT max(tree_size) FROM tree_heads").fetchone()[0]
-    return {"wall": wall, "cpu": cpu, "peak": peak, "occurrences": occurrences,
-            "leaves": leaves, "bytes": db.stat().st_size, "frames": frames}
+    return _stored(db, {"wall": wall, "cpu": cpu, "peak": peak, "frames": frames})
 
 
 def report_ingest(runs: dict[str, dict[str, float]]) -> None:

@@ -93,11 +93,13 @@ SHAPES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def _app(db: AuditStore, *, plain_leaves: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+def server_app(db: AuditStore, *, plain_leaves: bool, monkeypatch: pytest.MonkeyPatch,
+               **options: Any) -> Any:
+    """The app over `db` (create_app's `options`), its schema's plain_leaves as given."""
     with monkeypatch.context() as patch:
         patch.setattr(app_module, "build_schema",
                       functools.partial(build_schema, plain_leaves=plain_leaves))
-        return create_app(db, close_db_on_shutdown=False)
+        return create_app(db, close_db_on_shutdown=False, **options)
 
 
 @pytest.fixture
@@ -113,8 +115,8 @@ def demo_db(backend_url: str, built_stores: BuiltStores) -> Iterator[AuditStore]
 def clients(demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch
             ) -> Iterator[tuple[TestClient, TestClient]]:
     """Two servers of one store: PageExecutor's, and strawberry's own execution."""
-    fast = _app(demo_db, plain_leaves=True, monkeypatch=monkeypatch)
-    plain = _app(demo_db, plain_leaves=False, monkeypatch=monkeypatch)
+    fast = server_app(demo_db, plain_leaves=True, monkeypatch=monkeypatch)
+    plain = server_app(demo_db, plain_leaves=False, monkeypatch=monkeypatch)
     with TestClient(fast, base_url="http://127.0.0.1") as fast_client, TestClient(
             plain, base_url="http://127.0.0.1") as plain_client:
         yield fast_client, plain_client

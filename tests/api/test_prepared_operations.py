@@ -5,7 +5,6 @@ check that refuses one — takes the usual path, with the same bytes."""
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -17,12 +16,11 @@ from test_page_executor import (  # noqa: F401  (fixtures)
     clients,
     demo_db,
     same_bytes,
+    server_app,
 )
 
-from store.api import app as app_module
-from store.api.app import create_app
 from store.api.prepared_operations import PreparedOperations
-from store.api.schema import MAX_TOKENS, build_schema
+from store.api.schema import MAX_TOKENS
 from store.db.audit_store import AuditStore
 
 
@@ -139,13 +137,8 @@ def test_a_variable_that_is_not_text_is_refused_as_before(
 def limited(demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch  # noqa: F811
             ) -> Iterator[tuple[TestClient, TestClient]]:
     """The two servers with introspection off and an object limit of 10."""
-    apps = []
-    for plain_leaves in (True, False):
-        with monkeypatch.context() as patch:
-            patch.setattr(app_module, "build_schema",
-                          functools.partial(build_schema, plain_leaves=plain_leaves))
-            apps.append(create_app(demo_db, close_db_on_shutdown=False, max_objects=10,
-                                   introspection=False))
+    apps = [server_app(demo_db, plain_leaves=plain_leaves, monkeypatch=monkeypatch,
+                       max_objects=10, introspection=False) for plain_leaves in (True, False)]
     with TestClient(apps[0], base_url="http://127.0.0.1") as fast, TestClient(
             apps[1], base_url="http://127.0.0.1") as plain:
         yield fast, plain

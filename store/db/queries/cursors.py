@@ -38,13 +38,17 @@ def cursor_for(order: Order, key: Sequence[int | str]) -> str:
         text = json.dumps([order.value, *values], ensure_ascii=False, separators=(",", ":"))
     else:
         text = ":".join([tag, *map(str, key)])
-    # base64url, as base64.urlsafe_b64encode writes it, without its two extra calls: a page
-    # makes a cursor per row.
-    return binascii.b2a_base64(text.encode("utf-8"), newline=False).translate(
-        _URL_SAFE).decode("ascii")
+    return _url_safe(text)
 
 
 _URL_SAFE = bytes.maketrans(b"+/", b"-_")
+
+
+def _url_safe(text: str) -> str:
+    """base64url, as base64.urlsafe_b64encode writes it, without its two extra calls: a page
+    makes a cursor per row."""
+    return binascii.b2a_base64(text.encode("utf-8"), newline=False).translate(
+        _URL_SAFE).decode("ascii")
 
 
 def cursors_of(order: Order, rows: Sequence[Sequence[Any]], places: Sequence[int]
@@ -55,15 +59,11 @@ def cursors_of(order: Order, rows: Sequence[Sequence[Any]], places: Sequence[int
     tag = _TAGS.get(order)
     if tag is None or len(places) not in (1, 2):
         return [cursor_for(order, [row[place] for place in places]) for row in rows]
-    prefix = f"{tag}:"
-    encode, url_safe = binascii.b2a_base64, _URL_SAFE
     if len(places) == 1:
         (place,) = places
-        return [encode(f"{prefix}{row[place]}".encode(), newline=False).translate(
-            url_safe).decode("ascii") for row in rows]
+        return [_url_safe(f"{tag}:{row[place]}") for row in rows]
     one, two = places
-    return [encode(f"{prefix}{row[one]}:{row[two]}".encode(), newline=False).translate(
-        url_safe).decode("ascii") for row in rows]
+    return [_url_safe(f"{tag}:{row[one]}:{row[two]}") for row in rows]
 
 
 def malformed(argument: str) -> CursorError:
