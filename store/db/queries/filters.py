@@ -19,7 +19,8 @@ from sqlalchemy import (
 from store.db.queries.errors import LimitExceeded, QueryError
 from store.db.queries.keys import key_value
 from store.db.queries.pages import MAX_PAGE_SIZE
-from store.db.queries.ranges import BatchRange
+from store.db.queries.ranges import BatchRange, range_parameter
+from store.db.queries.statement_shapes import Shaped, SlotList, shaped
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import surface_records as surfaces_t
@@ -75,10 +76,8 @@ class ColumnFilter(BatchRange):
         found: list[ColumnElement[bool]] = []
         for each in fields(self):
             column, values = each.metadata.get("column"), getattr(self, each.name)
-            argument = each.metadata.get("ids")
-            if argument and values and len(values) > MAX_IDS:
-                raise LimitExceeded(f"{argument}: at most {MAX_IDS} ids (a page's worth), got "
-                                    f"{len(values)}: ask in pages")
+            if values:
+                checked_ids(each, values)
             if column is not None and values:
                 found.append(any_of(column if table is None else table.c[column.name],
                                     enum_values(values) or []))
@@ -145,6 +144,22 @@ class SurfaceFilter(ColumnFilter):
     pack_version: Sequence[str | None] | None = on(surfaces_t.c.pack_version)
 
 
+def checked_ids(filter_field: Any, values: Sequence[Any]) -> None:
+    """LimitExceeded for a list of ids (a field declared by `ids`) longer than MAX_IDS."""
+    argument = filter_field.metadata.get("ids")
+    if argument and len(values) > MAX_IDS:
+        raise LimitExceeded(f"{argument}: at most {MAX_IDS} ids (a page's worth), got "
+                            f"{len(values)}: ask in pages")
+
+
+def shaped_filter(where: Any) -> Shaped | None:
+    """`where` with its values in slots (statement_shapes.py), or None when a filter of its
+    kind computes conditions from its values (AssessmentFilter's families, TurnFilter's
+    times): its statements are built per request."""
+    return shaped(where, column_filter=ColumnFilter, checked=checked_ids,
+                  range_value=range_parameter)
+
+
 def storable(value: str) -> bool:
     """PostgreSQL text cannot hold U+0000 (its driver refuses such a parameter outright), so a
     value containing it matches nothing, on either backend, instead of failing the query."""
@@ -153,7 +168,12 @@ def storable(value: str) -> bool:
 
 def any_of(column: Any, values: Sequence[Any]) -> ColumnElement[bool]:
     """`column` is one of `values`; a None among them selects the rows where it is null (what
-    a facet's null value stands for)."""
+    a facet's null value stands for). A SlotList: the same, its values a parameter."""
+    if isinstance(values, SlotList):
+        listed: ColumnElement[bool] = column.in_(values.bind())
+        if not values.null:
+            return listed
+        return or_(listed, column.is_(None)) if values.given else column.is_(None)
     given = [v for v in values if v is not None and (not isinstance(v, str) or storable(v))]
     condition: ColumnElement[bool] = column.in_(given)
     if any(v is None for v in values):
@@ -168,6 +188,8 @@ def equals(column: Any, value: str) -> ColumnElement[bool]:
 
 def enum_values(members: Sequence[Any] | None) -> list[str] | None:
     # Enum members are stored by their lower-case value.
+    if isinstance(members, SlotList):
+        return members  # type: ignore[return-value]  # its values are a parameter
     return None if not members else [getattr(m, "value", m) for m in members]
 
 

@@ -31,7 +31,7 @@ from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.cursors import cursor_for, key_in
 from store.db.queries.errors import QueryError
 from store.db.queries.facets import facet_page
-from store.db.queries.filters import storable
+from store.db.queries.filters import shaped_filter, storable
 from store.db.queries.orders import (
     COLUMN_ORDERS,
     TIME_ORDERS,
@@ -40,11 +40,25 @@ from store.db.queries.orders import (
     by_column,
     in_seq_order,
 )
-from store.db.queries.pages import count_rows, page_of, page_size
+from store.db.queries.pages import (
+    PageRequest,
+    PageStatements,
+    counting,
+    page_of,
+    page_size,
+    shaped_page,
+)
 from store.db.queries.records import FacetPage, Page
 from store.db.queries.row_records import RowRecord
 from store.db.queries.search import Searched, count_matches, ranked_seqs, text_index
-from store.db.queries.sightings import few_rows, sighted_listing, sightings_count
+from store.db.queries.sightings import (
+    few_of,
+    few_rows,
+    few_rows_probe,
+    sighted_listing,
+    sightings_count,
+)
+from store.db.queries.statement_shapes import Shaped, Shapes
 from store.db.schema.text_search import index_of
 
 
@@ -63,8 +77,9 @@ Facets = Callable[[Connection, Select[Any], Any, Snapshot | None], Any]
 # (the filtered rows as `Facets` takes them, the filter, the snapshot, facet names) -> the
 # rows grouped by those facets, each group with its records `n` and sightings `s`.
 Combos = Callable[[Select[Any], Any, Snapshot | None, Sequence[str]], CTE]
-# (connection, the filter, the snapshot) -> how many match, for a listing counted otherwise.
-Counter = Callable[[Connection, Any, Snapshot | None], int]
+# (the filter, the snapshot) -> the statement counting the records that match (one row, one
+# column), for a listing counted otherwise.
+Counter = Callable[[Any, Snapshot | None], Select[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +135,9 @@ class RecordListing(Generic[F, R]):
     # Statements built once, on first use, and run with parameters (reads of now only).
     _built: dict[str, Select[Any]] = field(default_factory=dict, init=False, repr=False,
                                            compare=False, hash=False)
+    # Its page, count and probe statements by shape (statement_shapes.py).
+    _shapes: Shapes[Any] = field(default_factory=Shapes, init=False, repr=False,
+                                 compare=False, hash=False)
 
     @property
     def key(self) -> str:
@@ -147,18 +165,28 @@ class RecordListing(Generic[F, R]):
                      and (o not in TIME_ORDERS or self.time_ordered is not None)
                      and (o.column is None or o.column in columns))
 
-    def sorted_by(self, connection: Connection, order: Order, statement: Select[Any]
-                  ) -> Listing:
-        """`statement` (its rows as read, or their keys) by the column of a column `order`."""
+    def sorted_by(self, connection: Connection, order: Order, statement: Select[Any], *,
+                  nulls: bool | None = None) -> Listing:
+        """`statement` (its rows as read, or their keys) by the column of a column `order`.
+        `nulls`: whether its column has nulls, if already asked (`has_nulls`)."""
+        if nulls is None:
+            nulls = self.has_nulls(connection, order)
+        column = dict(self.column_orders)[order.column or ""]
+        return by_column(order, statement, column, self.table.c.seq, nulls=nulls)
+
+    def has_nulls(self, connection: Connection, order: Order) -> bool:
+        """Whether the column of a column `order` has a null in the store (its rows without a
+        value are then a second part); QueryError for a column it is not sorted by."""
         column = dict(self.column_orders).get(order.column or "")
         if column is None:
             sortable = ", ".join(o.name for o in self.orders)
             raise QueryError(f"order: {order.name} sorts by a column {self.name} do not have; "
                              f"one of {sortable}")
-        # Rows without a value are a second part, read only if the store holds one.
-        nulls = bool(column.nullable) and connection.execute(
-            select(column.table.c.seq).where(column.is_(None)).limit(1)).first() is not None
-        return by_column(order, statement, column, self.table.c.seq, nulls=nulls)
+        if not column.nullable:
+            return False
+        probe = self._shapes.get(("nulls", order), lambda: select(column.table.c.seq).where(
+            column.is_(None)).limit(1))
+        return connection.execute(probe).first() is not None
 
     def filtered(self, where: F | None = None, snapshot: Snapshot | None = None, *,
                  reading: bool = False) -> Select[Any]:
@@ -220,24 +248,64 @@ class RecordListing(Generic[F, R]):
         snapshot = snapshot_at(connection, as_of)
         if order is Order.RANK and isinstance(where, Searched):
             return self._ranked(connection, where, snapshot, first, after, last, before)
-        read = self.keyed(where, snapshot) if self.paged_by_key else self._read(where, snapshot)
-        if order in COLUMN_ORDERS:
-            listing = self.sorted_by(connection, order, read if self.paged_by_key
-                                     else self.rows(where, snapshot))
-        elif order in TIME_ORDERS and self.time_ordered is not None:
-            listing = self.time_ordered(connection, order, read)
-        elif self.sightings is None:
-            listing = in_seq_order(order, read, self.table.c.seq, listing=self.name)
-        else:
-            few = (order is Order.MOST_SEEN and where is not None and bool(where.conditions())
-                   and few_rows(connection, read, self.table.c.seq))
-            listing = sighted_listing(order, read, self.table, self.key, snapshot,
-                                      listing=self.name, few=few)
+        shaped = None if snapshot is not None or order in TIME_ORDERS else shaped_filter(where)
+        if shaped is not None:
+            return self._shaped_list(connection, shaped, order, first, after, last, before,
+                                     build or self.record)
+        listing = self._listing(connection, where, snapshot, order)
         if self.paged_by_key:
-            return self.page_by_key(connection, listing, order, snapshot, first, after, last,
-                                    before)
+            return self._by_key(connection, page_of(connection, listing, order, _key_of, first,
+                                                    after, last, before), snapshot)
         return page_of(connection, listing, order, build or self.record, first, after, last,
                        before)
+
+    def _listing(self, connection: Connection, where: F | None, snapshot: Snapshot | None,
+                 order: Order, *, nulls: bool | None = None, few: bool | None = None
+                 ) -> Listing:
+        """Its rows matching `where` in `order`. `nulls` (column orders) and `few`
+        (MOST_SEEN): what the store answered, if already asked; else asked here."""
+        read = self.keyed(where, snapshot) if self.paged_by_key else self._read(where, snapshot)
+        if order in COLUMN_ORDERS:
+            return self.sorted_by(connection, order, read if self.paged_by_key
+                                  else self.rows(where, snapshot), nulls=nulls)
+        if order in TIME_ORDERS and self.time_ordered is not None:
+            return self.time_ordered(connection, order, read)
+        if self.sightings is None:
+            return in_seq_order(order, read, self.table.c.seq, listing=self.name)
+        if few is None:
+            few = (order is Order.MOST_SEEN and where is not None
+                   and bool(where.conditions()) and few_rows(connection, read, self.table.c.seq))
+        return sighted_listing(order, read, self.table, self.key, snapshot,
+                               listing=self.name, few=few)
+
+    def _shaped_list(self, connection: Connection, shaped: Shaped, order: Order,
+                     first: int | None, after: str | None, last: int | None,
+                     before: str | None, build: Any) -> Page[R]:
+        """`list` of now, its statements kept by shape and run with the filter's values and
+        the request's: the same statements, asked in the same order, as `_listing` and
+        `page_of` build per request."""
+        decided: tuple[Any, ...] = (order,)
+        nulls = few = None
+        if order in COLUMN_ORDERS:
+            nulls = self.has_nulls(connection, order)
+            decided = (order, nulls)
+        elif order is Order.MOST_SEEN and self.sightings is not None:
+            few = bool(shaped.params) and few_of(connection.execute(
+                self._shapes.get(("few", shaped.key), lambda: few_rows_probe(
+                    self.keyed(shaped.where) if self.paged_by_key
+                    else self._read(shaped.where, None), self.table.c.seq)),
+                shaped.params).scalar_one())
+            decided = (order, few)
+        where = shaped.where
+        listing = self._shapes.get(("listing", shaped.key, decided), lambda: self._listing(
+            connection, where, None, order, nulls=nulls, few=bool(few)))
+        request = PageRequest.of(order, first, after, last, before)
+        statements = self._shapes.get(("page", shaped.key, decided, request.shape),
+                                      lambda: PageStatements(listing, request))
+        if self.paged_by_key:
+            return self._by_key(connection, shaped_page(connection, statements, request,
+                                                        shaped.params, order, _key_of), None)
+        return shaped_page(connection, statements, request, shaped.params, order, build)
 
     def _ranked(self, connection: Connection, where: Searched, snapshot: Snapshot | None,
                 first: int | None, after: str | None, last: int | None,
@@ -281,7 +349,13 @@ class RecordListing(Generic[F, R]):
                     before: str | None = None) -> Page[R]:
         """A page of `listing` (of its `keyed` rows) cut by keys, then its records read by
         key in one statement, in the page's order."""
-        keys = page_of(connection, listing, order, _key_of, first, after, last, before)
+        return self._by_key(connection, page_of(connection, listing, order, _key_of, first,
+                                                after, last, before), snapshot)
+
+    def _by_key(self, connection: Connection, keys: Page[Any], snapshot: Snapshot | None
+                ) -> Page[R]:
+        """A page of `keyed` rows' keys (cut by keys) as its records, read by key in one
+        statement, in the page's order."""
         records = self.by_keys(connection, keys.items, snapshot)
         return Page([records[key] for key in keys.items], keys.cursors, keys.has_next_page,
                     keys.has_previous_page)
@@ -316,10 +390,19 @@ class RecordListing(Generic[F, R]):
         if isinstance(where, Searched) and (where.base is None or not where.base.conditions()):
             return count_matches(connection, self.table, where.search,
                                  None if snapshot is None else snapshot.tree_size)
+        shaped = None if snapshot is not None else shaped_filter(where)
+        if shaped is not None:
+            statement = self._shapes.get(("count", shaped.key),
+                                         lambda: self._counting(shaped.where, None))
+            return int(connection.execute(statement, shaped.params).scalar_one())
+        return int(connection.execute(self._counting(where, snapshot)).scalar_one())
+
+    def _counting(self, where: F | None, snapshot: Snapshot | None) -> Select[Any]:
+        """The statement counting its records matching `where` (its `counter`'s, if it has
+        one): one row, one column."""
         if self.counter is not None:
-            return self.counter(connection, where, snapshot)
-        return count_rows(connection, self.filtered(where, snapshot)
-                          .with_only_columns(self.table.c.seq))
+            return self.counter(where, snapshot)
+        return counting(self.filtered(where, snapshot).with_only_columns(self.table.c.seq))
 
     def get(self, connection: Connection, key: str, as_of: int | None = None) -> R | None:
         """The record keyed `key` (stored by tree size `as_of`), or None."""

@@ -28,6 +28,7 @@ from sqlalchemy import (
 from store.db.queries.byte_order import in_byte_order
 from store.db.queries.errors import QueryError
 from store.db.queries.keys import key_value
+from store.db.queries.statement_shapes import KeySlot
 
 
 class Order(enum.Enum):
@@ -119,17 +120,20 @@ class SortKey:
     def ordering(self, reverse: bool) -> ColumnElement[Any]:
         return self.column.asc() if self.descending == reverse else self.column.desc()
 
-    def beyond(self, value: int | str, reverse: bool) -> ColumnElement[bool]:
+    def beyond(self, value: int | str | KeySlot, reverse: bool) -> ColumnElement[bool]:
         """Strictly later than `value` in this order (earlier with `reverse`)."""
         if self.descending == reverse:
             return self.column > bound(value, self.column)
         return self.column < bound(value, self.column)
 
 
-def bound(value: int | str, like: ColumnElement[Any] | None = None) -> ColumnElement[Any]:
+def bound(value: int | str | KeySlot, like: ColumnElement[Any] | None = None
+          ) -> ColumnElement[Any]:
     """A cursor's key value as SQL: an integer as a bigint (keys.py), a column's text as
     text, 0 or 1 as false or true when compared with a boolean column (a cursor holds 0 or 1:
-    PostgreSQL compares a boolean with no integer)."""
+    PostgreSQL compares a boolean with no integer). A KeySlot: its parameter, typed so."""
+    if isinstance(value, KeySlot):
+        return value.bind(like)
     if isinstance(value, str):
         return literal(value, Text())
     if like is not None and isinstance(like.type, Boolean):
@@ -214,7 +218,7 @@ def by_column(order: Order, statement: Select[Any], column: ColumnElement[Any],
     return Listing([filled, empty], lookup)
 
 
-def past_arms(keys: Sequence[SortKey], values: Sequence[int | str], *, reverse: bool = False
+def past_arms(keys: Sequence[SortKey], values: Sequence[Any], *, reverse: bool = False
               ) -> list[ColumnElement[bool]]:
     """The rows past the row keyed `values` as disjoint ranges: for keys (a, b), a beyond
     a0; a equal to a0 and b beyond b0."""
@@ -225,14 +229,14 @@ def past_arms(keys: Sequence[SortKey], values: Sequence[int | str], *, reverse: 
     return arms
 
 
-def past(keys: Sequence[SortKey], values: Sequence[int | str], *, reverse: bool = False
+def past(keys: Sequence[SortKey], values: Sequence[Any], *, reverse: bool = False
          ) -> ColumnElement[bool]:
     """Rows strictly after the row keyed `values` in the order (before it, with `reverse`):
     for keys (a, b), a beyond a0, or a equal to a0 and b beyond b0."""
     return or_(false(), *past_arms(keys, values, reverse=reverse))
 
 
-def at(keys: Sequence[SortKey], values: Sequence[int | str]) -> ColumnElement[bool]:
+def at(keys: Sequence[SortKey], values: Sequence[Any]) -> ColumnElement[bool]:
     """The row keyed exactly `values`."""
     return and_(*(key.column == bound(value, key.column)
                   for key, value in zip(keys, values, strict=True)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
 from sqlalchemy import (
@@ -37,9 +38,11 @@ from store.db.queries.orders import (
     past_arms,
 )
 from store.db.queries.records import Page, T
+from store.db.queries.statement_shapes import LIMIT, key_params, key_slots, limit_slot
 
-__all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "PageArgs", "count_rows", "decode_cursor",
-           "encode_cursor", "page_of", "page_size", "seq_page"]
+__all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "PageArgs", "PageRequest", "PageStatements",
+           "count_rows", "counting", "decode_cursor", "encode_cursor", "page_of", "page_size",
+           "seq_page", "shaped_page"]
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
@@ -65,8 +68,8 @@ def _sort_label(index: int) -> str:
     return f"page_sort_{index}"
 
 
-def _window(part: Part, after: Key | None, before: Key | None,
-            backwards: bool, limit: int) -> Select[Any]:
+def _window(part: Part, after: Sequence[Any] | None, before: Sequence[Any] | None,
+            backwards: bool, limit: Any) -> Select[Any]:
     """The part's rows between the cursors, nearest first, with their keys labelled."""
     statement = part.statement.add_columns(
         *(key.column.label(_sort_label(i)) for i, key in enumerate(part.keys)))
@@ -86,24 +89,23 @@ def _window(part: Part, after: Key | None, before: Key | None,
         for i, key in enumerate(part.keys) if not key.constant)).limit(limit)
 
 
-def _rows(connection: Connection, listing: Listing, after: Key | None,
-          before: Key | None, backwards: bool, limit: int
-          ) -> tuple[tuple[str, ...], Sequence[Any]]:
-    """The page's rows (one past the page, if there is one) and their columns' names."""
+def _rows_statement(listing: Listing, after: Sequence[Any] | None,
+                    before: Sequence[Any] | None, backwards: bool, limit: Any
+                    ) -> Select[Any]:
+    """The statement of the page's rows (one past the page, if there is one): cursor keys
+    and limit as values, or as slots (statement_shapes.py)."""
     parts = listing.parts[::-1] if backwards else listing.parts
     if len(parts) == 1:
-        result = connection.execute(_window(parts[0], after, before, backwards, limit))
-        return tuple(result.keys()), result.all()
+        return _window(parts[0], after, before, backwards, limit)
     # One statement: the parts' windows in turn (a part number orders them).
     arms = [select(_window(part, after, before, backwards, limit)
                    .add_columns(literal(number).label(_PART)).subquery())
             for number, part in enumerate(parts)]
     union = union_all(*arms).subquery()
-    result = connection.execute(select(union).order_by(
+    return select(union).order_by(
         union.c[_PART], *(SortKey(union.c[_sort_label(i)], descending).ordering(backwards)
                           for i, descending in enumerate(_directions(listing)))
-    ).limit(limit))
-    return tuple(result.keys()), result.all()
+    ).limit(limit)
 
 
 def _directions(listing: Listing) -> list[bool]:
@@ -115,19 +117,20 @@ def _directions(listing: Listing) -> list[bool]:
             for i in range(len(listing.parts[0].keys))]
 
 
-def _exists(connection: Connection, statement: Select[Any]) -> bool:
-    return connection.execute(statement.limit(1)).first() is not None
-
-
-def _reaches(connection: Connection, listing: Listing, key: Key, *,
-             reverse: bool) -> bool:
-    """Whether the list has the row keyed `key` or one past it (before it, with `reverse`):
-    first the row itself, one index lookup, as it is when the cursor came from this list."""
+def _reaching(listing: Listing, key: Sequence[Any], *, reverse: bool) -> list[Select[Any]]:
+    """Statements, each finding a row when the list has the row keyed `key` or one past it
+    (before it, with `reverse`): first the row itself, one index lookup, as it is when the
+    cursor came from this list; then each part's rows past it."""
     lookup = listing.lookup
-    return (_exists(connection, lookup.statement.where(at(lookup.keys, key)))
-            or any(_exists(connection, part.statement.where(past(part.keys, key,
-                                                                  reverse=reverse)))
-                   for part in listing.parts))
+    return [lookup.statement.where(at(lookup.keys, key)).limit(1),
+            *(part.statement.where(past(part.keys, key, reverse=reverse)).limit(1)
+              for part in listing.parts)]
+
+
+def _any_row(connection: Connection, statements: Sequence[Select[Any]],
+             params: dict[str, Any] | None = None) -> bool:
+    return any(connection.execute(statement, params).first() is not None
+               for statement in statements)
 
 
 def _fits(listing: Listing, key: Key | None, argument: str) -> None:
@@ -154,6 +157,68 @@ def _within_log(connection: Connection, key: Key | None, argument: str) -> None:
                           f"newest row (seq {size}): not a cursor this store handed out")
 
 
+@dataclass(frozen=True, slots=True)
+class PageRequest:
+    """What a request asks of a list: the page's size, its cursors' keys, its direction."""
+
+    size: int
+    after: Key | None
+    before: Key | None
+    backwards: bool
+
+    @classmethod
+    def of(cls, order: Order, first: int | None = None, after: str | None = None,
+           last: int | None = None, before: str | None = None) -> PageRequest:
+        """The request's page size and cursors, checked (PageSizeError, CursorError)."""
+        size = page_size(first, last)
+        return cls(size, None if after is None else key_in(after, order, "after"),
+                   None if before is None else key_in(before, order, "before"),
+                   last is not None)
+
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        """What a statement of its page depends on: its direction, and which cursors it has
+        with their values' kinds (a text or a number)."""
+        return (self.backwards, *(None if key is None else tuple(isinstance(v, str) for v in key)
+                                  for key in (self.after, self.before)))
+
+    def params(self) -> dict[str, Any]:
+        """Its values as the parameters of a page statement built with slots."""
+        return {**key_params("after", self.after), **key_params("before", self.before),
+                LIMIT: self.size + 1}
+
+    def check(self, connection: Connection, listing: Listing) -> None:
+        """Each cursor's values are of its list's keys' kinds, and within the log."""
+        _fits(listing, self.after, "after")
+        _fits(listing, self.before, "before")
+        _within_log(connection, self.after, "after")
+        _within_log(connection, self.before, "before")
+
+
+class PageStatements:
+    """A list's page statements for one shape (statement_shapes.py): its rows, and whether
+    rows lie past each cursor (built on first use), all with the request's values in slots."""
+
+    def __init__(self, listing: Listing, request: PageRequest) -> None:
+        self.listing = listing
+        self._keys = {"after": key_slots("after", request.after),
+                      "before": key_slots("before", request.before)}
+        self.rows = _rows_statement(listing, self._keys["after"], self._keys["before"],
+                                    request.backwards, limit_slot())
+        self._reaching: dict[bool, list[Select[Any]]] = {}
+
+    def reaches(self, connection: Connection, params: dict[str, Any], *,
+                reverse: bool) -> bool:
+        """`_reaching` of the cursor (before; after, with `reverse`), run with `params`."""
+        statements = self._reaching.get(reverse)
+        if statements is None:
+            key = self._keys["after" if reverse else "before"]
+            assert key is not None, "a page without that cursor asks nothing past it"
+            statements = self._reaching.setdefault(reverse,
+                                                   _reaching(self.listing, key, reverse=reverse))
+        return _any_row(connection, statements, params)
+
+
 def page_of(
     connection: Connection,
     listing: Listing,
@@ -167,15 +232,42 @@ def page_of(
     """The rows of `listing` (sorted in `order`) past `after` and before `before`: the first
     `first` of them, or the last `last`. One extra row says whether more follow; a cursor
     given says whether rows lie on its other side."""
-    size = page_size(first, last)
-    after_key = None if after is None else key_in(after, order, "after")
-    before_key = None if before is None else key_in(before, order, "before")
-    _fits(listing, after_key, "after")
-    _fits(listing, before_key, "before")
-    _within_log(connection, after_key, "after")
-    _within_log(connection, before_key, "before")
-    backwards = last is not None
-    columns, rows = _rows(connection, listing, after_key, before_key, backwards, size + 1)
+    request = PageRequest.of(order, first, after, last, before)
+    request.check(connection, listing)
+    columns, rows = _rows(connection, _rows_statement(
+        listing, request.after, request.before, request.backwards, request.size + 1))
+
+    def reaches(key: Key, reverse: bool) -> bool:
+        return _any_row(connection, _reaching(listing, key, reverse=reverse))
+
+    return _page(listing, order, build, request, columns, rows, reaches)
+
+
+def shaped_page(connection: Connection, statements: PageStatements, request: PageRequest,
+                params: dict[str, Any], order: Order, build: Callable[[Any], T]) -> Page[T]:
+    """`page_of`, its statements built for the request's shape and run with `params` (the
+    filter's) and the request's own values."""
+    request.check(connection, statements.listing)
+    values = {**params, **request.params()}
+    columns, rows = _rows(connection, statements.rows, values)
+
+    def reaches(_key: Key, reverse: bool) -> bool:
+        return statements.reaches(connection, values, reverse=reverse)
+
+    return _page(statements.listing, order, build, request, columns, rows, reaches)
+
+
+def _rows(connection: Connection, statement: Select[Any], params: dict[str, Any] | None = None
+          ) -> tuple[tuple[str, ...], Sequence[Any]]:
+    """The page's rows (one past the page, if there is one) and their columns' names."""
+    result = connection.execute(statement, params)
+    return tuple(result.keys()), result.all()
+
+
+def _page(listing: Listing, order: Order, build: Callable[[Any], T], request: PageRequest,
+          columns: tuple[str, ...], rows: Sequence[Any],
+          reaches: Callable[[Key, bool], bool]) -> Page[T]:
+    size, backwards = request.size, request.backwards
     more = len(rows) > size
     kept = list(rows[:size])
     if backwards:
@@ -188,17 +280,19 @@ def page_of(
         items=[make(row) for row in kept],
         cursors=cursors_of(order, kept, places),
         has_next_page=(more and not backwards) or (
-            before_key is not None and _reaches(connection, listing, before_key,
-                                                reverse=False)),
+            request.before is not None and reaches(request.before, False)),
         has_previous_page=(more and backwards) or (
-            after_key is not None and _reaches(connection, listing, after_key, reverse=True)),
+            request.after is not None and reaches(request.after, True)),
     )
 
 
+def counting(statement: Select[Any]) -> Select[Any]:
+    """The statement counting `statement`'s rows."""
+    return select(func.count()).select_from(statement.subquery())
+
+
 def count_rows(connection: Connection, statement: Select[Any]) -> int:
-    return connection.execute(
-        select(func.count()).select_from(statement.subquery())
-    ).scalar_one()
+    return int(connection.execute(counting(statement)).scalar_one())
 
 
 class PageArgs(TypedDict, total=False):

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import BigInteger, ColumnElement, select
 
 from store.db.queries.errors import QueryError
 from store.db.queries.keys import MAX_KEY, key_value
+from store.db.queries.statement_shapes import Slot
 from store.db.schema.tables import ingest_batches as batches_t
 
 
@@ -40,10 +41,33 @@ def parse_ingest_time(text: str, argument: str) -> datetime:
                          "(e.g. 2026-05-01T12:00:00Z or 2026-05-01)") from None
 
 
-def _batch_bound(value: int, argument: str) -> ColumnElement[Any]:
+_ARGUMENTS = {"batch_id_from": "batchIdFrom", "batch_id_to": "batchIdTo"}
+
+
+def range_parameter(field: str, value: Any) -> Any:
+    """A range bound's value as its statement's parameter (statement_shapes.py), checked as
+    the bound is when it is built: a batch id within 64 bits, an ingest time as stored."""
+    if field in _ARGUMENTS:
+        _checked_batch(value, _ARGUMENTS[field])
+        return value
+    return ingest_time(value)
+
+
+def _checked_batch(value: int, argument: str) -> None:
     if not 0 <= value <= MAX_KEY:  # checked before any SQL: it may not fit a column
         raise QueryError(f"{argument}: must be between 0 and {MAX_KEY}, got {value}")
+
+
+def _batch_bound(value: int | Slot, argument: str) -> ColumnElement[Any]:
+    if isinstance(value, Slot):
+        return value.bind(BigInteger())
+    _checked_batch(value, argument)
     return key_value(value)
+
+
+def _time_bound(value: datetime | Slot) -> Any:
+    # Untyped, as the text it stands for: compared with ingested_at, it takes its type.
+    return value.bind() if isinstance(value, Slot) else ingest_time(value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,9 +93,9 @@ class BatchRange:
             found.append(batch_id <= _batch_bound(self.batch_id_to, "batchIdTo"))
         times: list[ColumnElement[bool]] = []
         if self.ingested_from is not None:
-            times.append(batches_t.c.ingested_at >= ingest_time(self.ingested_from))
+            times.append(batches_t.c.ingested_at >= _time_bound(self.ingested_from))
         if self.ingested_to is not None:
-            times.append(batches_t.c.ingested_at <= ingest_time(self.ingested_to))
+            times.append(batches_t.c.ingested_at <= _time_bound(self.ingested_to))
         if times:
             # Not a join: batch ids need not rise with the clock, and batches are few.
             found.append(batch_id.in_(select(batches_t.c.batch_id).where(*times)))

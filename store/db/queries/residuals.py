@@ -31,19 +31,18 @@ def _tallies(where: ResidualFilter | None, snapshot: Snapshot | None) -> Select[
         *([] if snapshot is None else [snapshot.covers(tallies_t.c.batch_id)]))
 
 
-def residuals_from_tallies(connection: Connection, where: ResidualFilter | None,
-                           snapshot: Snapshot | None) -> int:
-    """Matching residuals, summed from the tallies (every filter field but the ids is a tally
-    column); with ids, counted (at most MAX_IDS rows)."""
+def residuals_from_tallies(where: ResidualFilter | None, snapshot: Snapshot | None
+                           ) -> Select[Any]:
+    """The statement counting matching residuals: summed from the tallies (every filter
+    field but the ids is a tally column); with ids, counted (at most MAX_IDS rows)."""
     if where is not None and where.has_ids():
-        return int(connection.execute(select(func.count()).select_from(residuals_t).where(
-            *where.conditions(), *held(snapshot, residuals_t))).scalar_one())
+        return select(func.count()).select_from(residuals_t).where(
+            *where.conditions(), *held(snapshot, residuals_t))
     # The sum straight off the tallies' rows: a subquery of them all would build a proxy of
     # each of their columns per request, costing more than the statement takes to run.
-    # int(): PostgreSQL's sum() of integers is bigint or numeric.
-    return int(connection.execute(
-        _tallies(where, snapshot).with_only_columns(
-            func.coalesce(func.sum(tallies_t.c.residuals), 0))).scalar_one())
+    # PostgreSQL's sum() of integers is bigint or numeric: the count is read with int().
+    return _tallies(where, snapshot).with_only_columns(
+        func.coalesce(func.sum(tallies_t.c.residuals), 0))
 
 
 # Each facet: the filter field it selects -> its column (of the residuals and the tallies).

@@ -59,8 +59,16 @@ def newest_count(parent: Table, key: str, snapshot: Snapshot | None) -> ScalarSe
 
 def few_rows(connection: Connection, rows: Select[Any], seq: ColumnElement[int]) -> bool:
     """Whether fewer than FEW_ROWS rows meet `rows`' conditions (reads at most that many)."""
+    return few_of(connection.execute(few_rows_probe(rows, seq)).scalar_one())
+
+
+def few_rows_probe(rows: Select[Any], seq: ColumnElement[int]) -> Select[Any]:
+    """The statement counting `rows`, up to FEW_ROWS of them (`few_of` reads its count)."""
     probe = rows.with_only_columns(seq).limit(FEW_ROWS).subquery()
-    found: int = connection.execute(select(func.count()).select_from(probe)).scalar_one()
+    return select(func.count()).select_from(probe)
+
+
+def few_of(found: int) -> bool:
     return found < FEW_ROWS
 
 

@@ -1,0 +1,191 @@
+"""Page and count statements kept by shape (store/db/queries/statement_shapes.py), on both
+backends: a statement built for one request and run with another's values answers what a
+statement built for the other would (property test over filters, orders, cursors and
+directions); a second request of the same shape builds nothing; what the store decides (a
+column's nulls) is asked per request, so a store that changed between two requests of one
+shape is read as it is now.
+
+The reference is the per-request path (`shaped_filter` answering None, as it does for reads
+as of a tree head), which tests/db/test_list_orders.py checks against written-out values.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_runs import cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from spec_values import MISSING_ROLE_CODES
+from turn_data import DISCLOSURE, journal_entry, journal_line
+
+from store.db import queries
+from store.db.audit_store import AuditStore
+from store.db.queries import Order, ResidualFilter, SurfaceFilter
+from store.db.queries import listings as listings_module
+from store.db.queries import pages as pages_module
+from store.db.queries.orders import TIME_ORDERS
+from store.model.surface_records import SurfaceVerification
+from store.model.taxonomy import ResidualKind, ResidualSourceAxis
+from store.model.teaching_surface import GroundingSource
+
+
+@contextmanager
+def per_request() -> Iterator[None]:
+    """Every statement built per request, as before statements were kept by shape."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(listings_module, "shaped_filter", lambda where: None)
+        yield
+
+
+def answer(db: AuditStore, name: str, where: Any, order: Order, size: int,
+           backwards: bool, cursor: str | None) -> tuple[Any, ...]:
+    listing = queries.LISTINGS[name]
+    if backwards:
+        page = db.execute(listing.list, where, last=size, before=cursor, order=order)
+    else:
+        page = db.execute(listing.list, where, size, cursor, order=order)
+    return ([item.seq for item in page.items], page.cursors, page.has_next_page,
+            page.has_previous_page, db.execute(listing.count, where))
+
+
+JUNK = ["no such value", "nul\x00inside"]  # matches nothing; the second cannot be stored
+RESIDUAL_FIELDS = {
+    "kind": st.sampled_from(list(ResidualKind)),
+    "axis": st.sampled_from(list(ResidualSourceAxis)),
+    "organ": st.sampled_from(["unary_delta_transition", "state_assertion", "rate_change",
+                              *JUNK]),
+    "family_id": st.sampled_from([None, "delta", "state", *JUNK]),
+    "code": st.sampled_from(["delta_quantity_unbound", "entity_unbound",
+                             "changed_object_unbound", *JUNK]),
+}
+SURFACE_FIELDS = {
+    "grounding_source": st.sampled_from(list(GroundingSource)),
+    "verification": st.sampled_from(list(SurfaceVerification)),
+    "corpus_id": st.sampled_from([None, "cognition_chains_v1", "cognition_chains_v2", *JUNK]),
+    "subject": st.sampled_from([None, "light", "memory", "knowledge", *JUNK]),
+}
+
+
+@st.composite
+def filters(draw: st.DrawFn, name: str) -> Any:
+    kind, fields = ((ResidualFilter, RESIDUAL_FIELDS) if name == "residuals"
+                    else (SurfaceFilter, SURFACE_FIELDS))
+    chosen = draw(st.sets(st.sampled_from(sorted(fields)), max_size=3))
+    given = {field: draw(st.lists(fields[field], min_size=0, max_size=3)) for field in chosen}
+    if draw(st.booleans()):
+        given["batch_id_from"] = draw(st.integers(0, 5))
+    if draw(st.booleans()):
+        given["batch_id_to"] = draw(st.integers(0, 5))
+    return None if not given and draw(st.booleans()) else kind(**given)
+
+
+ORDERS = {name: [o for o in queries.LISTINGS[name].orders
+                 if o is not Order.RANK and o not in TIME_ORDERS]
+          for name in ("residuals", "surfaces")}
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), name=st.sampled_from(["residuals", "surfaces"]),
+       size=st.integers(1, 6), backwards=st.booleans())
+def test_a_statement_kept_for_its_shape_answers_another_requests_values(
+        journal_db: AuditStore, data: st.DataObject, name: str, size: int,
+        backwards: bool) -> None:
+    order = data.draw(st.sampled_from(ORDERS[name]))
+    # Two requests of one shape where they can be: the second reuses the first's statements.
+    for _ in range(2):
+        where = data.draw(filters(name))
+        with per_request():
+            first = answer(journal_db, name, where, order, size, backwards, None)
+        assert answer(journal_db, name, where, order, size, backwards, None) == first
+        # A page past the first page's far cursor, if it has one.
+        cursors = first[1]
+        if cursors:
+            cursor = cursors[0] if backwards else cursors[-1]
+            with per_request():
+                expected = answer(journal_db, name, where, order, size, backwards, cursor)
+            assert answer(journal_db, name, where, order, size, backwards, cursor) == expected
+
+
+def test_residuals_of_one_kind_then_another_read_their_own_rows(
+        journal_db: AuditStore) -> None:
+    # Written out from the example files (spec_values): the residuals of kind missing_role,
+    # then of unit_object_conflict (one), each page read by the same statement with its own
+    # kind.
+    def codes(kind: ResidualKind) -> list[str]:
+        page = journal_db.execute(queries.list_residuals, ResidualFilter(kind=[kind]), 3)
+        return [record.residual.residual_code for record in page.items]
+
+    assert codes(ResidualKind.MISSING_ROLE) == MISSING_ROLE_CODES[:3]
+    assert codes(ResidualKind.UNIT_OBJECT_CONFLICT) == ["unit_object_conflict"]
+    assert codes(ResidualKind.MISSING_ROLE) == MISSING_ROLE_CODES[:3]
+
+
+def test_a_second_request_of_one_shape_builds_no_statement(
+        journal_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[Any] = []
+    real = pages_module._rows_statement
+
+    def counted(*args: Any) -> Any:
+        built.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(pages_module, "_rows_statement", counted)
+    organs = ["unary_delta_transition", "state_assertion", "rate_change"]
+    for organ in organs:  # one shape: an organ list, the first page, forwards, OLDEST_FIRST
+        journal_db.execute(queries.list_residuals, ResidualFilter(organ=[organ]), 2,
+                           order=Order.CODE_DESC)
+    journal_db.execute(queries.list_residuals, ResidualFilter(organ=organs[:2], code=["x"]), 2,
+                       order=Order.CODE_DESC)  # another shape: a code list besides
+    assert len(built) <= 2  # at most once per shape (none if an earlier test built them)
+    built.clear()
+    for organ in organs:
+        journal_db.execute(queries.list_residuals, ResidualFilter(organ=[organ]), 2,
+                           order=Order.CODE_DESC)
+    assert built == []
+
+
+def test_an_unsortable_order_is_refused_before_the_cursor_is_read(
+        journal_db: AuditStore) -> None:
+    # The order's refusal comes first, as when every statement was built per request.
+    with pytest.raises(queries.QueryError, match="RANK orders a search's matches"):
+        journal_db.execute(queries.list_residuals, ResidualFilter(kind=[]), 2, "not a cursor",
+                           order=Order.RANK)
+
+
+def _lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _ingest(db: Path | str, path: Path) -> None:
+    result = cli("ingest", path, "--db", db, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["batches"]
+
+
+def test_a_column_that_gains_a_null_is_read_with_it_by_the_same_shape(
+        store_db: Path | str, tmp_path: Path) -> None:
+    # Turns by their normative clearance: first a journal's two turns, both "violated";
+    # then a runtime output without a clearance (core-interop.md: ChatResponse). Its row is
+    # the order's second part (no value, last): a statement kept from the first read, which
+    # had no such part, would not read it.
+    _ingest(store_db, _lines(tmp_path / "a.jsonl", [
+        journal_line(journal_entry(n, prompt, DISCLOSURE, "none"))
+        for n, prompt in ((1, "first"), (2, "second"))]))
+    with AuditStore.open(str(store_db)) as db:
+        def prompts() -> list[str]:
+            page = db.execute(queries.list_turns, None, 10, order=Order.CLEARANCE_ASC)
+            return [turn.prompt for turn in page.items]
+
+        assert prompts() == ["first", "second"]
+        _ingest(store_db, _lines(tmp_path / "b.jsonl", [json.dumps({
+            "prompt": "unjudged", "surface": DISCLOSURE, "grounding_source": "none",
+            "epistemic_state": "decoded"})]))
+        assert prompts() == ["first", "second", "unjudged"]
