@@ -28,8 +28,10 @@ the same number of times as the server answered sequentially. Prints p50/p95 per
 and mode, the ratio server/floor, and CPU per request: the server process's (and its
 workers') user + system time over the phase / its requests, beside the floor's own CPU per
 call. Then, in-process, each operation's CPU (all threads: SQL included) with strawberry's own
-execution and with the server's (store/api/page_executor.py), the same schema otherwise.
-It asserts nothing about time.
+execution and with the server's (store/api/page_executor.py), the same schema otherwise; and
+per request to the app a user serves (`create_app`), called through httpx's ASGI transport
+in this process (no socket, no second process: the least noisy figure to compare commits
+by), beside the floor's CPU per call. It asserts nothing about time.
 """
 
 from __future__ import annotations
@@ -356,6 +358,34 @@ def in_process_cpu(database: AuditStore, operation: Operation, count: int) -> di
     return cpu
 
 
+def in_process_app_cpu(database: AuditStore, operation: Operation, count: int) -> float:
+    """CPU seconds per request of `operation` to the app a user serves (`create_app`: its
+    middleware, the prepared documents, the PageExecutor, the JSON), called in this process
+    through httpx's ASGI transport: no socket, no other process, so less noise than the
+    server's figures (a figure to compare commits by, beside the floor's CPU)."""
+    import httpx
+
+    from store.api.app import create_app
+
+    app = create_app(database, close_db_on_shutdown=False)
+    body = {"query": operation.document, "variables": operation.variables}
+
+    async def runs() -> float:
+        async with app.router.lifespan_context(app), httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+            for _ in range(20):  # warm up: caches
+                answer = await client.post("/graphql", json=body)
+            if answer.status_code != 200 or b'"errors"' in answer.content:
+                sys.exit(f"{operation.name}: the app answered {answer.status_code}: "
+                         f"{answer.text[:200]}")
+            started = time.process_time()
+            for _ in range(count):
+                await client.post("/graphql", json=body)
+            return (time.process_time() - started) / count
+
+    return asyncio.run(runs())
+
+
 # --- the server ---------------------------------------------------------------------------
 
 
@@ -525,6 +555,7 @@ def main() -> None:
         try:
             in_process = {op.name: in_process_cpu(database, op, min(args.requests, 100))
                           for op in ops}
+            in_app = {op.name: in_process_app_cpu(database, op, args.requests) for op in ops}
         finally:
             database.close()
 
@@ -553,11 +584,18 @@ def main() -> None:
                   f" {'n/a' if cpu is None else ms(cpu)[1:]:>8}{ratio}")
             if t.errors:
                 print(f"{'':9} {'':18} {len(t.errors)} requests failed: {t.errors[0][:160]}")
-    print("\nin-process CPU per operation (all threads, SQL included), the same answers:")
-    print(f"{'operation':9} {'strawberry ms':>14} {'PageExecutor ms':>16} {'faster':>7}")
+    print("\nin-process CPU per operation (all threads, SQL included), the same answers; 'app':"
+          " a request to create_app's app through httpx's ASGI transport (--requests of"
+          " them), beside the floor's CPU per call:")
+    print(f"{'operation':9} {'strawberry ms':>14} {'PageExecutor ms':>16} {'faster':>7}"
+          f" {'app ms':>8} {'floor ms':>9} {'app/floor':>9}")
     for op in ops:
         plain, fast = in_process[op.name][False], in_process[op.name][True]
-        print(f"{op.name:9} {ms(plain):>14} {ms(fast):>16} {plain / fast:6.2f}x")
+        floor_cpu = results[op.name, "floor"].cpu_per_call
+        versus = (f"{ms(floor_cpu):>9} {in_app[op.name] / floor_cpu:8.2f}x" if floor_cpu
+                  else f"{'n/a':>9} {'n/a':>9}")
+        print(f"{op.name:9} {ms(plain):>14} {ms(fast):>16} {plain / fast:6.2f}x"
+              f" {ms(in_app[op.name]):>8} {versus}")
     print(f"\nserver: {args.workers} worker process(es)")
     print(f"(p50/p95 over the requests each phase completed: at most --requests"
           f" {args.requests}, stopped after --max-seconds {args.max_seconds:g};"
