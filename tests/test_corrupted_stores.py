@@ -13,7 +13,6 @@ from backends import EXAMPLE_FILES
 from cli_runs import cli
 
 JOURNAL = EXAMPLE_FILES[0].parent / "workbench_turn_journal.jsonl"
-PAGE = 4096
 
 
 def _sql(*statements: str) -> Callable[[Path], None]:
@@ -38,7 +37,9 @@ def _replace_bytes(needle: bytes, at: int, value: int) -> Callable[[Path], None]
 def _overwrite_page(number: int) -> Callable[[Path], None]:
     def damage(path: Path) -> None:
         data = bytearray(path.read_bytes())
-        data[(number - 1) * PAGE:number * PAGE] = bytes([0xA5]) * PAGE
+        # The page size: the file header's two bytes at offset 16 (SQLite's file format).
+        page = int.from_bytes(data[16:18], "big")
+        data[(number - 1) * page:number * page] = bytes([0xA5]) * page
         path.write_bytes(bytes(data))
     return damage
 

@@ -58,6 +58,42 @@ def test_a_new_store_is_in_wal_mode(db_path: Path) -> None:
     connection.close()
 
 
+def _page_size(path: Path) -> int:
+    connection = raw_connect(path)
+    try:
+        return int(connection.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        connection.close()
+
+
+def test_a_new_store_has_16_kib_pages(db_path: Path, tmp_path: Path) -> None:
+    # Made by its first use, and by `core-audit db upgrade` on a file not yet a database.
+    AuditStore.open(str(db_path)).close()
+    assert _page_size(db_path) == 16384
+    upgraded = tmp_path / "upgraded.db"
+    result = cli("db", "upgrade", "--db", upgraded)
+    assert result.exit_code == 0, result.output
+    assert _page_size(upgraded) == 16384
+
+
+def test_a_store_keeps_the_page_size_it_was_made_with(db_path: Path,
+                                                       examples_path: Path) -> None:
+    # SQLite's page size is the database's from its first table on: a store made with 4 KiB
+    # pages (SQLite's default, every store before 16 KiB) is written and read as it is.
+    connection = raw_connect(db_path)
+    connection.execute("PRAGMA page_size=4096")
+    connection.execute("CREATE TABLE t (x)")
+    connection.execute("DROP TABLE t")
+    connection.commit()
+    connection.close()
+    AuditStore.open(str(db_path)).close()
+    assert _revision_of(db_path) == HEAD
+    result = cli("ingest", examples_path, "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert _page_size(db_path) == 4096
+    assert cli("verify", "--db", db_path).exit_code == 0
+
+
 def test_opening_read_only_does_not_create_a_store(db_path: Path) -> None:
     with pytest.raises(StoreError, match="no such store"):
         AuditStore.open(str(db_path), read_only=True)

@@ -16,7 +16,7 @@ from store_support import query, verify_both_ways
 from store.db.schema.wal_file import WAL_HEADER_BYTES, scan_wal
 
 JOURNAL = EXAMPLE_FILES[0].parent / "workbench_turn_journal.jsonl"
-PAGE = 4096
+PAGE = 16384  # a new store's pages (engine.NEW_STORE_PAGE_BYTES): 0x00004000 in bytes 8-11
 FRAME = 24 + PAGE
 
 
@@ -95,9 +95,10 @@ def _leaves(db: Path) -> int:
 
 @pytest.mark.parametrize(("damage", "named"), [
     # Issue 32: one flipped bit in bytes 8-9 of the page size: SQLite ignores the whole -wal.
-    ("page size byte 8", "its header's page size (bytes 8-11) is 16781312, which SQLite "
+    # 0x00004000 becomes 0x01004000, or 0x00014000: neither a power of two.
+    ("page size byte 8", "its header's page size (bytes 8-11) is 16793600, which SQLite "
                          "does not accept"),
-    ("page size byte 9", "its header's page size (bytes 8-11) is 69632, which SQLite does not "
+    ("page size byte 9", "its header's page size (bytes 8-11) is 81920, which SQLite does not "
                          "accept"),
     ("magic", "its header's magic number is 0x377f0782, not SQLite's"),
 ])
