@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typing
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, ClassVar, NewType
@@ -20,7 +20,7 @@ from store.db.queries.errors import LimitExceeded, QueryError
 from store.db.queries.keys import key_value
 from store.db.queries.pages import MAX_PAGE_SIZE
 from store.db.queries.ranges import BatchRange, range_parameter
-from store.db.queries.statement_shapes import Shaped, SlotList, shaped
+from store.db.queries.statement_shapes import Shaped, Slot, SlotList
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import surface_records as surfaces_t
@@ -152,18 +152,56 @@ def checked_ids(filter_field: Any, values: Sequence[Any]) -> None:
                             f"{len(values)}: ask in pages")
 
 
+# Fields of every filter that bound the batch range.
+_RANGE_FIELDS = ("batch_id_from", "batch_id_to", "ingested_from", "ingested_to")
+
+
 def shaped_filter(where: Any) -> Shaped | None:
-    """`where` with its values in slots (statement_shapes.py), or None when a filter of its
-    kind computes conditions from its values (AssessmentFilter's families, TurnFilter's
-    times): its statements are built per request."""
-    return shaped(where, column_filter=ColumnFilter, checked=checked_ids,
-                  range_value=range_parameter)
+    """`where` (a ColumnFilter, or None) with each given value in a slot
+    (statement_shapes.py); None when a filter of its kind computes conditions from its values
+    (AssessmentFilter's families, TurnFilter's times): its statements are built per request.
+    Raises what building its conditions raises (an id list too long)."""
+    if where is None:
+        return Shaped(None, None, {})
+    if not isinstance(where, ColumnFilter) or type(where).conditions is not \
+            ColumnFilter.conditions:
+        return None
+    key: list[Hashable] = [type(where).__name__]
+    params: dict[str, Any] = {}
+    changes: dict[str, Any] = {}
+    for each in fields(where):
+        value = getattr(where, each.name)
+        name = f"slot_f_{each.name}"
+        if each.name in _RANGE_FIELDS:
+            if value is not None:
+                params[name] = range_parameter(each.name, value)
+                changes[each.name] = Slot(name)
+            key.append(value is not None)
+        elif each.metadata.get("column") is not None:
+            if not value:  # None or []: no condition
+                key.append(None)
+                continue
+            checked_ids(each, value)
+            given = matchable(enum_values(value) or [])
+            null = any(v is None for v in value)
+            params[name] = given
+            changes[each.name] = SlotList(name, bool(given), null, len(value))
+            key.append((bool(given), null))
+        elif value is not None:
+            return None  # a field ColumnFilter does not read: not a shape of its conditions
+    return Shaped(tuple(key), replace(where, **changes), params)
 
 
 def storable(value: str) -> bool:
     """PostgreSQL text cannot hold U+0000 (its driver refuses such a parameter outright), so a
     value containing it matches nothing, on either backend, instead of failing the query."""
     return "\x00" not in value
+
+
+def matchable(values: Sequence[Any]) -> list[Any]:
+    """The values of an any-of list that a stored value can equal: not None (the null rows
+    are a condition of their own), no text that cannot be stored."""
+    return [v for v in values if v is not None and (not isinstance(v, str) or storable(v))]
 
 
 def any_of(column: Any, values: Sequence[Any]) -> ColumnElement[bool]:
@@ -174,7 +212,7 @@ def any_of(column: Any, values: Sequence[Any]) -> ColumnElement[bool]:
         if not values.null:
             return listed
         return or_(listed, column.is_(None)) if values.given else column.is_(None)
-    given = [v for v in values if v is not None and (not isinstance(v, str) or storable(v))]
+    given = matchable(values)
     condition: ColumnElement[bool] = column.in_(given)
     if any(v is None for v in values):
         # Null alone is one index range; with values, an OR SQLite reads as ranges too.

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import BigInteger, Boolean, ColumnElement, Integer, Text, bindparam
 from sqlalchemy.sql.elements import BindParameter
 
 __all__ = ["LIMIT", "KeySlot", "Shaped", "Shapes", "Slot", "SlotList", "key_params",
-           "key_slots", "limit_slot", "shaped"]
+           "key_slots", "limit_slot"]
 
 T = TypeVar("T")
 
@@ -119,48 +119,6 @@ class Shaped:
     key: Hashable
     where: Any
     params: dict[str, Any]
-
-
-# Fields of every filter that bound the batch range, and what each value is sent as.
-_RANGE_FIELDS = ("batch_id_from", "batch_id_to", "ingested_from", "ingested_to")
-
-
-def shaped(where: Any, *, column_filter: type[Any], checked: Callable[[Any, Any], Any],
-           range_value: Callable[[str, Any], Any]) -> Shaped | None:
-    """`where` (a `column_filter`, or None) with each given value in a slot; None when its
-    statements depend on its values otherwise than as parameters (a filter computing
-    conditions of its own). `checked(field, values)` raises what building its condition
-    raises (a list too long); `range_value(field, value)` is a range bound's parameter."""
-    if where is None:
-        return Shaped(None, None, {})
-    if not isinstance(where, column_filter) or type(where).conditions is not \
-            column_filter.conditions:
-        return None
-    key: list[Hashable] = [type(where).__name__]
-    params: dict[str, Any] = {}
-    changes: dict[str, Any] = {}
-    for each in fields(where):
-        value = getattr(where, each.name)
-        name = f"slot_f_{each.name}"
-        if each.name in _RANGE_FIELDS:
-            if value is not None:
-                params[name] = range_value(each.name, value)
-                changes[each.name] = Slot(name)
-            key.append(value is not None)
-        elif each.metadata.get("column") is not None:
-            if not value:  # None or []: no condition
-                key.append(None)
-                continue
-            checked(each, value)
-            given = [getattr(v, "value", v) for v in value
-                     if v is not None and (not isinstance(v, str) or "\x00" not in v)]
-            null = any(v is None for v in value)
-            params[name] = given
-            changes[each.name] = SlotList(name, bool(given), null, len(value))
-            key.append((bool(given), null))
-        elif value is not None:
-            return None  # a field ColumnFilter does not read: not this module's to shape
-    return Shaped(tuple(key), replace(where, **changes), params)
 
 
 class Shapes(Generic[T]):
