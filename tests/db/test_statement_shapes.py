@@ -11,6 +11,7 @@ as of a tree head), which tests/db/test_list_orders.py checks against written-ou
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -149,6 +150,22 @@ def test_a_second_request_of_one_shape_builds_no_statement(
         journal_db.execute(queries.list_residuals, ResidualFilter(organ=[organ]), 2,
                            order=Order.CODE_DESC)
     assert built == []
+
+
+def test_a_cursor_of_the_wrong_kind_is_refused_and_leaves_the_shape_sound(
+        journal_db: AuditStore) -> None:
+    # A forged cursor with a number where CODE_DESC's key is a text (residual_code): refused
+    # before any statement runs, and a real cursor of the same shape (an `after` on the first
+    # page) then reads the rows a statement built for it alone reads.
+    forged = base64.urlsafe_b64encode(b'["code_desc",0,5,1]').decode("ascii")
+    with pytest.raises(queries.CursorError, match="after: malformed cursor"):
+        journal_db.execute(queries.list_residuals, None, 2, forged, order=Order.CODE_DESC)
+    first = journal_db.execute(queries.list_residuals, None, 2, order=Order.CODE_DESC)
+    real = first.cursors[-1]
+    with per_request():
+        expected = answer(journal_db, "residuals", None, Order.CODE_DESC, 2, False, real)
+    assert answer(journal_db, "residuals", None, Order.CODE_DESC, 2, False, real) == expected
+    assert expected[0] != [item.seq for item in first.items]  # the page past it, not the first
 
 
 def test_an_unsortable_order_is_refused_before_the_cursor_is_read(

@@ -178,9 +178,8 @@ class PageRequest:
     @property
     def shape(self) -> tuple[Any, ...]:
         """What a statement of its page depends on: its direction, and which cursors it has
-        with their values' kinds (a text or a number)."""
-        return (self.backwards, *(None if key is None else tuple(isinstance(v, str) for v in key)
-                                  for key in (self.after, self.before)))
+        (a cursor's values are of its list's keys' kinds, `check` refuses any other)."""
+        return (self.backwards, self.after is not None, self.before is not None)
 
     def params(self) -> dict[str, Any]:
         """Its values as the parameters of a page statement built with slots."""
@@ -201,8 +200,10 @@ class PageStatements:
 
     def __init__(self, listing: Listing, request: PageRequest) -> None:
         self.listing = listing
-        self._keys = {"after": key_slots("after", request.after),
-                      "before": key_slots("before", request.before)}
+        # Each slot of a key is typed by its column, as `_fits` checks a cursor's values.
+        texts = [isinstance(key.column.type, String) for key in listing.parts[0].keys]
+        self._keys = {"after": key_slots("after", None if request.after is None else texts),
+                      "before": key_slots("before", None if request.before is None else texts)}
         self.rows = _rows_statement(listing, self._keys["after"], self._keys["before"],
                                     request.backwards, limit_slot())
         self._reaching: dict[bool, list[Select[Any]]] = {}

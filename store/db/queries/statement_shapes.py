@@ -1,7 +1,7 @@
 """Statements built once per shape, run with each request's values as parameters.
 
 A page's statements are the same for every request that differs only in its values: the
-same list, order, direction, filter fields and cursor kinds. Building one (SQLAlchemy
+same list, order, direction, filter fields and cursors given. Building one (SQLAlchemy
 constructs, its cache key) cost more than running it: about 0.5 of a 100-row page's 1.0 ms
 of reading, where a statement kept and run again costs its SQL and ~30 µs. So a request's
 values go into `Slot`s, named bind parameters, and the statements built with the slots are
@@ -88,16 +88,17 @@ class KeySlot:
         return bindparam(self.name, type_=BigInteger())
 
 
-def key_slots(prefix: str, key: Sequence[int | str] | None) -> tuple[KeySlot, ...] | None:
-    """A cursor's key as slots (`prefix`_0, _1, ...), one per value, of the value's kind."""
-    if key is None:
+def key_slots(prefix: str, texts: Sequence[bool] | None) -> tuple[KeySlot, ...] | None:
+    """A cursor's key as slots (`prefix`_0, _1, ...), one per key of its list: a text where
+    `texts` says that key's column is one. None: no cursor."""
+    if texts is None:
         return None
-    return tuple(KeySlot(f"slot_{prefix}_{i}", isinstance(value, str))
-                 for i, value in enumerate(key))
+    return tuple(KeySlot(f"slot_{prefix}_{i}", text) for i, text in enumerate(texts))
 
 
 def key_params(prefix: str, key: Sequence[int | str] | None) -> dict[str, Any]:
-    """The parameters of `key_slots(prefix, key)`: each value, and as a bool beside it."""
+    """The parameters of `key_slots(prefix, ...)` for `key`: each value, and as a bool
+    beside it."""
     params: dict[str, Any] = {}
     for i, value in enumerate(key or ()):
         name = f"slot_{prefix}_{i}"
