@@ -146,13 +146,10 @@ def _fits(listing: Listing, key: Key | None, argument: str) -> None:
             raise malformed(argument)
 
 
-def _within_log(connection: Connection, key: Key | None, argument: str) -> None:
-    """Every key ends with a row's seq: one past the log's newest row was never handed out
-    (a forged cursor would page nothing, silently)."""
-    if key is None:
-        return
-    size = latest_head(connection).size
-    if isinstance(key[-1], int) and key[-1] > size:
+def _within_log(size: int, key: Key | None, argument: str) -> None:
+    """Every key ends with a row's seq: one past the log's newest row (`size`) was never
+    handed out (a forged cursor would page nothing, silently)."""
+    if key is not None and isinstance(key[-1], int) and key[-1] > size:
         raise CursorError(f"{argument}: the cursor points at seq {key[-1]}, past the log's "
                           f"newest row (seq {size}): not a cursor this store handed out")
 
@@ -190,8 +187,10 @@ class PageRequest:
         """Each cursor's values are of its list's keys' kinds, and within the log."""
         _fits(listing, self.after, "after")
         _fits(listing, self.before, "before")
-        _within_log(connection, self.after, "after")
-        _within_log(connection, self.before, "before")
+        if self.after is not None or self.before is not None:
+            size = latest_head(connection).size  # one read for both cursors
+            _within_log(size, self.after, "after")
+            _within_log(size, self.before, "before")
 
 
 class PageStatements:
