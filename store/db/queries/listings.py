@@ -28,37 +28,24 @@ from sqlalchemy import (
 )
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
-from store.db.queries.cursors import cursor_for, key_in
 from store.db.queries.errors import QueryError
 from store.db.queries.facets import facet_page
 from store.db.queries.filters import shaped_filter, storable
 from store.db.queries.orders import (
-    COLUMN_ORDERS,
     TIME_ORDERS,
     Listing,
     Order,
     by_column,
-    in_seq_order,
 )
-from store.db.queries.pages import (
-    PageRequest,
-    PageStatements,
-    counting,
-    page_of,
-    page_size,
-    shaped_page,
-)
+from store.db.queries.pages import counting, page_of
+from store.db.queries.record_pages import key_of, listing_in, ranked_page, shaped_list
 from store.db.queries.records import FacetPage, Page
 from store.db.queries.row_records import RowRecord
-from store.db.queries.search import Searched, count_matches, ranked_seqs, text_index
+from store.db.queries.search import Searched, count_matches
 from store.db.queries.sightings import (
-    few_of,
-    few_rows,
-    few_rows_probe,
-    sighted_listing,
     sightings_count,
 )
-from store.db.queries.statement_shapes import Shaped, Shapes
+from store.db.queries.statement_shapes import Shapes
 from store.db.schema.text_search import index_of
 
 
@@ -136,7 +123,7 @@ class RecordListing(Generic[F, R]):
     _built: dict[str, Select[Any]] = field(default_factory=dict, init=False, repr=False,
                                            compare=False, hash=False)
     # Its page, count and probe statements by shape (statement_shapes.py).
-    _shapes: Shapes[Any] = field(default_factory=Shapes, init=False, repr=False,
+    shapes: Shapes[Any] = field(default_factory=Shapes, init=False, repr=False,
                                  compare=False, hash=False)
 
     @property
@@ -184,7 +171,7 @@ class RecordListing(Generic[F, R]):
                              f"one of {sortable}")
         if not column.nullable:
             return False
-        probe = self._shapes.get(("nulls", order), lambda: select(column.table.c.seq).where(
+        probe = self.shapes.get(("nulls", order), lambda: select(column.table.c.seq).where(
             column.is_(None)).limit(1))
         return connection.execute(probe).first() is not None
 
@@ -217,14 +204,14 @@ class RecordListing(Generic[F, R]):
                         f"{join.prefix}occurrence_count"))
         return columns
 
-    def _read(self, where: F | None, snapshot: Snapshot | None) -> Select[Any]:
+    def joined_rows(self, where: F | None, snapshot: Snapshot | None) -> Select[Any]:
         return self.filtered(where, snapshot, reading=True).add_columns(
             *self._joined_columns(snapshot))
 
     def rows(self, where: F | None = None, snapshot: Snapshot | None = None) -> Select[Any]:
         """What its records are built from: the filtered rows with their joined columns and
         sightings (as of `snapshot`, None: now)."""
-        read = self._read(where, snapshot)
+        read = self.joined_rows(where, snapshot)
         return read if self.sightings is None else read.add_columns(
             self.sightings_counted(snapshot))
 
@@ -247,95 +234,17 @@ class RecordListing(Generic[F, R]):
         store/api/prepared_pages.py gives; not for a list paged by key nor a search's RANK)."""
         snapshot = snapshot_at(connection, as_of)
         if order is Order.RANK and isinstance(where, Searched):
-            return self._ranked(connection, where, snapshot, first, after, last, before)
+            return ranked_page(self, connection, where, snapshot, first, after, last, before)
         shaped = None if snapshot is not None or order in TIME_ORDERS else shaped_filter(where)
         if shaped is not None:
-            return self._shaped_list(connection, shaped, order, first, after, last, before,
-                                     build or self.record)
-        listing = self._listing(connection, where, snapshot, order)
+            return shaped_list(self, connection, shaped, order, first, after, last, before,
+                               build or self.record)
+        listing = listing_in(self, connection, where, snapshot, order)
         if self.paged_by_key:
-            return self._by_key(connection, page_of(connection, listing, order, _key_of, first,
-                                                    after, last, before), snapshot)
+            return self.by_key(connection, page_of(connection, listing, order, key_of, first,
+                                                   after, last, before), snapshot)
         return page_of(connection, listing, order, build or self.record, first, after, last,
                        before)
-
-    def _listing(self, connection: Connection, where: F | None, snapshot: Snapshot | None,
-                 order: Order, *, nulls: bool | None = None, few: bool | None = None
-                 ) -> Listing:
-        """Its rows matching `where` in `order`. `nulls` (column orders) and `few`
-        (MOST_SEEN): what the store answered, if already asked; else asked here."""
-        read = self.keyed(where, snapshot) if self.paged_by_key else self._read(where, snapshot)
-        if order in COLUMN_ORDERS:
-            return self.sorted_by(connection, order, read if self.paged_by_key
-                                  else self.rows(where, snapshot), nulls=nulls)
-        if order in TIME_ORDERS and self.time_ordered is not None:
-            return self.time_ordered(connection, order, read)
-        if self.sightings is None:
-            return in_seq_order(order, read, self.table.c.seq, listing=self.name)
-        if few is None:
-            few = (order is Order.MOST_SEEN and where is not None
-                   and bool(where.conditions()) and few_rows(connection, read, self.table.c.seq))
-        return sighted_listing(order, read, self.table, self.key, snapshot,
-                               listing=self.name, few=few)
-
-    def _shaped_list(self, connection: Connection, shaped: Shaped, order: Order,
-                     first: int | None, after: str | None, last: int | None,
-                     before: str | None, build: Any) -> Page[R]:
-        """`list` of now, its statements kept by shape and run with the filter's values and
-        the request's: the same statements, asked in the same order, as `_listing` and
-        `page_of` build per request."""
-        decided: tuple[Any, ...] = (order,)
-        nulls = few = None
-        if order in COLUMN_ORDERS:
-            nulls = self.has_nulls(connection, order)
-            decided = (order, nulls)
-        elif order is Order.MOST_SEEN and self.sightings is not None:
-            few = bool(shaped.params) and few_of(connection.execute(
-                self._shapes.get(("few", shaped.key), lambda: few_rows_probe(
-                    self.keyed(shaped.where) if self.paged_by_key
-                    else self._read(shaped.where, None), self.table.c.seq)),
-                shaped.params).scalar_one())
-            decided = (order, few)
-        where = shaped.where
-        listing = self._shapes.get(("listing", shaped.key, decided), lambda: self._listing(
-            connection, where, None, order, nulls=nulls, few=bool(few)))
-        request = PageRequest.of(order, first, after, last, before)
-        statements = self._shapes.get(("page", shaped.key, decided, request.shape),
-                                      lambda: PageStatements(listing, request))
-        if self.paged_by_key:
-            return self._by_key(connection, shaped_page(connection, statements, request,
-                                                        shaped.params, order, _key_of), None)
-        return shaped_page(connection, statements, request, shaped.params, order, build)
-
-    def _ranked(self, connection: Connection, where: Searched, snapshot: Snapshot | None,
-                first: int | None, after: str | None, last: int | None,
-                before: str | None) -> Page[R]:
-        """A page of the search's best matches, best first: the top of the engine's own
-        ranking (LIMIT inside its query) joined to the records. Forwards only."""
-        if last is not None or before is not None:
-            raise QueryError("order: RANK pages forwards only (first/after): a match's rank "
-                             "moves as the store grows")
-        size = page_size(first)
-        # A RANK cursor holds numbers only (key_in checked them): score and seq.
-        key = None if after is None else [int(v) for v in key_in(after, Order.RANK, "after")]
-        base = where.base
-        conditions = ([] if base is None or not base.conditions() else
-                      [self.table.c.seq.in_(self.filtered(base, snapshot)
-                                            .with_only_columns(self.table.c.seq))])
-        ranked = ranked_seqs(text_index(self.table), where.search, connection.dialect.name,
-                             limit=size + 1, after=key, conditions=conditions,
-                             through=None if snapshot is None else snapshot.tree_size
-                             ).subquery("ranked")
-        statement = (self.rows(None, snapshot)
-                     .join(ranked, ranked.c.record_seq == self.table.c.seq)
-                     .add_columns(ranked.c.score.label("search_score"))
-                     .order_by(ranked.c.score.desc(), self.table.c.seq))
-        rows = connection.execute(statement).all()
-        kept = rows[:size]
-        return Page(items=[self.record(row) for row in kept],
-                    cursors=[cursor_for(Order.RANK, (row.search_score, row.seq))
-                             for row in kept],
-                    has_next_page=len(rows) > size, has_previous_page=key is not None)
 
     def keyed(self, where: F | None = None, snapshot: Snapshot | None = None) -> Select[Any]:
         """The keys of its rows matching `where`, stored by `snapshot`, through the joins its
@@ -349,10 +258,10 @@ class RecordListing(Generic[F, R]):
                     before: str | None = None) -> Page[R]:
         """A page of `listing` (of its `keyed` rows) cut by keys, then its records read by
         key in one statement, in the page's order."""
-        return self._by_key(connection, page_of(connection, listing, order, _key_of, first,
-                                                after, last, before), snapshot)
+        return self.by_key(connection, page_of(connection, listing, order, key_of, first,
+                                               after, last, before), snapshot)
 
-    def _by_key(self, connection: Connection, keys: Page[Any], snapshot: Snapshot | None
+    def by_key(self, connection: Connection, keys: Page[Any], snapshot: Snapshot | None
                 ) -> Page[R]:
         """A page of `keyed` rows' keys (cut by keys) as its records, read by key in one
         statement, in the page's order."""
@@ -392,7 +301,7 @@ class RecordListing(Generic[F, R]):
                                  None if snapshot is None else snapshot.tree_size)
         shaped = None if snapshot is not None else shaped_filter(where)
         if shaped is not None:
-            statement = self._shapes.get(("count", shaped.key),
+            statement = self.shapes.get(("count", shaped.key),
                                          lambda: self._counting(shaped.where, None))
             return int(connection.execute(statement, shaped.params).scalar_one())
         return int(connection.execute(self._counting(where, snapshot)).scalar_one())
@@ -439,6 +348,3 @@ class RecordListing(Generic[F, R]):
             ).where(*where.conditions())
         return statement.where(*held(snapshot, self.sightings))
 
-
-def _key_of(row: Any) -> Any:
-    return row[0]
