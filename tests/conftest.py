@@ -41,6 +41,26 @@ def _no_shell_settings(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+# What a store opened in a test without a time limit of its own reads with. The 5 s default
+# ran out three times in whole-suite runs on 2 cores, each on a tiny store that answers in
+# milliseconds alone: the machine had stalled, not the query. Tests of the limit pass theirs.
+RESULTS_TIME_LIMIT = 60.0
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _results_not_stall_timeouts() -> Iterator[None]:
+    """`AuditStore.open` defaults to RESULTS_TIME_LIMIT in tests (the CLI passes its own)."""
+    real = AuditStore.open.__func__  # type: ignore[attr-defined]
+
+    def open_store(cls: type[AuditStore], db: str | None = None, *, read_only: bool = False,
+                   time_limit: float = RESULTS_TIME_LIMIT) -> AuditStore:
+        return real(cls, db, read_only=read_only, time_limit=time_limit)  # type: ignore[no-any-return]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(AuditStore, "open", classmethod(open_store))
+        yield
+
+
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """URL of an empty PostgreSQL schema (skipped without $CORE_AUDIT_TEST_PG)."""
