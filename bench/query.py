@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/query.py [--occurrences 1000000] [--seed 0] [--db URL_OR_PATH]
                                     [--requests 200] [--concurrency 8] [--max-seconds 60]
-                                    [--workers 1]
+                                    [--workers 1] [--read-threads N]
 
 Uses the store `--db` names if it holds residuals (building a 1M store takes minutes: build
 it once, e.g. `--db /tmp/core-audit-bench-1m.db`, and reuse it); otherwise generates frames
@@ -395,10 +395,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(db: str, port: int, workers: int) -> subprocess.Popen[bytes]:
+def start_server(db: str, port: int, workers: int, read_threads: int | None = None
+                 ) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-c", "from store.cli import main; main()", "serve",
                "--db", db, "--host", "127.0.0.1", "--port", str(port), "--no-graphiql",
-               "--workers", str(workers)]
+               "--workers", str(workers),
+               *(() if read_threads is None else ("--read-threads", str(read_threads)))]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -492,6 +494,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8,
                         help="clients in the concurrent phase")
     parser.add_argument("--workers", type=int, default=1, help="server processes (serve --workers)")
+    parser.add_argument("--read-threads", type=int, default=None,
+                        help="queries each server process runs at once (serve --read-threads;"
+                             " default: serve's)")
     parser.add_argument("--max-seconds", type=float, default=60.0,
                         help="stop a phase (operation x mode) after this long")
     args = parser.parse_args()
@@ -526,7 +531,7 @@ def main() -> None:
             print(f"  {op.name:7} {op.what}; {len(op.statements)} SQL statements")
 
         port = free_port()
-        server = start_server(db, port, args.workers)
+        server = start_server(db, port, args.workers, args.read_threads)
         results: dict[tuple[str, str], Timing] = {}
         try:
             for op in ops:
@@ -596,7 +601,8 @@ def main() -> None:
                   else f"{'n/a':>9} {'n/a':>9}")
         print(f"{op.name:9} {ms(plain):>14} {ms(fast):>16} {plain / fast:6.2f}x"
               f" {ms(in_app[op.name]):>8} {versus}")
-    print(f"\nserver: {args.workers} worker process(es)")
+    threads = "serve's default" if args.read_threads is None else args.read_threads
+    print(f"\nserver: {args.workers} worker process(es), read threads: {threads}")
     print(f"(p50/p95 over the requests each phase completed: at most --requests"
           f" {args.requests}, stopped after --max-seconds {args.max_seconds:g};"
           f" the floor ran as many times as the sequential server phase; CPU/req: the"

@@ -52,9 +52,9 @@ def _results_not_stall_timeouts() -> Iterator[None]:
     """`AuditStore.open` defaults to RESULTS_TIME_LIMIT in tests (the CLI passes its own)."""
     real = AuditStore.open.__func__  # type: ignore[attr-defined]
 
-    def open_store(cls: type[AuditStore], db: str | None = None, *, read_only: bool = False,
-                   time_limit: float = RESULTS_TIME_LIMIT) -> AuditStore:
-        return real(cls, db, read_only=read_only, time_limit=time_limit)  # type: ignore[no-any-return]
+    def open_store(cls: type[AuditStore], db: str | None = None, *,
+                   time_limit: float = RESULTS_TIME_LIMIT, **options: Any) -> AuditStore:
+        return real(cls, db, time_limit=time_limit, **options)  # type: ignore[no-any-return]
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(AuditStore, "open", classmethod(open_store))

@@ -36,15 +36,18 @@ def open_store(db: str | None, *, read_only: bool = False) -> AuditStore:
     return store
 
 
-def open_database(db: str | None, *, time_limit: float | None = None) -> AuditStore:
+def open_database(db: str | None, *, time_limit: float | None = None,
+                  read_threads: int | None = None) -> AuditStore:
     """The store read-only (SQLite mode=ro, or immutable on read-only media), for serving and
-    querying (time_limit None: the store's default)."""
+    querying (time_limit, read_threads None: the store's defaults)."""
     from store.db.audit_store import AuditStore
+    from store.db.read_threads import DEFAULT_READ_THREADS
     from store.db.time_limit import DEFAULT_TIME_LIMIT
 
     try:
         database = AuditStore.open(db, read_only=True, time_limit=(
-            DEFAULT_TIME_LIMIT if time_limit is None else time_limit))
+            DEFAULT_TIME_LIMIT if time_limit is None else time_limit), read_threads=(
+            DEFAULT_READ_THREADS if read_threads is None else read_threads))
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc
     say_if_immutable(database.engine)

@@ -18,6 +18,7 @@ from store.api.object_estimate import DEFAULT_MAX_OBJECTS
 from store.cli.options import db_option, open_database
 from store.cli.teaching import data_dir_options, load_registry_or_exit
 from store.cli.trusted_documents import load_trusted_or_exit
+from store.db.read_threads import DEFAULT_READ_THREADS
 from store.db.time_limit import DEFAULT_TIME_LIMIT
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ class AppSettings:
     introspection: bool = True
     cors_origins: tuple[str, ...] = ()
     time_limit: float = DEFAULT_TIME_LIMIT
+    read_threads: int = DEFAULT_READ_THREADS
     max_objects: int = DEFAULT_MAX_OBJECTS
     trusted_documents: Path | None = None
     data_dirs: DataDirs = dataclasses.field(default_factory=DataDirs)
@@ -77,7 +79,8 @@ class AppSettings:
     def check(self) -> None:
         """Read all `build_app` reads, once, so a mistake stops before any worker starts."""
         self._inputs()
-        open_database(self.db, time_limit=self.time_limit).close()
+        open_database(self.db, time_limit=self.time_limit,
+                      read_threads=self.read_threads).close()
 
     def build_app(self) -> Starlette:
         """The app; a clean error (and exit) for a bad checkout, store or document first."""
@@ -85,7 +88,8 @@ class AppSettings:
 
         registry, trusted = self._inputs()
         return create_app(
-            open_database(self.db, time_limit=self.time_limit), host=self.host,
+            open_database(self.db, time_limit=self.time_limit,
+                          read_threads=self.read_threads), host=self.host,
             allowed_hosts=self.allowed_hosts, graphiql=self.graphiql, console=self.console,
             introspection=self.introspection, cors_origins=self.cors_origins,
             registry=lambda: registry, max_objects=self.max_objects,
@@ -138,6 +142,11 @@ def _time_limit(_: click.Context, __: click.Parameter, value: float) -> float:
 @click.option("--time-limit", default=DEFAULT_TIME_LIMIT, show_default=True, type=float,
               metavar="SECONDS", callback=_time_limit,
               help="Time limit of one request's queries; SQL still running then is aborted.")
+@click.option("--read-threads", default=DEFAULT_READ_THREADS, show_default=True,
+              type=click.IntRange(1, 64), metavar="N",
+              help="Queries each server process runs at once (the rest wait their turn "
+                   "within the time limit); more lets quick ones pass slow ones, at a cost "
+                   "in CPU per request.")
 @click.option("--max-objects", default=DEFAULT_MAX_OBJECTS, show_default=True,
               type=click.IntRange(1), metavar="N",
               help="Refuse a query that may resolve more than N objects (nested pages "
@@ -158,7 +167,8 @@ def _time_limit(_: click.Context, __: click.Parameter, value: float) -> float:
               help="Allow browser requests from ORIGIN (repeatable; default: no CORS headers).")
 @data_dir_options
 def serve(db: str | None, host: str, port: int, workers: int, allowed_hosts: tuple[str, ...],
-          root_path: str, time_limit: float, max_objects: int, trusted_documents: Path | None,
+          root_path: str, time_limit: float, read_threads: int, max_objects: int,
+          trusted_documents: Path | None,
           log_level: str, log_format: LogFormat, no_graphiql: bool, no_console: bool,
           no_introspection: bool,
           cors_origins: tuple[str, ...], packs: Path | None, teaching: Path | None,
@@ -173,7 +183,7 @@ def serve(db: str | None, host: str, port: int, workers: int, allowed_hosts: tup
         db=db, host=host, allowed_hosts=allowed_hosts, graphiql=not no_graphiql,
         console=not no_console,
         introspection=not no_introspection, cors_origins=cors_origins, time_limit=time_limit,
-        max_objects=max_objects, trusted_documents=trusted_documents,
+        read_threads=read_threads, max_objects=max_objects, trusted_documents=trusted_documents,
         data_dirs=DataDirs(packs, teaching, core))
     run_server(settings, port=port, workers=workers, root_path=root_path, log_level=log_level,
                log_format=log_format)

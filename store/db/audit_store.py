@@ -23,6 +23,7 @@ from store.db.log.kept_checkpoints import (
 from store.db.log.stored_log import StoredLog, TreeHead, latest_head, stored_origin
 from store.db.queries import LedgerStatus, ledger_status
 from store.db.queries.ledger import provisional_origin
+from store.db.read_threads import DEFAULT_READ_THREADS, ReadThreads
 from store.db.schema.engine import (
     create_store_engine,
     opened_immutable,
@@ -54,24 +55,29 @@ R = TypeVar("R")
 
 class AuditStore:
     def __init__(self, url: str, engine: Engine, *, read_only: bool,
-                 time_limit: float = DEFAULT_TIME_LIMIT) -> None:
+                 time_limit: float = DEFAULT_TIME_LIMIT,
+                 read_threads: int = DEFAULT_READ_THREADS) -> None:
         if not 0 < time_limit < float("inf"):
             raise ValueError(f"time limit: must be a positive number of seconds, got {time_limit}")
         self.url = url
         self.engine = engine
         self.read_only = read_only
         self.time_limit = time_limit
+        self.reads = ReadThreads(read_threads)
         self._write_engine: Engine | None = None
         self._probe_engine: Engine | None = None
 
     @classmethod
     def open(cls, db: str | None = None, *, read_only: bool = False,
-             time_limit: float = DEFAULT_TIME_LIMIT) -> AuditStore:
+             time_limit: float = DEFAULT_TIME_LIMIT,
+             read_threads: int = DEFAULT_READ_THREADS) -> AuditStore:
         """Open the store at `db` (path or URL). A writable open creates a new store at head;
         a read-only one (SQLite mode=ro) raises StoreError if there is none. `time_limit`:
-        seconds for the queries of one request (`deadline`)."""
+        seconds for the queries of one request (`deadline`); `read_threads`: the reads `run`
+        lets run at once (read_threads.py)."""
         if not 0 < time_limit < float("inf"):
             raise ValueError(f"time limit: must be a positive number of seconds, got {time_limit}")
+        reads = ReadThreads(read_threads)  # a bad count: an error before anything is opened
         url = resolve_url(db)
         try:
             path = sqlite_path(url)
@@ -94,7 +100,8 @@ class AuditStore:
         except BaseException:
             engine.dispose()
             raise
-        store = cls(url, engine, read_only=read_only, time_limit=time_limit)
+        store = cls(url, engine, read_only=read_only, time_limit=time_limit,
+                    read_threads=reads.count)
         if read_only:  # the server's health probe: a connection the request pool cannot starve
             store._probe_engine = create_store_engine(url, read_only=True, pooled=False)
         return store
@@ -115,12 +122,14 @@ class AuditStore:
 
     async def run(self, deadline: float, query: Callable[Concatenate[Connection, P], R],
                   *args: P.args, **kwargs: P.kwargs) -> R:
-        """`execute_until` in a worker thread, so the event loop keeps serving."""
+        """`execute_until` in a worker thread, so the event loop keeps serving: one of the
+        store's `reads`, waited for until `deadline` (QueryTimeout past it)."""
 
         def call() -> R:
             return self.execute_until(deadline, query, *args, **kwargs)
 
-        return await anyio.to_thread.run_sync(call)
+        async with self.reads.turn(deadline):
+            return await anyio.to_thread.run_sync(call)
 
     def probe(self) -> LedgerStatus:
         """The newest tree head, read on a connection of its own, outside the pool: it answers

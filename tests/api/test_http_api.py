@@ -32,6 +32,7 @@ from store.api import schema as api_schema
 from store.api.app import create_app
 from store.db import queries
 from store.db.audit_store import AuditStore
+from store.db.read_threads import ReadThreads
 
 RESIDUAL_PAGE = """
 query Page($filter: ResidualFilter, $first: Int, $after: String) {
@@ -199,6 +200,41 @@ def test_time_limit_stops_a_runaway_request(client: TestClient, example_db: Audi
     example_db.time_limit = 30
     assert post_graphql(client, "{ ledger { treeSize } }")["data"]["ledger"]["treeSize"] == (
         LEDGER_LENGTH)
+
+
+def test_a_request_left_waiting_for_a_read_thread_past_its_limit_says_so(
+        example_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One read thread, held by another request's read: the next request waits its turn for
+    # its time limit, then answers with the reason; once the thread is free, reads go on.
+    monkeypatch.setattr(example_db, "reads", ReadThreads(1))
+    monkeypatch.setattr(example_db, "time_limit", 0.3)
+    app = create_app(example_db, close_db_on_shutdown=False)
+    answers: list[Any] = []
+
+    async def scenario() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            holding, release = anyio.Event(), anyio.Event()
+
+            async def hold() -> None:
+                async with example_db.reads.turn(time.monotonic() + 30):
+                    holding.set()
+                    await release.wait()
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(hold)
+                await holding.wait()
+                waited = await http.post("/graphql", json={"query": "{ ledger { treeSize } }"})
+                answers.append((waited.status_code, error_messages(waited.json())))
+                release.set()
+            after = await http.post("/graphql", json={"query": "{ ledger { treeSize } }"})
+            answers.append(after.json()["data"])
+
+    anyio.run(scenario)
+    assert answers == [
+        (200, ["query not started: the server's 1 read thread(s) stayed busy past the "
+               "request's time limit"]),
+        {"ledger": {"treeSize": LEDGER_LENGTH}}]
 
 
 def test_occurrence_counts_come_with_the_page_in_one_statement(

@@ -54,13 +54,15 @@ def started(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 def deployment_flags(store: Path, port: int) -> list[str]:
     return ["serve", "--db", str(store), "--host", "0.0.0.0", "--port", str(port),
             "--allowed-host", "audit.example.com", "--allowed-host", "*.internal.example",
-            "--root-path", "/audit/", "--time-limit", "2.5", "--max-objects", "50",
+            "--root-path", "/audit/", "--time-limit", "2.5", "--read-threads", "2",
+            "--max-objects", "50",
             "--log-level", "debug", "--log-format", "json", "--no-graphiql"]
 
 
 def check_deployed_app(app: Any) -> None:
     """The app behaves as deployment_flags asked, reached under /audit by a proxy."""
     assert app.routes[0].endpoint.db.time_limit == 2.5
+    assert app.routes[0].endpoint.db.reads.count == 2
     with TestClient(app, base_url="http://audit.example.com", root_path="/audit") as client:
         health = client.get("/audit/healthz")  # as uvicorn passes a stripped /healthz
         assert (health.status_code, health.json()) == (
@@ -125,6 +127,7 @@ def test_trusted_documents_reach_every_worker(store: Path, started: dict[str, An
     ("--allowed-host", "audit.example.com:443", "'audit.example.com:443': a host"),
     ("--allowed-host", "audit*.example.com", "'audit*.example.com': a host"),
     ("--max-objects", "0", "0 is not in the range x>=1"),
+    ("--read-threads", "0", "0 is not in the range 1<=x<=64"),
     ("--log-level", "loud", "'loud' is not one of"),
     ("--log-format", "xml", "'xml' is not one of"),
 ])

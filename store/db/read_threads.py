@@ -1,0 +1,70 @@
+"""How many of a server's reads run at once, each in a worker thread of its own.
+
+A read is mostly Python holding the GIL (SQLAlchemy's execution, the rows, the page), and
+SQLite releases the GIL at every row it steps to. So in one process more reads at once add
+no throughput, only GIL handoffs between their threads: 8 clients of a 100-row page, every
+read in a thread of its own (anyio's default, up to 40), took 6.2-6.7 ms of CPU a request and
+answered 183-198 requests a second; with one read at a time, 2.3 ms and 435-440
+(docs/benchmarks.md, "Reads at once"). One at a time would leave every request queued behind
+a slow read (a filter no index serves, up to the time limit): beside one such read the same
+clients got 28 requests a second, against 165 with two at once and 238 with three. Three is
+the default; `core-audit serve --read-threads` sets it, and `--workers` adds processes, each
+with its own threads and its own GIL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from weakref import WeakKeyDictionary
+
+import anyio
+
+from store.db.queries import QueryTimeout
+
+DEFAULT_READ_THREADS = 3
+
+
+class ReadThreads:
+    """At most `count` reads at once per event loop; a read waits for its turn until its
+    deadline, then fails as a query past its time limit does."""
+
+    def __init__(self, count: int = DEFAULT_READ_THREADS) -> None:
+        if count < 1:
+            raise ValueError(f"read threads: must be 1 or more, got {count}")
+        self.count = count
+        # A limiter belongs to the event loop it was made in (tests and the CLI run several).
+        self._limiters: WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = \
+            WeakKeyDictionary()
+
+    def _limiter(self) -> anyio.CapacityLimiter:
+        loop = asyncio.get_running_loop()
+        limiter = self._limiters.get(loop)
+        if limiter is None:
+            limiter = self._limiters[loop] = anyio.CapacityLimiter(self.count)
+        return limiter
+
+    @property
+    def busy(self) -> int:
+        """The reads running now in this event loop."""
+        return int(self._limiter().borrowed_tokens)
+
+    @asynccontextmanager
+    async def turn(self, deadline: float) -> AsyncIterator[None]:
+        """Within: one of the `count` reads (waited for until `deadline`, time.monotonic)."""
+        limiter = self._limiter()
+        try:
+            limiter.acquire_nowait()  # a free thread: the query's own time limit applies
+        except anyio.WouldBlock:
+            with anyio.move_on_after(deadline - time.monotonic()) as waiting:
+                await limiter.acquire()
+            if waiting.cancelled_caught:
+                raise QueryTimeout(f"query not started: the server's {self.count} read "
+                                   "thread(s) stayed busy past the request's time "
+                                   "limit") from None
+        try:
+            yield
+        finally:
+            limiter.release()
