@@ -10,8 +10,9 @@ it once, e.g. `--db /tmp/core-audit-bench-1m.db`, and reuse it); otherwise gener
 
 Then it serves the store with `core-audit serve` (uvicorn, 127.0.0.1, a free port) in a
 subprocess and sends four Workbench operations over HTTP, first one client at a time, then
-from `--concurrency` clients at once; each phase stops after `--requests` requests or
-`--max-seconds`, whichever comes first:
+from `--concurrency` clients at once (and the first, page, from one client fewer while one
+more sends a slow read, a filter no index serves); each phase stops after `--requests`
+requests or `--max-seconds`, whichever comes first:
 
   page       ResidualsByTaxonomy: 100 rows filtered by kind (the most common), totalCount,
              occurrenceCount on every node (the Workbench's list of residuals)
@@ -203,6 +204,7 @@ class Timing:
     wall: float
     errors: list[str] = field(default_factory=list)
     cpu: float | None = None  # CPU seconds the measured process(es) spent over the phase
+    note: str = ""  # what else ran in the phase
 
     @property
     def cpu_per_call(self) -> float | None:
@@ -280,6 +282,40 @@ def concurrent_loop(make_call: Callable[[], Callable[[], object]], requests: int
     if errors:
         raise errors[0]
     return Timing(seconds, time.perf_counter() - started, failures)
+
+
+# A read no index serves: every assessment scanned (~0.4 s at 1M occurrences), as an
+# auditor's filter on a rare field may be.
+SLOW_READ = Operation("slow", "assessments of a source no row has: a scan of every assessment",
+                      '{ assessments(filter: {sourceRef: ["no such source"]}, first: 1)'
+                      " { totalCount } }", {})
+
+
+def beside_a_slow_read(port: int, operation: Operation, requests: int, clients: int,
+                       max_seconds: float) -> Timing:
+    """`clients` - 1 clients on `operation` while one more sends SLOW_READ again and again:
+    whether quick reads pass a slow one (serve --read-threads)."""
+    stop = threading.Event()
+    slow: list[float] = []
+
+    def slow_reads() -> None:
+        call = Client(port, SLOW_READ)
+        while not stop.is_set():
+            started = time.perf_counter()
+            call()
+            slow.append(time.perf_counter() - started)
+
+    thread = threading.Thread(target=slow_reads)
+    thread.start()
+    try:
+        timing = concurrent_loop(functools.partial(Client, port, operation), requests,
+                                 clients - 1, max_seconds)
+    finally:
+        stop.set()
+        thread.join()
+    middle = f", p50 {sorted(slow)[len(slow) // 2] * 1000:.0f} ms" if slow else ""
+    timing.note = f"beside {len(slow)} slow reads{middle}"
+    return timing
 
 
 def process_tree_cpu(pid: int) -> float | None:
@@ -544,6 +580,10 @@ def main() -> None:
                 results[op.name, "conc"] = server_cpu_over(server.pid, functools.partial(
                     concurrent_loop, functools.partial(Client, port, op), args.requests,
                     args.concurrency, args.max_seconds))
+                if op is ops[0]:
+                    results[op.name, "slow"] = server_cpu_over(server.pid, functools.partial(
+                        beside_a_slow_read, port, op, args.requests, args.concurrency,
+                        args.max_seconds))
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -573,7 +613,10 @@ def main() -> None:
         floor = results[op.name, "floor"]
         for mode, label in (("seq", "server, 1 client"),
                             ("conc", f"server, {args.concurrency} clients"),
+                            ("slow", f"{args.concurrency - 1} + a slow read"),
                             ("floor", "floor (SQL+json)")):
+            if (op.name, mode) not in results:
+                continue
             t = results[op.name, mode]
             rate = t.count / t.wall if t.wall else 0.0
             cpu = t.cpu_per_call
@@ -587,6 +630,8 @@ def main() -> None:
             print(f"{op.name:9} {label:18} {t.count:5} {ms(t.quantile(0.5))} "
                   f"{ms(t.quantile(0.95))} {rate:8.1f}"
                   f" {'n/a' if cpu is None else ms(cpu)[1:]:>8}{ratio}")
+            if t.note:
+                print(f"{'':9} {'':18} {t.note} (CPU/req: the slow reads' CPU included)")
             if t.errors:
                 print(f"{'':9} {'':18} {len(t.errors)} requests failed: {t.errors[0][:160]}")
     print("\nin-process CPU per operation (all threads, SQL included), the same answers; 'app':"

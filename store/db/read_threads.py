@@ -2,14 +2,14 @@
 
 A read is mostly Python holding the GIL (SQLAlchemy's execution, the rows, the page), and
 SQLite releases the GIL at every row it steps to. So in one process more reads at once add
-no throughput, only GIL handoffs between their threads: 8 clients of a 100-row page, every
-read in a thread of its own (anyio's default, up to 40), took 6.2-6.7 ms of CPU a request and
-answered 183-198 requests a second; with one read at a time, 2.3 ms and 435-440
-(docs/benchmarks.md, "Reads at once"). One at a time would leave every request queued behind
-a slow read (a filter no index serves, up to the time limit): beside one such read the same
-clients got 28 requests a second, against 165 with two at once and 238 with three. Three is
-the default; `core-audit serve --read-threads` sets it, and `--workers` adds processes, each
-with its own threads and its own GIL.
+no throughput, only GIL handoffs between their threads. `bench/query.py --read-threads N`
+on a 1M store, 8 clients of a 100-row page: every read in a thread of its own (anyio's
+default, up to 40 at once) answered 177-182 requests a second at 6.8 ms of CPU each; three
+at once, 236-403 at 3.0-5.1 ms; one at a time, 383 at 2.5 ms. But one at a time leaves
+every request queued behind a slow read (a filter no index serves, up to the time limit):
+beside one, 7 clients got 33 requests a second, against 183-195 with 40 and 242-366 with
+three (docs/benchmarks.md, "Reads at once"). Three is the default; `core-audit serve
+--read-threads` sets it, and `--workers` adds processes, each with its own threads and GIL.
 """
 
 from __future__ import annotations
