@@ -67,6 +67,39 @@ def test_a_read_that_waits_past_its_deadline_is_refused_and_the_turn_stays_sound
     assert seen == [BUSY, "held, then let go", "1 busy"]
 
 
+def test_a_read_cancelled_while_it_waits_takes_no_turn_with_it() -> None:
+    # A client that goes away while its request waits: the turns it waited for stay whole.
+    reads = ReadThreads(1)
+    seen: list[str] = []
+
+    async def main() -> None:
+        holding, release = anyio.Event(), anyio.Event()
+
+        async def hold() -> None:
+            async with reads.turn(time.monotonic() + 30):
+                holding.set()
+                await release.wait()
+
+        async def wait_then_run() -> None:
+            async with reads.turn(time.monotonic() + 30):
+                seen.append("ran after its client left")
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(hold)
+            await holding.wait()
+            async with anyio.create_task_group() as waiting:
+                waiting.start_soon(wait_then_run)
+                await anyio.sleep(0.05)
+                waiting.cancel_scope.cancel()
+            release.set()
+        with anyio.fail_after(1):
+            async with reads.turn(time.monotonic() + 1):
+                seen.append(f"{reads.busy} of {reads.count} busy")
+
+    anyio.run(main)
+    assert seen == ["1 of 1 busy"]
+
+
 @pytest.mark.parametrize("count", [0, -1])
 def test_a_count_below_one_is_refused(count: int, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=f"read threads: must be 1 or more, got {count}"):
