@@ -45,6 +45,7 @@ from store.db.damage import DAMAGE, damage_said
 from store.db.log.stored_log import LeafBlocks, latest_head, stored_origin
 from store.db.queries import QueryError, QueryTimeout, snapshot_at
 from store.db.queries.search import MARK_CLOSE, MARK_OPEN
+from store.db.read_threads import ReadsBusy
 from store.db.schema.tables import checkpoint_cosignatures, checkpoints
 from store.errors import StoreError
 
@@ -284,6 +285,8 @@ class Console:
             return self.error_page(request, 400, str(exc), exc.parameter)
         except NotFound as exc:
             return self.error_page(request, 404, str(exc))
+        except ReadsBusy as exc:  # loaded, not slow: narrowing the filter would not help
+            return self.error_page(request, 503, f"{exc}. Try again.")
         except QueryTimeout as exc:
             return self.error_page(request, 503, f"{exc} Narrow the filter, or try again.")
         except QueryError as exc:
@@ -340,6 +343,11 @@ class Console:
             try:
                 context[name] = await self.db.run(min(deadline, time.monotonic() + seconds),
                                                   read)
+            except ReadsBusy:  # it never ran: the server was loaded, not the read slow
+                context[name] = None
+                context["omitted"][name] = (
+                    f"the server's {self.db.reads.count} read thread(s) stayed busy for "
+                    f"{seconds} s; reload the page to try again")
             except QueryTimeout:
                 context[name] = None
                 why = await self.db.run(deadline, explain)

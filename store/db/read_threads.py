@@ -27,9 +27,14 @@ from store.db.queries import QueryTimeout
 DEFAULT_READ_THREADS = 3
 
 
+class ReadsBusy(QueryTimeout):
+    """A read never started: every read thread stayed busy until its deadline (the server was
+    loaded, not the query slow)."""
+
+
 class ReadThreads:
     """At most `count` reads at once per event loop; a read waits for its turn until its
-    deadline, then fails as a query past its time limit does."""
+    deadline, then fails as a query past its time limit does (ReadsBusy)."""
 
     def __init__(self, count: int = DEFAULT_READ_THREADS) -> None:
         if count < 1:
@@ -61,7 +66,7 @@ class ReadThreads:
             with anyio.move_on_after(deadline - time.monotonic()) as waiting:
                 await limiter.acquire()
             if waiting.cancelled_caught:
-                raise QueryTimeout(f"query not started: the server's {self.count} read "
+                raise ReadsBusy(f"query not started: the server's {self.count} read "
                                    "thread(s) stayed busy past the request's time "
                                    "limit") from None
         try:
