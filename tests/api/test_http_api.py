@@ -16,6 +16,7 @@ import pytest
 from cli_runs import cli, subprocess_environ
 from free_ports import free_port
 from graphql_requests import error_messages, post_graphql
+from held_reads import while_held
 from spec_values import (
     CODES_IN_APPEND_ORDER,
     DELTA_QUANTITY_ID,
@@ -214,19 +215,9 @@ def test_a_request_left_waiting_for_a_read_thread_past_its_limit_says_so(
     async def scenario() -> None:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-            holding, release = anyio.Event(), anyio.Event()
-
-            async def hold() -> None:
-                async with example_db.reads.turn(time.monotonic() + 30):
-                    holding.set()
-                    await release.wait()
-
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(hold)
-                await holding.wait()
-                waited = await http.post("/graphql", json={"query": "{ ledger { treeSize } }"})
-                answers.append((waited.status_code, error_messages(waited.json())))
-                release.set()
+            waited = await while_held(example_db, lambda: http.post(
+                "/graphql", json={"query": "{ ledger { treeSize } }"}))
+            answers.append((waited.status_code, error_messages(waited.json())))
             after = await http.post("/graphql", json={"query": "{ ledger { treeSize } }"})
             answers.append(after.json()["data"])
 

@@ -10,30 +10,13 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from held_reads import while_held
 from pages_html import text
 
 from store.api.app import create_app
 from store.console.pages import Console
 from store.db.audit_store import AuditStore
 from store.db.read_threads import ReadThreads
-
-
-async def _while_held(db: AuditStore, call: Any) -> Any:
-    """`call()` awaited while another task holds the store's only read thread."""
-    holding, release = anyio.Event(), anyio.Event()
-
-    async def hold() -> None:
-        async with db.reads.turn(time.monotonic() + 30):
-            holding.set()
-            await release.wait()
-
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(hold)
-        await holding.wait()
-        try:
-            return await call()
-        finally:
-            release.set()
 
 
 def test_a_page_left_waiting_for_a_read_thread_says_the_server_was_busy(
@@ -46,7 +29,7 @@ def test_a_page_left_waiting_for_a_read_thread_says_the_server_was_busy(
     async def scenario() -> None:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-            pages.append(await _while_held(console_db, lambda: http.get("/residuals")))
+            pages.append(await while_held(console_db, lambda: http.get("/residuals")))
             pages.append(await http.get("/residuals"))
 
     anyio.run(scenario)
@@ -68,7 +51,7 @@ def test_a_read_a_page_can_go_without_is_left_out_when_the_server_is_busy(
         lambda _connection: asked.append("explain") or "counting every row")}}
 
     async def scenario() -> None:
-        await _while_held(console_db, lambda: console._run_deferred(
+        await while_held(console_db, lambda: console._run_deferred(
             context, time.monotonic() + 30))
 
     anyio.run(scenario)
