@@ -67,8 +67,8 @@ class ReadThreads:
                 await limiter.acquire()
             if waiting.cancelled_caught:
                 raise ReadsBusy(f"query not started: the server's {self.count} read "
-                                   "thread(s) stayed busy past the request's time "
-                                   "limit") from None
+                                "thread(s) stayed busy past the request's time limit"
+                                ) from None
         try:
             yield
         finally:
