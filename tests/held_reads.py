@@ -9,18 +9,18 @@ from typing import TypeVar
 
 import anyio
 
-from store.db.audit_store import AuditStore
+from store.db.read_threads import ReadThreads
 
 T = TypeVar("T")
 
 
-async def while_held(db: AuditStore, call: Callable[[], Awaitable[T]]) -> T:
-    """`call()` awaited while another task holds one of `db`'s read threads (all of them,
-    when it has one), released once `call` returns."""
+async def while_held(reads: ReadThreads, call: Callable[[], Awaitable[T]]) -> T:
+    """`call()` awaited while another task holds one of `reads` (a store's `reads`; all of
+    them, when there is one), released once `call` returns."""
     holding, release = anyio.Event(), anyio.Event()
 
     async def hold() -> None:
-        async with db.reads.turn(time.monotonic() + 30):
+        async with reads.turn(time.monotonic() + 30):
             holding.set()
             await release.wait()
 

@@ -215,7 +215,7 @@ def test_a_request_left_waiting_for_a_read_thread_past_its_limit_says_so(
     async def scenario() -> None:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-            waited = await while_held(example_db, lambda: http.post(
+            waited = await while_held(example_db.reads, lambda: http.post(
                 "/graphql", json={"query": "{ ledger { treeSize } }"}))
             answers.append((waited.status_code, error_messages(waited.json())))
             after = await http.post("/graphql", json={"query": "{ ledger { treeSize } }"})

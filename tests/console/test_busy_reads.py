@@ -29,7 +29,7 @@ def test_a_page_left_waiting_for_a_read_thread_says_the_server_was_busy(
     async def scenario() -> None:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-            pages.append(await while_held(console_db, lambda: http.get("/residuals")))
+            pages.append(await while_held(console_db.reads, lambda: http.get("/residuals")))
             pages.append(await http.get("/residuals"))
 
     anyio.run(scenario)
@@ -51,7 +51,7 @@ def test_a_read_a_page_can_go_without_is_left_out_when_the_server_is_busy(
         lambda _connection: asked.append("explain") or "counting every row")}}
 
     async def scenario() -> None:
-        await while_held(console_db, lambda: console._run_deferred(
+        await while_held(console_db.reads, lambda: console._run_deferred(
             context, time.monotonic() + 30))
 
     anyio.run(scenario)

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+from held_reads import while_held
 
 from store.db.audit_store import AuditStore
 from store.db.queries import QueryTimeout
@@ -73,25 +74,17 @@ def test_a_read_cancelled_while_it_waits_takes_no_turn_with_it() -> None:
     seen: list[str] = []
 
     async def main() -> None:
-        holding, release = anyio.Event(), anyio.Event()
-
-        async def hold() -> None:
-            async with reads.turn(time.monotonic() + 30):
-                holding.set()
-                await release.wait()
-
         async def wait_then_run() -> None:
             async with reads.turn(time.monotonic() + 30):
                 seen.append("ran after its client left")
 
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(hold)
-            await holding.wait()
+        async def cancelled_while_waiting() -> None:
             async with anyio.create_task_group() as waiting:
                 waiting.start_soon(wait_then_run)
                 await anyio.sleep(0.05)
                 waiting.cancel_scope.cancel()
-            release.set()
+
+        await while_held(reads, cancelled_while_waiting)
         with anyio.fail_after(1):
             async with reads.turn(time.monotonic() + 1):
                 seen.append(f"{reads.busy} of {reads.count} busy")
