@@ -15,8 +15,10 @@ generator's file parsed by orjson alone (the least any ingest must do). Each rou
 measures the storage floor of the store this tree wrote (bench/storage_floor.py: its rows
 re-inserted by executemany into an empty copy of its schema without triggers, with the
 writer's pragmas, in one transaction, plus one sha256 per leaf) and prints every ingest's
-wall and CPU time as a multiple of it. `--input FILE` ingests that file instead of the
-generator's output. Then:
+wall and CPU time as a multiple of it. `--postgres URL` runs the same command into a fresh
+schema of that server in each round and, when the server runs on this machine, prints its
+own processes' CPU over the run beside core-audit's: the two share the machine's cores.
+`--input FILE` ingests that file instead of the generator's output. Then:
 
 Generates frames (bench/frames.py) into a temporary JSONL file, ingests it (read and hashed
 in a second process, as every file of 4 MiB or more is) into a fresh
@@ -31,6 +33,7 @@ figures only; it asserts nothing about time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import os
 import pstats
@@ -169,18 +172,54 @@ multiprocessing.process.BaseProcess._bootstrap = _bootstrap
 """
 
 
+def _server_cpu(postmaster: int | None) -> float | None:
+    """CPU seconds (user + system) of a local PostgreSQL server: the postmaster's own, its
+    exited backends' (reaped by it) and its live processes'. None where /proc does not show
+    them (a server on another machine, or another PID namespace)."""
+    if postmaster is None:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def fields(pid: int) -> list[str]:
+        # Field 2 (the command) may hold spaces: split after its closing parenthesis.
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+
+    try:
+        own = fields(postmaster)  # fields from 3 on: utime is [11], cutime [13]
+        total = sum(int(v) for v in own[11:15])
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and int(entry.name) != postmaster:
+                with contextlib.suppress(OSError, IndexError):
+                    child = fields(int(entry.name))
+                    if int(child[1]) == postmaster:
+                        total += int(child[11]) + int(child[12])
+    except OSError:
+        return None
+    return total / ticks
+
+
 def _postgres_run(source: Path, directory: Path, server: str) -> dict[str, float]:
-    """The same command into a fresh schema of the server (dropped afterwards)."""
+    """The same command into a fresh schema of the server (dropped afterwards), with the
+    server's CPU over it when the server runs on this machine."""
     from sqlalchemy import create_engine, make_url, text
 
     schema = f"bench_ingest_{os.getpid()}"
     admin = create_engine(server, isolation_level="AUTOCOMMIT")
     with admin.connect() as connection:
         connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+        backend = connection.execute(text("SELECT pg_backend_pid()")).scalar_one()
+    postmaster = None
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        postmaster = int(Path(f"/proc/{backend}/stat").read_text().rpartition(")")[2].split()[1])
     try:
         url = make_url(server).update_query_dict({"options": f"-csearch_path={schema}"})
-        return _ingest_command(source, directory / "pg.db", None,
-                               url.render_as_string(hide_password=False))
+        before = _server_cpu(postmaster)
+        run = _ingest_command(source, directory / "pg.db", None,
+                              url.render_as_string(hide_password=False))
+        after = _server_cpu(postmaster)
+        if before is not None and after is not None:
+            run["server_cpu"] = after - before
+        return run
     finally:
         with admin.connect() as connection:
             connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
@@ -239,6 +278,12 @@ def generator_runs(args: argparse.Namespace) -> None:
                       f"{run['peak']:12.0f}" + (f"  {run['wall'] / wall_floor:5.2f}x"
                                                 f" {run['cpu'] / cpu_floor:5.2f}x"
                                                 if storage else ""))
+        for run in results.get("PostgreSQL", []):
+            if "server_cpu" in run:
+                both = run["cpu"] + run["server_cpu"]
+                print(f"{'':10} PostgreSQL's own processes: {run['server_cpu']:.1f} s CPU; with"
+                      f" core-audit's, {both:.1f} s: on {os.cpu_count()} cores no less than"
+                      f" {both / (os.cpu_count() or 1):.1f} s wall")
         for f in storage:
             print(f"{'storage':10} {f.seconds:8.1f} {occurrences / f.seconds:9,.0f} "
                   f"{f.cpu_seconds:7.1f}   (the store's {f.rows:,} rows re-inserted by"
