@@ -15,7 +15,6 @@ from store_support import HEAD_TRIGGERS, revision_of, store_at, three_turn_journ
 
 from store.db.audit_store import AuditStore
 from store.db.queries.listing_declarations import TURNS
-from store.db.queries.turns import turn_facets_of
 from store.db.schema.schema_version import downgrade, upgrade
 
 INDEX = ("ix_turns_facets", ("turns", ["grounding_source", "epistemic_state",
@@ -58,7 +57,7 @@ def test_the_turn_facets_read_the_index_not_the_turns(store_at_0017: Path) -> No
                  lambda _c, _cur, sql, params, _ctx, _many: statements.append((sql, params)))
     try:
         with db.engine.connect() as connection:
-            facets = turn_facets_of(connection, TURNS.rows(None, None), None, None)
+            facets = TURNS.facet_counts(connection)
     finally:
         db.close()
     assert facets.total == 3

@@ -206,3 +206,60 @@ def test_a_column_that_gains_a_null_is_read_with_it_by_the_same_shape(
             "prompt": "unjudged", "surface": DISCLOSURE, "grounding_source": "none",
             "epistemic_state": "decoded"})]))
         assert prompts() == ["first", "second", "unjudged"]
+
+
+def facets(db: AuditStore, name: str, where: Any) -> Any:
+    return db.execute(queries.LISTINGS[name].facet_counts, where)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), name=st.sampled_from(["residuals", "surfaces"]))
+def test_a_facet_statement_kept_for_its_shape_answers_another_requests_values(
+        journal_db: AuditStore, data: st.DataObject, name: str) -> None:
+    listing = queries.LISTINGS[name]
+    stored = [record.seq for record in journal_db.execute(listing.list, None, 4).items]
+    ids = [journal_db.execute(lambda c, seq=seq: c.exec_driver_sql(
+        f"SELECT {listing.key} FROM {listing.table.name} WHERE seq = {seq}").scalar_one())
+        for seq in stored]
+    for _ in range(2):  # two requests of one shape where they can be
+        where = data.draw(filters(name))
+        if where is not None and data.draw(st.booleans()):  # an id list: counted from rows
+            chosen = data.draw(st.lists(st.sampled_from([*ids, "0" * 64]), max_size=3))
+            where = type(where)(**{**{f: getattr(where, f) for f in where.__dataclass_fields__
+                                      if not f.startswith("_")}, listing.key: chosen})
+        with per_request():
+            expected = facets(journal_db, name, where)
+        assert facets(journal_db, name, where) == expected
+
+
+def test_turn_facets_unfiltered_are_read_by_the_kept_statement(
+        journal_db: AuditStore) -> None:
+    with per_request():
+        expected = facets(journal_db, "turns", None)
+    assert facets(journal_db, "turns", None) == expected
+    assert expected.total > 0
+
+
+def test_a_second_facet_request_of_one_shape_builds_no_statement(
+        journal_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[Any] = []
+    real = listings_module.facet_statement
+
+    def counted(*args: Any) -> Any:
+        built.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(listings_module, "facet_statement", counted)
+    kinds = [ResidualKind.MISSING_ROLE, ResidualKind.UNIT_OBJECT_CONFLICT]
+    for kind in kinds:
+        facets(journal_db, "residuals", ResidualFilter(kind=[kind]))
+    assert len(built) <= 1  # once for the shape (none if an earlier test built it)
+    built.clear()
+    counts = [facets(journal_db, "residuals", ResidualFilter(kind=[kind])) for kind in kinds]
+    assert built == []
+    # Each request read with its own kind: written out from the example files (spec_values),
+    # the missing_role residuals, then the one unit_object_conflict.
+    assert [f.value for f in counts[0].by_kind] == ["missing_role"]
+    assert counts[0].total == len(MISSING_ROLE_CODES)
+    assert [(f.value, f.count) for f in counts[1].by_kind] == [("unit_object_conflict", 1)]

@@ -11,12 +11,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
     CTE,
     ColumnElement,
+    CompoundSelect,
     Connection,
     Select,
     Table,
@@ -37,14 +39,21 @@ from store.db.queries.pages import page_size
 from store.db.queries.records import FacetCount, FacetPage
 
 
-def facet_counts(
-    connection: Connection, combos: CTE, column_names: Sequence[str]
-) -> tuple[int, int, list[list[FacetCount]]]:
-    """Totals and per-value counts from `combos`: rows grouped by every facet column at once
-    (a few hundred), each with `n` records and `s` sightings. One statement; each facet sums
-    the groups.
-    """
-    facets = union_all(*(
+@dataclass(frozen=True, slots=True)
+class FacetSet:
+    """A listing's facets counted together: their names (columns of the listing's combos,
+    in the order its facets record lists them) and that record, made of (the total, the
+    sightings, one list of values per facet)."""
+
+    names: tuple[str, ...]
+    counts: Callable[[int, int, list[list[FacetCount]]], Any]
+
+
+def facet_statement(combos: CTE, column_names: Sequence[str]) -> CompoundSelect[Any]:
+    """Per-value counts from `combos`: rows grouped by every facet column at once (a few
+    hundred), each with `n` records and `s` sightings. One statement; each facet sums the
+    groups. Rows: (the facet's place in `column_names`, value, count, sightings)."""
+    return union_all(*(
         select(
             literal_column(str(index)).label("facet"),
             combos.c[name].label("value"),
@@ -56,8 +65,12 @@ def facet_counts(
         literal_column("facet"), literal_column("count").desc(),
         literal_column("value").asc().nulls_last(),
     )
-    lists: list[list[FacetCount]] = [[] for _ in column_names]
-    for index, value, count, occurrences in connection.execute(facets):
+
+
+def facet_lists(rows: Iterable[Any], facets: int) -> tuple[int, int, list[list[FacetCount]]]:
+    """The total, the sightings and each facet's values from `facet_statement`'s rows."""
+    lists: list[list[FacetCount]] = [[] for _ in range(facets)]
+    for index, value, count, occurrences in rows:
         # int(): PostgreSQL's sum() of counts is numeric.
         lists[index].append(FacetCount(value=value, count=int(count),
                                        occurrences=int(occurrences)))
@@ -65,6 +78,14 @@ def facet_counts(
     total = sum(facet.count for facet in lists[0])
     occurrences = sum(facet.occurrences for facet in lists[0])
     return total, occurrences, lists
+
+
+def facet_counts(
+    connection: Connection, combos: CTE, column_names: Sequence[str]
+) -> tuple[int, int, list[list[FacetCount]]]:
+    """Totals and per-value counts from `combos` (facet_statement), read."""
+    return facet_lists(connection.execute(facet_statement(combos, column_names)),
+                       len(column_names))
 
 
 def range_combos(records: Table, key: str, sightings: Table, where: ColumnFilter,

@@ -40,9 +40,9 @@ from store.db.queries.records import (
     TurnFields,
 )
 from store.db.queries.residuals import (
+    RESIDUAL_FACET_SET,
     RESIDUAL_FACETS,
     residual_combos,
-    residual_facets_of,
     residuals_from_tallies,
 )
 from store.db.queries.row_records import (
@@ -52,8 +52,8 @@ from store.db.queries.row_records import (
     json_tuple_or_null,
     optional,
 )
-from store.db.queries.surfaces import SURFACE_FACETS, surface_combos, surface_facets_of
-from store.db.queries.turns import TURN_FACETS, turn_combos, turn_facets_of
+from store.db.queries.surfaces import SURFACE_FACET_SET, SURFACE_FACETS, surface_combos
+from store.db.queries.turns import TURN_FACET_SET, TURN_FACETS, turn_combos
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
@@ -92,7 +92,7 @@ ASSESSMENT_RECORD = flat_record(StoredAssessment, assessment=flat_record(
 RESIDUALS: RecordListing[ResidualFilter, StoredResidual] = RecordListing(
     "residuals", residuals_t, RESIDUAL_RECORD, ResidualFilter, one="residual",
     api_type="Residual", sightings=occurrences_t, counter=residuals_from_tallies,
-    facets=residual_facets_of, facets_type="ResidualFacets", sightings_exported="occurrences",
+    facets=RESIDUAL_FACET_SET, facets_type="ResidualFacets", sightings_exported="occurrences",
     facet_fields=tuple(RESIDUAL_FACETS), combos=residual_combos,
     column_orders=(("ID", residuals_t.c.residual_id), ("KIND", residuals_t.c.residual_kind),
                    ("AXIS", residuals_t.c.source_axis),
@@ -106,7 +106,7 @@ RESIDUALS: RecordListing[ResidualFilter, StoredResidual] = RecordListing(
     facets_help="Counts by kind, axis, organ, family and code, filtered.")
 SURFACES: RecordListing[SurfaceFilter, StoredSurface] = RecordListing(
     "surfaces", surfaces_t, SURFACE_RECORD, SurfaceFilter, one="surface", api_type="Surface",
-    sightings=surface_sightings_t, facets=surface_facets_of, facets_type="SurfaceFacets",
+    sightings=surface_sightings_t, facets=SURFACE_FACET_SET, facets_type="SurfaceFacets",
     facet_fields=tuple(SURFACE_FACETS), combos=surface_combos,
     column_orders=(("ID", surfaces_t.c.surface_id),
                    ("GROUNDING_SOURCE", surfaces_t.c.grounding_source),
@@ -128,7 +128,7 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),
             Joined(TURN_FIELDS, "turn_key", prefix="fields_", filtered=True, outer=True)),
     time_ordered=in_time_order, paged_by_key=True,
-    facets=turn_facets_of, facets_type="TurnFacets", facet_fields=tuple(TURN_FACETS),
+    facets=TURN_FACET_SET, facets_type="TurnFacets", facet_fields=tuple(TURN_FACETS),
     combos=turn_combos,
     column_orders=(("ID", turns_t.c.turn_key), ("TURN_ID", turns_t.c.turn_id),
                    ("GROUNDING_SOURCE", turns_t.c.grounding_source),

@@ -29,7 +29,7 @@ from sqlalchemy import (
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.errors import QueryError
-from store.db.queries.facets import facet_page
+from store.db.queries.facets import FacetSet, facet_lists, facet_page, facet_statement
 from store.db.queries.filters import shaped_filter, storable
 from store.db.queries.orders import (
     TIME_ORDERS,
@@ -58,11 +58,9 @@ class Filter(Protocol):
 F = TypeVar("F", bound=Filter)
 R = TypeVar("R")
 
-# (connection, the filtered rows with their sightings and joined columns, the filter, the
-# snapshot) -> the listing's facets.
-Facets = Callable[[Connection, Select[Any], Any, Snapshot | None], Any]
-# (the filtered rows as `Facets` takes them, the filter, the snapshot, facet names) -> the
-# rows grouped by those facets, each group with its records `n` and sightings `s`.
+# (the filtered rows with their sightings and joined columns, the filter, the snapshot,
+# facet names) -> the rows grouped by those facets, each group with its records `n` and
+# sightings `s`.
 Combos = Callable[[Select[Any], Any, Snapshot | None, Sequence[str]], CTE]
 # (the filter, the snapshot) -> the statement counting the records that match (one row, one
 # column), for a listing counted otherwise.
@@ -93,7 +91,7 @@ class RecordListing(Generic[F, R]):
     sightings: Table | None = None  # has a column named as this table's key, per sighting
     joined: tuple[Joined, ...] = ()
     counter: Counter | None = None  # default: the filtered rows, counted in SQL
-    facets: Facets | None = None
+    facets: FacetSet | None = None  # counted together over its combos
     facets_type: str = ""  # the GraphQL type of its facets
     # Every facet, as the filter field it selects (one a page at a time: `facet_page`), and
     # the rows grouped by some of them.
@@ -319,10 +317,22 @@ class RecordListing(Generic[F, R]):
 
     def facet_counts(self, connection: Connection, where: F | None = None,
                      as_of: int | None = None) -> Any:
-        """Its facets (declared in `facets`) over the records matching `where`."""
-        assert self.facets is not None, f"{self.name} have no facets"
+        """Its facets (declared in `facets`) over the records matching `where`. Of now, the
+        statement is kept by the filter's shape, as a page's (statement_shapes.py): building
+        it cost three times what running it does."""
+        assert self.facets is not None and self.combos is not None, f"{self.name} have no facets"
+        combos, names = self.combos, self.facets.names
         snapshot = snapshot_at(connection, as_of)
-        return self.facets(connection, self.rows(where, snapshot), where, snapshot)
+        shaped = None if snapshot is not None else shaped_filter(where)
+        if shaped is None:
+            statement = facet_statement(combos(self.rows(where, snapshot), where, snapshot,
+                                               names), names)
+            rows = connection.execute(statement)
+        else:
+            statement = self.shapes.get(("facets", shaped.key), lambda: facet_statement(
+                combos(self.rows(shaped.where, None), shaped.where, None, names), names))
+            rows = connection.execute(statement, shaped.params)
+        return self.facets.counts(*facet_lists(rows, len(names)))
 
     def facet_page(self, connection: Connection, field: str, where: F | None = None,
                    first: int | None = None, after: str | None = None,

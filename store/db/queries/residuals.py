@@ -8,14 +8,13 @@ from typing import Any
 
 from sqlalchemy import (
     CTE,
-    Connection,
     Select,
     func,
     select,
 )
 
 from store.db.queries.as_of import Snapshot, held
-from store.db.queries.facets import facet_counts, grouped_combos, range_combos
+from store.db.queries.facets import FacetSet, grouped_combos, range_combos
 from store.db.queries.filters import ResidualFilter
 from store.db.queries.records import ResidualFacets
 from store.db.queries.search import Searched, record_tallies
@@ -76,12 +75,7 @@ def _summed_combos(rows: Any, columns: Mapping[str, str], statement: Select[Any]
         func.sum(rows.c.residuals), func.sum(rows.c.occurrences))
 
 
-def residual_facets_of(connection: Connection, rows: Select[Any],
-                       where: ResidualFilter | None, snapshot: Snapshot | None
-                       ) -> ResidualFacets:
-    """Counts per kind, axis, organ, family and code over the filtered residuals
-    (residual_combos)."""
-    names = tuple(RESIDUAL_FACETS)
-    total, occurrences, lists = facet_counts(
-        connection, residual_combos(rows, where, snapshot, names), names)
-    return ResidualFacets(total, occurrences, *lists)
+# Counts per kind, axis, organ, family and code over the filtered residuals
+# (residual_combos).
+RESIDUAL_FACET_SET = FacetSet(tuple(RESIDUAL_FACETS), lambda total, sightings, lists:
+                              ResidualFacets(total, sightings, *lists))

@@ -15,7 +15,7 @@ from sqlalchemy import (
 
 from store.db.queries.as_of import Snapshot, held
 from store.db.queries.batches import BATCH_COLUMNS, BATCH_RECORD
-from store.db.queries.facets import facet_counts, grouped_combos, range_combos
+from store.db.queries.facets import FacetSet, grouped_combos, range_combos
 from store.db.queries.filters import SurfaceFilter, equals
 from store.db.queries.pages import PageArgs, seq_page
 from store.db.queries.records import Page, SurfaceFacets, SurfaceOccurrence
@@ -66,10 +66,7 @@ def surface_combos(rows: Select[Any], where: SurfaceFilter | None, snapshot: Sna
                           func.count(), func.sum(filtered.c.occurrence_count))
 
 
-def surface_facets_of(connection: Connection, rows: Select[Any],
-                      where: SurfaceFilter | None, snapshot: Snapshot | None) -> SurfaceFacets:
-    """Counts per grounding source, corpus, intent, verification and form over the filtered
-    surfaces (surface_combos)."""
-    total, occurrences, lists = facet_counts(
-        connection, surface_combos(rows, where, snapshot, COUNTED_TOGETHER), COUNTED_TOGETHER)
-    return SurfaceFacets(total, occurrences, *lists)
+# Counts per grounding source, corpus, intent, verification and form over the filtered
+# surfaces (surface_combos).
+SURFACE_FACET_SET = FacetSet(COUNTED_TOGETHER, lambda total, sightings, lists:
+                             SurfaceFacets(total, sightings, *lists))

@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
-from sqlalchemy import CTE, Column, Connection, Select, func, select
+from sqlalchemy import CTE, Column, Select, func, select
 
 from store.db.queries.as_of import Snapshot, held
-from store.db.queries.facets import facet_counts
+from store.db.queries.facets import FacetSet
 from store.db.queries.filters import TurnFilter
 from store.db.queries.records import TurnFacets
 from store.db.queries.search import Searched
@@ -109,10 +109,7 @@ def _filtered_tables(where: TurnFilter | None) -> set[Any]:
     return found - {turns_t}
 
 
-def turn_facets_of(connection: Connection, rows: Select[Any], where: TurnFilter | None,
-                   snapshot: Snapshot | None) -> TurnFacets:
-    """Turns per grounding source, verification, epistemic state, clearance, corpus, kind,
-    trace integrity and surface form."""
-    total, _, lists = facet_counts(
-        connection, turn_combos(rows, where, snapshot, COUNTED_TOGETHER), COUNTED_TOGETHER)
-    return TurnFacets(total, *lists)
+# Turns per grounding source, verification, epistemic state, clearance, corpus, kind, trace
+# integrity and surface form (a turn is its own sighting: no sightings of their own).
+TURN_FACET_SET = FacetSet(COUNTED_TOGETHER,
+                          lambda total, _sightings, lists: TurnFacets(total, *lists))
