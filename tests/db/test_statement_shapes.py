@@ -44,6 +44,19 @@ def per_request() -> Iterator[None]:
         yield
 
 
+def calls_to(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
+    """The arguments of each call to `module.name` from now on (it still runs)."""
+    calls: list[Any] = []
+    real = getattr(module, name)
+
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
 def answer(db: AuditStore, name: str, where: Any, order: Order, size: int,
            backwards: bool, cursor: str | None) -> tuple[Any, ...]:
     listing = queries.LISTINGS[name]
@@ -130,14 +143,7 @@ def test_residuals_of_one_kind_then_another_read_their_own_rows(
 
 def test_a_second_request_of_one_shape_builds_no_statement(
         journal_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    built: list[Any] = []
-    real = pages_module._rows_statement
-
-    def counted(*args: Any) -> Any:
-        built.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(pages_module, "_rows_statement", counted)
+    built = calls_to(monkeypatch, pages_module, "_rows_statement")
     organs = ["unary_delta_transition", "state_assertion", "rate_change"]
     for organ in organs:  # one shape: an organ list, the first page, forwards, OLDEST_FIRST
         journal_db.execute(queries.list_residuals, ResidualFilter(organ=[organ]), 2,
@@ -243,14 +249,7 @@ def test_turn_facets_unfiltered_are_read_by_the_kept_statement(
 
 def test_a_second_facet_request_of_one_shape_builds_no_statement(
         journal_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    built: list[Any] = []
-    real = listings_module.facet_statement
-
-    def counted(*args: Any) -> Any:
-        built.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(listings_module, "facet_statement", counted)
+    built = calls_to(monkeypatch, listings_module, "facet_statement")
     kinds = [ResidualKind.MISSING_ROLE, ResidualKind.UNIT_OBJECT_CONFLICT]
     for kind in kinds:
         facets(journal_db, "residuals", ResidualFilter(kind=[kind]))
