@@ -18,6 +18,7 @@ from browser_runs import chromium
 from built_stores import BuiltStores, ingest_files, reads_only
 from cli_runs import INPUT_VARIABLES
 
+from store.db import time_limit as time_limit_module
 from store.db.audit_store import AuditStore
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,7 +50,10 @@ RESULTS_TIME_LIMIT = 60.0
 
 @pytest.fixture(autouse=True, scope="session")
 def _results_not_stall_timeouts() -> Iterator[None]:
-    """`AuditStore.open` defaults to RESULTS_TIME_LIMIT in tests (the CLI passes its own)."""
+    """`AuditStore.open` defaults to RESULTS_TIME_LIMIT in tests, and so do the CLI's reads
+    run in the tests' process (`core-audit query`, `export`...: the CLI's own default, read
+    when a command opens its store; `serve --time-limit` keeps its declared default). A
+    whole-suite run once stopped on `core-audit query` of a three-batch store past 5 s."""
     real = AuditStore.open.__func__  # type: ignore[attr-defined]
 
     def open_store(cls: type[AuditStore], db: str | None = None, *,
@@ -58,6 +62,7 @@ def _results_not_stall_timeouts() -> Iterator[None]:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(AuditStore, "open", classmethod(open_store))
+        patch.setattr(time_limit_module, "DEFAULT_TIME_LIMIT", RESULTS_TIME_LIMIT)
         yield
 
 
