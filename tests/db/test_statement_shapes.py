@@ -15,6 +15,8 @@ import base64
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +29,22 @@ from turn_data import DISCLOSURE, journal_entry, journal_line
 
 from store.db import queries
 from store.db.audit_store import AuditStore
-from store.db.queries import Order, ResidualFilter, SurfaceFilter
+from store.db.queries import (
+    AssessmentFilter,
+    Order,
+    ResidualFilter,
+    SurfaceFilter,
+    TurnFilter,
+)
 from store.db.queries import listings as listings_module
 from store.db.queries import pages as pages_module
+from store.db.queries.filters import ColumnFilter, shaped_filter
 from store.db.queries.orders import TIME_ORDERS
+from store.model.journal_digest import TraceIntegrity
 from store.model.surface_records import SurfaceVerification
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
 from store.model.teaching_surface import GroundingSource
+from store.model.turns import NormativeClearance, TurnKind
 
 
 @contextmanager
@@ -86,10 +97,31 @@ SURFACE_FIELDS = {
 }
 
 
+TURN_FIELDS = {
+    "grounding_source": st.sampled_from(list(GroundingSource)),
+    "verification": st.sampled_from(list(SurfaceVerification)),
+    "epistemic_state": st.sampled_from([None, "decoded", *JUNK]),
+    "normative_clearance": st.sampled_from([None, *NormativeClearance]),
+    "corpus_id": st.sampled_from([None, "cognition_chains_v1", *JUNK]),
+    "kind": st.sampled_from(list(TurnKind)),
+    "trace_integrity": st.sampled_from([None, *TraceIntegrity]),
+    "turn_id": st.sampled_from([None, 1, 2, 3, 99]),
+    "journal": st.sampled_from([None, "0" * 64]),  # a stored journal: drawn by the test
+}
+ASSESSMENT_FIELDS = {
+    "organ": st.sampled_from(["unary_delta_transition", "state_assertion", *JUNK]),
+    "source_ref": st.sampled_from([None, "no such source", *JUNK]),
+    "batch_id": st.sampled_from([1, 2, 3, 4, 9]),
+}
+FIELDS = {"residuals": (ResidualFilter, RESIDUAL_FIELDS),
+          "surfaces": (SurfaceFilter, SURFACE_FIELDS),
+          "turns": (TurnFilter, TURN_FIELDS),
+          "assessments": (AssessmentFilter, ASSESSMENT_FIELDS)}
+
+
 @st.composite
 def filters(draw: st.DrawFn, name: str) -> Any:
-    kind, fields = ((ResidualFilter, RESIDUAL_FIELDS) if name == "residuals"
-                    else (SurfaceFilter, SURFACE_FIELDS))
+    kind, fields = FIELDS[name]
     chosen = draw(st.sets(st.sampled_from(sorted(fields)), max_size=3))
     given = {field: draw(st.lists(fields[field], min_size=0, max_size=3)) for field in chosen}
     if draw(st.booleans()):
@@ -101,12 +133,22 @@ def filters(draw: st.DrawFn, name: str) -> Any:
 
 ORDERS = {name: [o for o in queries.LISTINGS[name].orders
                  if o is not Order.RANK and o not in TIME_ORDERS]
-          for name in ("residuals", "surfaces")}
+          for name in FIELDS}
 
 
-@settings(max_examples=60, deadline=None,
+def with_stored_journal(db: AuditStore, data: st.DataObject, where: Any) -> Any:
+    """A TurnFilter's journal list, sometimes with the stored journal's id in it."""
+    if not isinstance(where, TurnFilter) or not where.journal or not data.draw(st.booleans()):
+        return where
+    (journal,) = db.execute(lambda c: c.exec_driver_sql(
+        "SELECT DISTINCT journal_id FROM turn_fields WHERE journal_id IS NOT NULL"
+    ).scalars().all())
+    return replace(where, journal=[*where.journal, journal])
+
+
+@settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data(), name=st.sampled_from(["residuals", "surfaces"]),
+@given(data=st.data(), name=st.sampled_from(sorted(FIELDS)),
        size=st.integers(1, 6), backwards=st.booleans())
 def test_a_statement_kept_for_its_shape_answers_another_requests_values(
         journal_db: AuditStore, data: st.DataObject, name: str, size: int,
@@ -114,7 +156,7 @@ def test_a_statement_kept_for_its_shape_answers_another_requests_values(
     order = data.draw(st.sampled_from(ORDERS[name]))
     # Two requests of one shape where they can be: the second reuses the first's statements.
     for _ in range(2):
-        where = data.draw(filters(name))
+        where = with_stored_journal(journal_db, data, data.draw(filters(name)))
         with per_request():
             first = answer(journal_db, name, where, order, size, backwards, None)
         assert answer(journal_db, name, where, order, size, backwards, None) == first
@@ -220,7 +262,7 @@ def facets(db: AuditStore, name: str, where: Any) -> Any:
 
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data(), name=st.sampled_from(["residuals", "surfaces"]))
+@given(data=st.data(), name=st.sampled_from(["residuals", "surfaces", "turns"]))
 def test_a_facet_statement_kept_for_its_shape_answers_another_requests_values(
         journal_db: AuditStore, data: st.DataObject, name: str) -> None:
     listing = queries.LISTINGS[name]
@@ -229,11 +271,10 @@ def test_a_facet_statement_kept_for_its_shape_answers_another_requests_values(
         f"SELECT {listing.key} FROM {listing.table.name} WHERE seq = {seq}").scalar_one())
         for seq in stored]
     for _ in range(2):  # two requests of one shape where they can be
-        where = data.draw(filters(name))
+        where = with_stored_journal(journal_db, data, data.draw(filters(name)))
         if where is not None and data.draw(st.booleans()):  # an id list: counted from rows
             chosen = data.draw(st.lists(st.sampled_from([*ids, "0" * 64]), max_size=3))
-            where = type(where)(**{**{f: getattr(where, f) for f in where.__dataclass_fields__
-                                      if not f.startswith("_")}, listing.key: chosen})
+            where = replace(where, **{listing.key: chosen})
         with per_request():
             expected = facets(journal_db, name, where)
         assert facets(journal_db, name, where) == expected
@@ -262,3 +303,23 @@ def test_a_second_facet_request_of_one_shape_builds_no_statement(
     assert [f.value for f in counts[0].by_kind] == ["missing_role"]
     assert counts[0].total == len(MISSING_ROLE_CODES)
     assert [(f.value, f.count) for f in counts[1].by_kind] == [("unit_object_conflict", 1)]
+
+
+@pytest.mark.parametrize("given", [
+    AssessmentFilter(organ=["state_assertion"], source_ref=[None, "x"], batch_id=[2]),
+    TurnFilter(grounding_source=[GroundingSource.NONE], verification=[None],
+               journal=["0" * 64], turn_id=[1], kind=[TurnKind.WORKBENCH_JOURNAL]),
+], ids=["assessments", "turns"])
+def test_a_filter_that_adds_conditions_adds_them_only_for_fields_without_a_column(
+        given: ColumnFilter) -> None:
+    # shaped_filter keeps statements for such a filter when those fields are not given, as
+    # the conditions are then ColumnFilter's own: the same SQL with the same values.
+    def compiled(conditions: list[Any]) -> list[tuple[str, Any]]:
+        return [(str(c.compile()), c.compile().params) for c in conditions]
+
+    assert compiled(type(given).conditions(given)) == compiled(ColumnFilter.conditions(given))
+    extra = (replace(given, runnable=True) if isinstance(given, AssessmentFilter)
+             else replace(given, time_from=datetime(2026, 7, 30, tzinfo=UTC)))
+    assert len(type(extra).conditions(extra)) == len(ColumnFilter.conditions(given)) + 1
+    assert shaped_filter(extra) is None
+    assert shaped_filter(given) is not None

@@ -158,13 +158,14 @@ _RANGE_FIELDS = ("batch_id_from", "batch_id_to", "ingested_from", "ingested_to")
 
 def shaped_filter(where: Any) -> Shaped | None:
     """`where` (a ColumnFilter, or None) with each given value in a slot
-    (statement_shapes.py); None when a filter of its kind computes conditions from its values
-    (AssessmentFilter's families, TurnFilter's times): its statements are built per request.
-    Raises what building its conditions raises (an id list too long)."""
+    (statement_shapes.py); None when it gives a field its conditions are computed from in
+    Python (AssessmentFilter's families and runnable, TurnFilter's times: fields without a
+    column): its statements are built per request. A filter that overrides `conditions`
+    adds conditions only for such fields (tested), so without them its conditions are
+    ColumnFilter's. Raises what building its conditions raises (an id list too long)."""
     if where is None:
         return Shaped(None, None, {})
-    if not isinstance(where, ColumnFilter) or type(where).conditions is not \
-            ColumnFilter.conditions:
+    if not isinstance(where, ColumnFilter):
         return None
     key: list[Hashable] = [type(where).__name__]
     params: dict[str, Any] = {}
