@@ -15,6 +15,8 @@ inside one running event loop as the server runs them (the query in a worker thr
                 random (journal, turnId)
   journal       journal(id) { turns(first: 50, after: ...) }: a journal's turns in turn order,
                 at a random place
+  journal order turns(filter: {journal: [id]}, first: 50, after: ...): one journal's turns in
+                journal order (OLDEST_FIRST, the Trace route's timeline), at a random place
   journal time  turns(filter: {journal: [id]}, order: TIME_ASC, first: 50, after: ...): one
                 journal's turns in CORE time, at a random place
   timeline      turns(order: TIME_DESC, first: 50) with what the Workbench's timeline row shows,
@@ -67,6 +69,9 @@ TURN = """query($j: ID!, $t: Int!) { turn(journal: $j, turnId: $t) {
     sourceKind } turnCostMs checkpointEmitted traceIntegrity journalDigest pipelineRecord } }"""
 JOURNAL = """query($j: ID!, $after: String) { journal(id: $j) { turns(first: 50, after: $after) {
     pageInfo { endCursor } nodes { turnId timestamp prompt traceHash traceIntegrity } } } }"""
+JOURNAL_ORDER = """query($j: ID!, $after: String) { turns(filter: {journal: [$j]},
+    first: 50, after: $after) {
+    pageInfo { endCursor } nodes { turnId timestamp prompt traceHash traceIntegrity } } }"""
 JOURNAL_TIME = """query($j: ID!, $after: String) { turns(filter: {journal: [$j]},
     order: TIME_ASC, first: 50, after: $after) {
     pageInfo { endCursor } nodes { turnId timestamp prompt traceHash traceIntegrity } } }"""
@@ -219,6 +224,12 @@ def main() -> None:
         ("journal(id).turns (50)",
          lambda i: graphql(JOURNAL, j=places[i][0], after=cursor("seq", seqs[i])),
          lambda i: db.execute(journal_queries.journal_turns, turns_listing, places[i][0], 50,
+                              cursor("seq", seqs[i])),
+         lambda i: json.dumps(raw.execute(FLOOR_JOURNAL, (places[i][0], seqs[i])).fetchall())),
+        ("journal turns OLDEST_FIRST (50)",
+         lambda i: graphql(JOURNAL_ORDER, j=places[i][0], after=cursor("seq", seqs[i])),
+         lambda i: db.execute(queries.list_turns,
+                              queries.TurnFilter(journal=[RecordId(places[i][0])]), 50,
                               cursor("seq", seqs[i])),
          lambda i: json.dumps(raw.execute(FLOOR_JOURNAL, (places[i][0], seqs[i])).fetchall())),
         ("journal turns TIME_ASC (50)",

@@ -117,6 +117,11 @@ class RecordListing(Generic[F, R]):
     # records read by key: building a statement of every column it reads (a turn's ~60,
     # with its surface's and turn_fields') cost more than the page's SQL, per request.
     paged_by_key: bool = False
+    # The column its seq orders (OLDEST_FIRST, NEWEST_FIRST) read by, for a filter: a joined
+    # table's copy of seq where the filter leaves only rows that have one, so that a page
+    # walks that table's (filtered column, seq) index instead of sorting every match. None
+    # (or a callable answering None): its own seq.
+    seq_of: Callable[[Any], ColumnElement[int] | None] | None = None
     # Statements built once, on first use, and run with parameters (reads of now only).
     _built: dict[str, Select[Any]] = field(default_factory=dict, init=False, repr=False,
                                            compare=False, hash=False)

@@ -42,7 +42,9 @@ def listing_in(records: RecordListing[Any, Any], connection: Connection, where: 
     if order in TIME_ORDERS and records.time_ordered is not None:
         return records.time_ordered(connection, order, read)
     if records.sightings is None:
-        return in_seq_order(order, read, records.table.c.seq, listing=records.name)
+        seq = None if records.seq_of is None else records.seq_of(where)
+        return in_seq_order(order, read, records.table.c.seq if seq is None else seq,
+                            listing=records.name)
     if few is None:
         few = (order is Order.MOST_SEEN and where is not None and bool(where.conditions())
                and few_rows(connection, read, records.table.c.seq))

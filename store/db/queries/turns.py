@@ -6,13 +6,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
-from sqlalchemy import CTE, Column, Select, func, select
+from sqlalchemy import CTE, Column, ColumnElement, Select, func, select
 
 from store.db.queries.as_of import Snapshot, held
 from store.db.queries.facets import FacetSet
 from store.db.queries.filters import TurnFilter
 from store.db.queries.records import TurnFacets
 from store.db.queries.search import Searched
+from store.db.queries.statement_shapes import SlotList
 from store.db.schema.tables import surface_records as surfaces_t
 from store.db.schema.tables import turn_fields as fields_t
 from store.db.schema.tables import turns as turns_t
@@ -113,3 +114,15 @@ def _filtered_tables(where: TurnFilter | None) -> set[Any]:
 # integrity and surface form (a turn is its own sighting: no sightings of their own).
 TURN_FACET_SET = FacetSet(COUNTED_TOGETHER,
                           lambda total, _sightings, lists: TurnFacets(total, *lists))
+
+
+def journal_seq(where: TurnFilter | None) -> ColumnElement[int] | None:
+    """A journal's turns in seq order read through turn_fields' (journal_id, turn_seq) index:
+    turn_seq is the turn's seq, and a journal list without a null leaves only turns with a
+    fields row. Sorting every turn of a 25,000-turn journal for a 50-turn page took ~110 ms
+    (bench/journal.py's store). None: by the turns' own seq."""
+    journal = None if where is None or isinstance(where, Searched) else where.journal
+    if not journal:
+        return None
+    null = journal.null if isinstance(journal, SlotList) else any(v is None for v in journal)
+    return None if null else fields_t.c.turn_seq

@@ -1,0 +1,92 @@
+"""A journal's turns in seq order (OLDEST_FIRST, NEWEST_FIRST: the Trace route's timeline in
+journal order) are read through turn_fields' (journal_id, turn_seq) index, a page at a time,
+not by sorting every turn of the journal: the same pages, cursors included, on both backends.
+
+The journal is examples/workbench_turn_journal.jsonl (batch 4 of `journal_db`): six turns,
+turn_id 1 to 6 in the order of its lines.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from typing import Any
+
+from sqlalchemy import event
+
+from store.db import queries
+from store.db.audit_store import AuditStore
+from store.db.queries import Order, TurnFilter
+from store.model.turns import TurnKind
+
+TURNS = queries.LISTINGS["turns"]
+
+
+def journal_of(db: AuditStore) -> str:
+    return str(db.execute(lambda c: c.exec_driver_sql(
+        "SELECT DISTINCT journal_id FROM turn_fields WHERE journal_id IS NOT NULL"
+    ).scalar_one()))
+
+
+def walk(db: AuditStore, where: TurnFilter, order: Order, size: int,
+         backwards: bool = False) -> list[list[int | None]]:
+    """Every page of `where` in `order`, `size` turns a page, by each page's far cursor."""
+    pages: list[list[int | None]] = []
+    cursor = None
+    while True:
+        if backwards:
+            page = db.execute(TURNS.list, where, last=size, before=cursor, order=order)
+        else:
+            page = db.execute(TURNS.list, where, size, cursor, order=order)
+        pages.append([turn.turn_id for turn in page.items])
+        more = page.has_previous_page if backwards else page.has_next_page
+        if not more:
+            return pages
+        cursor = page.cursors[0] if backwards else page.cursors[-1]
+
+
+def test_a_journals_turns_page_by_page_in_journal_order(journal_db: AuditStore) -> None:
+    where = TurnFilter(journal=[journal_of(journal_db)])
+    assert walk(journal_db, where, Order.OLDEST_FIRST, 4) == [[1, 2, 3, 4], [5, 6]]
+    assert walk(journal_db, where, Order.NEWEST_FIRST, 4) == [[6, 5, 4, 3], [2, 1]]
+    assert walk(journal_db, where, Order.OLDEST_FIRST, 4, backwards=True) == [
+        [3, 4, 5, 6], [1, 2]]
+    assert walk(journal_db, where, Order.OLDEST_FIRST, 6) == [[1, 2, 3, 4, 5, 6]]
+    # With the Workbench's kind filter beside it (TraceTimeline), and with an unknown journal.
+    with_kind = TurnFilter(journal=[journal_of(journal_db)],
+                           kind=[TurnKind.WORKBENCH_JOURNAL])
+    assert walk(journal_db, with_kind, Order.OLDEST_FIRST, 5) == [[1, 2, 3, 4, 5], [6]]
+    assert walk(journal_db, TurnFilter(journal=["0" * 64]), Order.OLDEST_FIRST, 5) == [[]]
+
+
+def test_a_journal_list_with_a_null_reads_the_turns_own_order(journal_db: AuditStore) -> None:
+    # A null selects turns outside any journal too (the example store's runtime outputs and
+    # turn events): they have no journal's turn_seq to walk, and are read by their own seq.
+    everything = [turn.turn_id for turn in journal_db.execute(TURNS.list, None, 100).items]
+    where = TurnFilter(journal=[journal_of(journal_db), None])
+    (listed,) = walk(journal_db, where, Order.OLDEST_FIRST, 100)
+    assert listed == everything
+    assert listed[-6:] == [1, 2, 3, 4, 5, 6]  # the journal is the last batch
+
+
+def test_a_journal_page_walks_the_index_and_sorts_nothing(journal_db: AuditStore) -> None:
+    if journal_db.engine.dialect.name != "sqlite":
+        return  # the plan is SQLite's EXPLAIN QUERY PLAN; the pages above hold on both
+    statements: list[tuple[str, Any]] = []
+
+    def sent(_c: Any, _cur: Any, sql: str, params: Any, _ctx: Any, _many: Any) -> None:
+        statements.append((sql, params))
+
+    where = TurnFilter(journal=[journal_of(journal_db)])
+    event.listen(journal_db.engine, "before_cursor_execute", sent)
+    try:
+        journal_db.execute(TURNS.list, where, 2, order=Order.NEWEST_FIRST)
+    finally:
+        event.remove(journal_db.engine, "before_cursor_execute", sent)
+    (cut,) = [(sql, params) for sql, params in statements if "page_sort_0" in sql]
+    path = journal_db.execute(lambda c: c.exec_driver_sql("PRAGMA database_list").all())[0][2]
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
+        plan = [str(step[3]) for step in connection.execute(f"EXPLAIN QUERY PLAN {cut[0]}",
+                                                            cut[1])]
+    assert any("ix_turn_fields_journal_id_turn_seq" in step for step in plan), plan
+    assert not any("TEMP B-TREE" in step for step in plan), plan
