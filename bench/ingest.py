@@ -172,6 +172,12 @@ multiprocessing.process.BaseProcess._bootstrap = _bootstrap
 """
 
 
+def _stat_fields(pid: int) -> list[str]:
+    """/proc/PID/stat's fields from the third on (state, ppid, ...: utime is [11], cutime
+    [13]). Field 2, the command, may hold spaces: split after its closing parenthesis."""
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+
+
 def _server_cpu(postmaster: int | None) -> float | None:
     """CPU seconds (user + system) of a local PostgreSQL server: the postmaster's own, its
     exited backends' (reaped by it) and its live processes'. None where /proc does not show
@@ -179,18 +185,13 @@ def _server_cpu(postmaster: int | None) -> float | None:
     if postmaster is None:
         return None
     ticks = os.sysconf("SC_CLK_TCK")
-
-    def fields(pid: int) -> list[str]:
-        # Field 2 (the command) may hold spaces: split after its closing parenthesis.
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-
     try:
-        own = fields(postmaster)  # fields from 3 on: utime is [11], cutime [13]
+        own = _stat_fields(postmaster)
         total = sum(int(v) for v in own[11:15])
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit() and int(entry.name) != postmaster:
                 with contextlib.suppress(OSError, IndexError):
-                    child = fields(int(entry.name))
+                    child = _stat_fields(int(entry.name))
                     if int(child[1]) == postmaster:
                         total += int(child[11]) + int(child[12])
     except OSError:
@@ -210,7 +211,7 @@ def _postgres_run(source: Path, directory: Path, server: str) -> dict[str, float
         backend = connection.execute(text("SELECT pg_backend_pid()")).scalar_one()
     postmaster = None
     with contextlib.suppress(OSError, IndexError, ValueError):
-        postmaster = int(Path(f"/proc/{backend}/stat").read_text().rpartition(")")[2].split()[1])
+        postmaster = int(_stat_fields(backend)[1])
     try:
         url = make_url(server).update_query_dict({"options": f"-csearch_path={schema}"})
         before = _server_cpu(postmaster)

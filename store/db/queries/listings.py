@@ -19,6 +19,7 @@ from sqlalchemy import (
     CTE,
     Column,
     ColumnElement,
+    CompoundSelect,
     Connection,
     Label,
     Select,
@@ -327,16 +328,19 @@ class RecordListing(Generic[F, R]):
         it cost three times what running it does."""
         assert self.facets is not None and self.combos is not None, f"{self.name} have no facets"
         combos, names = self.combos, self.facets.names
+
+        def statement(where: F | None, snapshot: Snapshot | None) -> CompoundSelect[Any]:
+            return facet_statement(combos(self.rows(where, snapshot), where, snapshot, names),
+                                   names)
+
         snapshot = snapshot_at(connection, as_of)
         shaped = None if snapshot is not None else shaped_filter(where)
         if shaped is None:
-            statement = facet_statement(combos(self.rows(where, snapshot), where, snapshot,
-                                               names), names)
-            rows = connection.execute(statement)
+            rows = connection.execute(statement(where, snapshot))
         else:
-            statement = self.shapes.get(("facets", shaped.key), lambda: facet_statement(
-                combos(self.rows(shaped.where, None), shaped.where, None, names), names))
-            rows = connection.execute(statement, shaped.params)
+            kept = self.shapes.get(("facets", shaped.key),
+                                   lambda: statement(shaped.where, None))
+            rows = connection.execute(kept, shaped.params)
         return self.facets.counts(*facet_lists(rows, len(names)))
 
     def facet_page(self, connection: Connection, field: str, where: F | None = None,
