@@ -12,11 +12,13 @@ import sqlite3
 from contextlib import closing
 from typing import Any
 
+import pytest
 from sqlalchemy import event
 
 from store.db import queries
 from store.db.audit_store import AuditStore
 from store.db.queries import Order, TurnFilter
+from store.db.queries.search import searched
 from store.model.turns import TurnKind
 
 TURNS = queries.LISTINGS["turns"]
@@ -59,6 +61,18 @@ def test_a_journals_turns_page_by_page_in_journal_order(journal_db: AuditStore) 
     assert walk(journal_db, TurnFilter(journal=["0" * 64]), Order.OLDEST_FIRST, 5) == [[]]
 
 
+def test_a_search_within_a_journal_pages_in_journal_order(journal_db: AuditStore) -> None:
+    # The journal's prompts (turn_id: prompt): 1 "Why does light exist?", 2 "Why does
+    # knowledge require evidence?", 3 "Does memory require recall?", 4 "What is
+    # knowledge?", 5 "Why does zorp exist?", 6 "Why does light exist, and why does it
+    # matter?". "exist" is in 1, 5 and 6.
+    base = TurnFilter(journal=[journal_of(journal_db)])
+    where = searched(base, "exist", TURNS.table)
+    assert walk(journal_db, where, Order.OLDEST_FIRST, 2) == [[1, 5], [6]]
+    assert walk(journal_db, where, Order.NEWEST_FIRST, 2) == [[6, 5], [1]]
+    assert walk(journal_db, where, Order.NEWEST_FIRST, 2, backwards=True) == [[5, 1], [6]]
+
+
 def test_a_journal_list_with_a_null_reads_the_turns_own_order(journal_db: AuditStore) -> None:
     # A null selects turns outside any journal too (the example store's runtime outputs and
     # turn events): they have no journal's turn_seq to walk, and are read by their own seq.
@@ -69,7 +83,9 @@ def test_a_journal_list_with_a_null_reads_the_turns_own_order(journal_db: AuditS
     assert listed[-6:] == [1, 2, 3, 4, 5, 6]  # the journal is the last batch
 
 
-def test_a_journal_page_walks_the_index_and_sorts_nothing(journal_db: AuditStore) -> None:
+@pytest.mark.parametrize("search", [None, "exist"])
+def test_a_journal_page_walks_the_index_and_sorts_nothing(journal_db: AuditStore,
+                                                          search: str | None) -> None:
     if journal_db.engine.dialect.name != "sqlite":
         return  # the plan is SQLite's EXPLAIN QUERY PLAN; the pages above hold on both
     statements: list[tuple[str, Any]] = []
@@ -77,7 +93,7 @@ def test_a_journal_page_walks_the_index_and_sorts_nothing(journal_db: AuditStore
     def sent(_c: Any, _cur: Any, sql: str, params: Any, _ctx: Any, _many: Any) -> None:
         statements.append((sql, params))
 
-    where = TurnFilter(journal=[journal_of(journal_db)])
+    where = searched(TurnFilter(journal=[journal_of(journal_db)]), search, TURNS.table)
     event.listen(journal_db.engine, "before_cursor_execute", sent)
     try:
         journal_db.execute(TURNS.list, where, 2, order=Order.NEWEST_FIRST)

@@ -120,8 +120,11 @@ def journal_seq(where: TurnFilter | None) -> ColumnElement[int] | None:
     """A journal's turns in seq order read through turn_fields' (journal_id, turn_seq) index:
     turn_seq is the turn's seq, and a journal list without a null leaves only turns with a
     fields row. Sorting every turn of a 25,000-turn journal for a 50-turn page took ~110 ms
-    (bench/journal.py's store). None: by the turns' own seq."""
-    journal = None if where is None or isinstance(where, Searched) else where.journal
+    (bench/journal.py's store). A search keeps its base filter's order. None: by the turns'
+    own seq."""
+    if isinstance(where, Searched):
+        where = where.base
+    journal = None if where is None else where.journal
     if not journal:
         return None
     null = journal.null if isinstance(journal, SlotList) else any(v is None for v in journal)
