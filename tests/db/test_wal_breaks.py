@@ -20,11 +20,12 @@ PAGE = 16384  # a new store's pages (engine.NEW_STORE_PAGE_BYTES): 0x00004000 in
 FRAME = 24 + PAGE
 
 
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[Path]:
-    """A live store: a reader holds a snapshot of batch 1, so batches 2-4 stay in the -wal."""
-    db = tmp_path / "live" / "audit.db"
-    db.parent.mkdir()
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A live store: a reader holds a snapshot of batch 1, so batches 2-4 stay in the -wal.
+    One for the module (each ingest waits out the writer's 2 s fold against the reader);
+    every test reads it or a copy of it."""
+    db = tmp_path_factory.mktemp("live") / "audit.db"
     assert cli("ingest", "--db", db, EXAMPLE_FILES[0]).exit_code == 0
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN")
@@ -54,7 +55,10 @@ def test_an_intact_wal_is_replayed_whole_and_verify_says_intact(live: Path,
     copy = _copy(live, tmp_path / "copy")
     scan = scan_wal(copy)
     assert scan is not None and scan.frames > 0 and scan.after_break == 0
+    before = [Path(f"{live}{suffix}").read_bytes() for suffix in ("", "-wal")]
     assert cli("verify", "--db", copy).stdout == cli("verify", "--db", live).stdout
+    # verify reads: the module's live store, which the other tests copy, is as it was.
+    assert [Path(f"{live}{suffix}").read_bytes() for suffix in ("", "-wal")] == before
 
 
 @pytest.mark.parametrize("where", ["header salt", "first frame's page", "a middle frame",
