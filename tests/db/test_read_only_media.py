@@ -49,12 +49,13 @@ def store(tmp_path: Path) -> Path:
     return db
 
 
-@pytest.fixture
-def live_wal(tmp_path: Path) -> Iterator[Path]:
+@pytest.fixture(scope="module")
+def live_wal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A store whose last batches are only in its -wal: another connection holds a read
-    transaction, so the writer could not checkpoint them into the file (a live store)."""
-    db = tmp_path / "live" / "audit.db"
-    db.parent.mkdir()
+    transaction, so the writer could not checkpoint them into the file (a live store). One
+    for the module (each ingest waits out the writer's 2 s fold against the reader); every
+    test reads a copy of it."""
+    db = tmp_path_factory.mktemp("live") / "audit.db"
     assert cli("ingest", "--db", db, EXAMPLE_FILES[0]).exit_code == 0
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN")
