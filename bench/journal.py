@@ -21,6 +21,9 @@ inside one running event loop as the server runs them (the query in a worker thr
                 journal's turns in CORE time, at a random place
   timeline      turns(order: TIME_DESC, first: 50) with what the Workbench's timeline row shows,
                 at a random point of the list
+  grounding     RunGroundingDistribution (graphql/workbench/): one journal's turns counted per
+                grounding source, epistemic state, clearance, verification and trace
+                integrity (turnFacets and turnGroups), a random journal each call
   no field      { __typename }: what any request costs the server before a field resolves
 
 Each is timed three ways in the same run: the whole GraphQL request (`request`: the server's
@@ -29,7 +32,8 @@ inflates less); the query layer alone (`query`: the same store.db.queries call o
 connection, records built, no GraphQL); and the floor, on one plain read-only sqlite3
 connection (`mode=ro`): the statement that finds the same rows by the same indexes
 (turn_fields' (journal_id, turn_id), (journal_id, turn_seq), (journal_id, core_time,
-turn_seq) and (core_time, turn_seq)), joined to turns, fetched and `json.dumps`'d. Prints p50
+turn_seq) and (core_time, turn_seq)), joined to turns, fetched and `json.dumps`'d; for the
+grounding, one statement counting the journal's turns by all five columns at once. Prints p50
 and p95 of each and the request's ratio to its floor. It asserts nothing about time.
 """
 
@@ -59,6 +63,7 @@ from store.db import queries
 from store.db.audit_store import AuditStore
 from store.db.queries import journals as journal_queries
 from store.db.queries.filters import RecordId
+from store.db.queries.groups import TURN_GROUPS
 
 START = datetime(2026, 7, 30, 18, 0, tzinfo=UTC)
 OFFSETS = [timedelta(0), timedelta(hours=2), timedelta(hours=-5, minutes=-30)]
@@ -79,6 +84,8 @@ TIMELINE = """query($after: String) { turns(order: TIME_DESC, first: 50, after: 
     pageInfo { endCursor } nodes { turnId journalId timestamp prompt traceHash
     traceIntegrity surface { surface } } } }"""
 NO_FIELD = "{ __typename }"
+GROUNDING = (Path(__file__).resolve().parents[1] / "graphql" / "workbench"
+             / "RunGroundingDistribution.graphql").read_text(encoding="utf-8")
 
 FLOOR_TURN = """SELECT t.*, f.* FROM turn_fields f JOIN turns t ON t.turn_key = f.turn_key
     WHERE f.journal_id = ? AND f.turn_id = ?"""
@@ -95,6 +102,10 @@ FLOOR_TIMELINE = """SELECT t.turn_id, f.journal_id, t.timestamp, t.prompt, t.tra
     JOIN turns t ON t.turn_key = f.turn_key JOIN surface_records s ON s.surface_id = t.surface_id
     WHERE (f.core_time, f.turn_seq) < (?, ?)
     ORDER BY f.core_time DESC, f.turn_seq DESC LIMIT 51"""
+FLOOR_GROUNDING = """SELECT t.grounding_source, t.epistemic_state, t.normative_clearance,
+    s.verification, t.trace_integrity, count(*) FROM turn_fields f
+    JOIN turns t ON t.seq = f.turn_seq JOIN surface_records s ON s.surface_id = t.surface_id
+    WHERE f.journal_id = ? GROUP BY 1, 2, 3, 4, 5"""
 
 
 def journal_lines(journal: int, turns: int) -> Iterator[bytes]:
@@ -244,6 +255,13 @@ def main() -> None:
          lambda i: db.execute(queries.list_turns, None, 50, cursor("timedesc", *points[i]),
                               order=queries.Order.TIME_DESC),
          lambda i: json.dumps(raw.execute(FLOOR_TIMELINE, points[i]).fetchall())),
+        ("run grounding (journal)",
+         lambda i: graphql(GROUNDING, journal=picks[i][0]),
+         lambda i: (db.execute(turns_listing.facet_counts,
+                               queries.TurnFilter(journal=[RecordId(picks[i][0])])),
+                    db.execute(TURN_GROUPS.groups, ["TRACE_INTEGRITY"],
+                               queries.TurnFilter(journal=[RecordId(picks[i][0])]))),
+         lambda i: json.dumps(raw.execute(FLOOR_GROUNDING, (picks[i][0],)).fetchall())),
         ("{ __typename }", lambda i: graphql(NO_FIELD), None, lambda i: json.dumps({})),
     ]
 

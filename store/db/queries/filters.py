@@ -15,6 +15,7 @@ from sqlalchemy import (
     false,
     or_,
 )
+from sqlalchemy.sql.selectable import SelectBase
 
 from store.db.queries.errors import LimitExceeded, QueryError
 from store.db.queries.keys import key_value
@@ -273,6 +274,21 @@ class TurnFilter(ColumnFilter):
             found.append(column >= key_value(at) if argument == "timeFrom"
                          else column <= key_value(at))
         return found
+
+
+def tables_read(*elements: ColumnElement[Any]) -> set[Table]:
+    """The tables whose columns `elements` read, not counting a subquery's (`x IN (SELECT
+    ...)` reads its own FROM: the statement holding it joins nothing for it)."""
+    found: set[Table] = set()
+    walk: list[Any] = list(elements)
+    while walk:
+        node = walk.pop()
+        if isinstance(node, SelectBase):
+            continue
+        if isinstance(table := getattr(node, "table", None), Table):
+            found.add(table)
+        walk.extend(node.get_children())
+    return found
 
 
 def filter_order(filter_type: type[Any] | None) -> int:

@@ -36,11 +36,10 @@ from sqlalchemy import (
     select,
     union_all,
 )
-from sqlalchemy.sql.visitors import iterate
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.errors import QueryError
-from store.db.queries.filters import ResidualFilter, SurfaceFilter, TurnFilter
+from store.db.queries.filters import ResidualFilter, SurfaceFilter, TurnFilter, tables_read
 from store.db.queries.listing_declarations import SURFACES
 from store.db.queries.pages import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from store.db.queries.search import Searched, record_tallies
@@ -49,6 +48,7 @@ from store.db.queries.time_buckets import (  # TimeBucket: callers import it fro
 )
 from store.db.queries.time_buckets import bucketed, core_bucketed
 from store.db.queries.turn_tally_rows import tallied_turn_rows
+from store.db.queries.turns import fields_semi_join
 from store.db.schema.tables import contract_residuals as residuals_t
 from store.db.schema.tables import ingest_batches as batches_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
@@ -236,26 +236,23 @@ def _turns_counted(rows: Subquery) -> ColumnElement[Any]:
     return func.sum(rows.c.turns) if "turns" in rows.c else func.count()
 
 
-def _tables_read(*elements: ColumnElement[Any]) -> set[Table]:
-    """The tables whose columns `elements` read."""
-    return {table for element in elements for node in iterate(element)
-            if isinstance(table := getattr(node, "table", None), Table)}
-
-
 def _joined_rows(base: Table, columns: Mapping[str, ColumnElement[Any]],
                  joins: Sequence[tuple[Table, ColumnElement[bool], bool]], where: Any,
                  snapshot: Snapshot | None, dimensions: Sequence[Dimension],
-                 extra: Sequence[ColumnElement[Any]] = ()) -> Select[Any]:
+                 extra: Sequence[ColumnElement[Any]] = (),
+                 conditions: Sequence[ColumnElement[bool]] | None = None) -> Select[Any]:
     """`base`'s rows with the dimensions' columns (by label, from `columns`), joined only to
-    the tables (`joins`: table, on, outer) those columns or `where` read, filtered and held
-    as of `snapshot`."""
+    the tables (`joins`: table, on, outer) those columns or `where` read, filtered (by
+    `where`'s conditions, or by `conditions` that stand for them) and held as of
+    `snapshot`."""
     # Each column once: two buckets of one time (CORE_DAY, CORE_HOUR) cut the same column.
     wanted = [columns[name].label(name) for name in dict.fromkeys(d.column for d in dimensions)]
-    conditions = where.conditions() if where is not None else []
-    needed = _tables_read(*conditions, *wanted)
+    if conditions is None:
+        conditions = where.conditions() if where is not None else []
+    needed = tables_read(*conditions, *wanted)
     for table, on, _ in reversed(joins):  # a join needs the tables its condition reads
         if table in needed:
-            needed |= _tables_read(on)
+            needed |= tables_read(on)
     source: FromClause = base
     for table, on, outer in joins:
         if table in needed:
@@ -307,12 +304,15 @@ def _turn_rows(where: TurnFilter | None, snapshot: Snapshot | None,
     tallied = tallied_turn_rows(where, snapshot, dimensions)
     if tallied is not None:
         return tallied
+    conditions = None
+    if all(_TURN_COLUMNS[d.column].table is not turn_fields_t for d in dimensions):
+        conditions = fields_semi_join(where, where.conditions() if where is not None else [])
     return _joined_rows(turns_t, _TURN_COLUMNS, (
         (surfaces_t, surfaces_t.c.surface_id == turns_t.c.surface_id, False),
         # outer: a missing fields row (verify names it) hides no turn
         (turn_fields_t, turn_fields_t.c.turn_key == turns_t.c.turn_key, True),
         (batches_t, batches_t.c.batch_id == turns_t.c.batch_id, False),
-    ), where, snapshot, dimensions)
+    ), where, snapshot, dimensions, conditions=conditions)
 
 
 RESIDUAL_GROUPS = Grouping(
