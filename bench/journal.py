@@ -24,6 +24,10 @@ inside one running event loop as the server runs them (the query in a worker thr
   grounding     RunGroundingDistribution (graphql/workbench/): one journal's turns counted per
                 grounding source, epistemic state, clearance, verification and trace
                 integrity (turnFacets and turnGroups), a random journal each call
+  runs          Runs (graphql/workbench/): the journals, each with its turn count, last time
+                and batches
+  turns         TurnsByGrounding (graphql/workbench/) with no variable given: the first 20
+                turns of the store and their totalCount
   no field      { __typename }: what any request costs the server before a field resolves
 
 Each is timed three ways in the same run: the whole GraphQL request (`request`: the server's
@@ -33,7 +37,9 @@ connection, records built, no GraphQL); and the floor, on one plain read-only sq
 connection (`mode=ro`): the statement that finds the same rows by the same indexes
 (turn_fields' (journal_id, turn_id), (journal_id, turn_seq), (journal_id, core_time,
 turn_seq) and (core_time, turn_seq)), joined to turns, fetched and `json.dumps`'d; for the
-grounding, one statement counting the journal's turns by all five columns at once. Prints p50
+grounding, one statement counting the journal's turns by all five columns at once; for the
+runs, one statement counting every journal's turns from the (journal_id, turn_id) index; for
+the turns, their count and the first 20 turns joined to their surfaces. Prints p50
 and p95 of each and the request's ratio to its floor. It asserts nothing about time.
 """
 
@@ -84,8 +90,10 @@ TIMELINE = """query($after: String) { turns(order: TIME_DESC, first: 50, after: 
     pageInfo { endCursor } nodes { turnId journalId timestamp prompt traceHash
     traceIntegrity surface { surface } } } }"""
 NO_FIELD = "{ __typename }"
-GROUNDING = (Path(__file__).resolve().parents[1] / "graphql" / "workbench"
-             / "RunGroundingDistribution.graphql").read_text(encoding="utf-8")
+WORKBENCH = Path(__file__).resolve().parents[1] / "graphql" / "workbench"
+GROUNDING = (WORKBENCH / "RunGroundingDistribution.graphql").read_text(encoding="utf-8")
+RUNS = (WORKBENCH / "Runs.graphql").read_text(encoding="utf-8")
+TURNS_BY_GROUNDING = (WORKBENCH / "TurnsByGrounding.graphql").read_text(encoding="utf-8")
 
 FLOOR_TURN = """SELECT t.*, f.* FROM turn_fields f JOIN turns t ON t.turn_key = f.turn_key
     WHERE f.journal_id = ? AND f.turn_id = ?"""
@@ -106,6 +114,10 @@ FLOOR_GROUNDING = """SELECT t.grounding_source, t.epistemic_state, t.normative_c
     s.verification, t.trace_integrity, count(*) FROM turn_fields f
     JOIN turns t ON t.seq = f.turn_seq JOIN surface_records s ON s.surface_id = t.surface_id
     WHERE f.journal_id = ? GROUP BY 1, 2, 3, 4, 5"""
+FLOOR_RUNS = """SELECT journal_id, count(*), max(turn_id) FROM turn_fields
+    WHERE journal_id IS NOT NULL GROUP BY journal_id"""
+FLOOR_TURNS = """SELECT t.*, s.* FROM turns t JOIN surface_records s ON s.surface_id = t.surface_id
+    ORDER BY t.seq LIMIT 21"""
 
 
 def journal_lines(journal: int, turns: int) -> Iterator[bytes]:
@@ -262,6 +274,15 @@ def main() -> None:
                     db.execute(TURN_GROUPS.groups, ["TRACE_INTEGRITY"],
                                queries.TurnFilter(journal=[RecordId(picks[i][0])]))),
          lambda i: json.dumps(raw.execute(FLOOR_GROUNDING, (picks[i][0],)).fetchall())),
+        ("runs (Runs)", lambda i: graphql(RUNS),
+         lambda i: [db.execute(journal_queries.journal_summary, j.journal_id)
+                    for j in db.execute(journal_queries.list_journals).items],
+         lambda i: json.dumps(raw.execute(FLOOR_RUNS).fetchall())),
+        ("turns (TurnsByGrounding)", lambda i: graphql(TURNS_BY_GROUNDING),
+         lambda i: (db.execute(turns_listing.count, queries.TurnFilter()),
+                    db.execute(turns_listing.list, queries.TurnFilter(), 20)),
+         lambda i: json.dumps([raw.execute("SELECT count(*) FROM turns").fetchall(),
+                               raw.execute(FLOOR_TURNS).fetchall()])),
         ("{ __typename }", lambda i: graphql(NO_FIELD), None, lambda i: json.dumps({})),
     ]
 
