@@ -60,3 +60,24 @@ def test_a_field_on_another_table_joins_it(journal_db: AuditStore) -> None:
     listed = journal_db.execute(TURNS.list, verified, 100).items
     assert "surface_records" in sql and "turn_fields" not in sql, sql
     assert count == 3 and [turn.turn_id for turn in listed] == [1, 2, 3]
+
+
+def test_a_journals_turns_are_counted_from_turn_fields_alone(journal_db: AuditStore) -> None:
+    # One fields row per turn, in the turn's batch: a journal's count reads turn_fields'
+    # own index, not every turn by key. The same statement shape answers another journal's
+    # values; as of tree head 66 (spec_values.HEADS[3], before the journal's batch 4) the
+    # journal has no turn yet; a list with a null counts through turns, as listed.
+    journal = str(journal_db.execute(lambda c: c.exec_driver_sql(
+        "SELECT DISTINCT journal_id FROM turn_fields WHERE journal_id IS NOT NULL"
+    ).scalar_one()))
+    for where, expected in ((TurnFilter(journal=[journal]), 6),
+                            (TurnFilter(journal=["0" * 64]), 0),
+                            (TurnFilter(journal=[journal, "0" * 64]), 6)):
+        count, statements = counted(journal_db, where)
+        (sql,) = [s for s in statements if "count" in s.lower()]
+        assert count == expected and "turns" not in sql.replace("turn_fields", ""), sql
+    assert journal_db.execute(TURNS.count, TurnFilter(journal=[journal]), 66) == 0
+    assert journal_db.execute(TURNS.count, TurnFilter(journal=[journal]), 83) == 6
+    count, statements = counted(journal_db, TurnFilter(journal=[journal, None]))
+    (sql,) = [s for s in statements if "count" in s.lower()]
+    assert count == 6 and "FROM turns" in sql, sql

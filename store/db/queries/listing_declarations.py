@@ -53,7 +53,13 @@ from store.db.queries.row_records import (
     optional,
 )
 from store.db.queries.surfaces import SURFACE_FACET_SET, SURFACE_FACETS, surface_combos
-from store.db.queries.turns import TURN_FACET_SET, TURN_FACETS, journal_seq, turn_combos
+from store.db.queries.turns import (
+    TURN_FACET_SET,
+    TURN_FACETS,
+    counted_on_fields,
+    journal_seq,
+    turn_combos,
+)
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import contract_residuals as residuals_t
@@ -128,6 +134,7 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),
             Joined(TURN_FIELDS, "turn_key", prefix="fields_", filtered=True, outer=True)),
     time_ordered=in_time_order, paged_by_key=True, seq_of=journal_seq,
+    counter=counted_on_fields,
     facets=TURN_FACET_SET, facets_type="TurnFacets", facet_fields=tuple(TURN_FACETS),
     combos=turn_combos,
     column_orders=(("ID", turns_t.c.turn_key), ("TURN_ID", turns_t.c.turn_id),

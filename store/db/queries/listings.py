@@ -65,7 +65,7 @@ R = TypeVar("R")
 Combos = Callable[[Select[Any], Any, Snapshot | None, Sequence[str]], CTE]
 # (the filter, the snapshot) -> the statement counting the records that match (one row, one
 # column), for a listing counted otherwise.
-Counter = Callable[[Any, Snapshot | None], Select[Any]]
+Counter = Callable[[Any, Snapshot | None], Select[Any] | None]  # None: the default count
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,8 +317,8 @@ class RecordListing(Generic[F, R]):
     def _counting(self, where: F | None, snapshot: Snapshot | None) -> Select[Any]:
         """The statement counting its records matching `where` (its `counter`'s, if it has
         one): one row, one column."""
-        if self.counter is not None:
-            return self.counter(where, snapshot)
+        if self.counter is not None and (counted := self.counter(where, snapshot)) is not None:
+            return counted
         return counting(self.filtered(where, snapshot).with_only_columns(self.table.c.seq))
 
     def get(self, connection: Connection, key: str, as_of: int | None = None) -> R | None:

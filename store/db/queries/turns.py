@@ -95,6 +95,21 @@ def fields_semi_join(where: TurnFilter | None, conditions: Sequence[ColumnElemen
     return [*rest, turns_t.c.seq.in_(select(fields_t.c.turn_seq).where(*on))]
 
 
+def counted_on_fields(where: TurnFilter | None, snapshot: Snapshot | None
+                      ) -> Select[Any] | None:
+    """Turns whose filter is on turn_fields alone and selects by it (journals without a
+    null, CORE-time bounds), counted from turn_fields' own index (one row per turn, in the
+    turn's batch), as `_fields_combos` counts their facets: a 25,000-turn journal ~48 ->
+    ~2 ms on SQLite, where counting through turns looks each up by key. None: the listing's
+    default count."""
+    if (where is None or isinstance(where, Searched) or not on_fields(where)
+            or fields_semi_join(where, where.conditions()) is None):
+        return None
+    return select(func.count()).select_from(fields_t).where(
+        *where.conditions(fields_t),
+        *([] if snapshot is None else [snapshot.covers(fields_t.c.batch_id)]))
+
+
 def on_fields(where: TurnFilter | None) -> bool:
     """Whether a filter's conditions are all on turn_fields (or the batch range, which
     turn_fields holds too)."""
