@@ -23,6 +23,7 @@ from store.db import queries
 from store.db.audit_store import AuditStore
 from store.db.queries import TurnFilter
 from store.db.queries.groups import TURN_GROUPS
+from store.db.queries.search import searched
 from store.db.queries.turns import fields_semi_join
 
 TURNS = queries.LISTINGS["turns"]
@@ -34,13 +35,13 @@ def journal_of(db: AuditStore) -> str:
     ).scalar_one()))
 
 
-def listed(db: AuditStore, where: TurnFilter) -> list[Any]:
+def listed(db: AuditStore, where: Any) -> list[Any]:
     page = db.execute(TURNS.list, where, 100)
     assert not page.has_next_page
     return list(page.items)
 
 
-def filters(journal: str) -> list[TurnFilter]:
+def filters(journal: str) -> list[Any]:
     early, late = (datetime(2000, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC))
     return [
         TurnFilter(journal=[journal]),
@@ -50,6 +51,8 @@ def filters(journal: str) -> list[TurnFilter]:
         TurnFilter(journal=[journal], grounding_source=["teaching"]),  # type: ignore[list-item]
         TurnFilter(time_from=early, time_to=late),
         TurnFilter(journal=[journal], time_to=early),
+        # A search within the journal: "exist" is in turns 1, 5 and 6's prompts.
+        searched(TurnFilter(journal=[journal]), "exist", TURNS.table),
     ]
 
 
@@ -65,7 +68,9 @@ def test_the_journals_grounding_as_the_spec_example_writes_it(journal_db: AuditS
 
 
 def test_facets_and_groups_count_the_turns_the_list_shows(journal_db: AuditStore) -> None:
-    for where in filters(journal_of(journal_db)):
+    cases = filters(journal_of(journal_db))
+    assert [turn.turn_id for turn in listed(journal_db, cases[-1])] == [1, 5, 6]
+    for where in cases:
         turns = listed(journal_db, where)
         facets = journal_db.execute(TURNS.facet_counts, where)
         assert facets.total == len(turns), where
