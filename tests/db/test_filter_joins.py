@@ -17,6 +17,7 @@ from sqlalchemy import event
 from store.db import queries
 from store.db.audit_store import AuditStore
 from store.db.queries import TurnFilter
+from store.db.queries.search import searched
 from store.model.surface_records import SurfaceVerification
 
 TURNS = queries.LISTINGS["turns"]
@@ -81,3 +82,21 @@ def test_a_journals_turns_are_counted_from_turn_fields_alone(journal_db: AuditSt
     count, statements = counted(journal_db, TurnFilter(journal=[journal, None]))
     (sql,) = [s for s in statements if "count" in s.lower()]
     assert count == 6 and "FROM turns" in sql, sql
+
+
+def test_a_search_within_a_journal_is_counted_by_seq(journal_db: AuditStore) -> None:
+    # "exist" is in turns 1, 5 and 6's prompts ("Why does light exist?", "Why does zorp
+    # exist?", "Why does light exist, and why does it matter?"): counted from turns by seq,
+    # the journal's seqs read from turn_fields' index, no join; with a kind beside it too.
+    journal = str(journal_db.execute(lambda c: c.exec_driver_sql(
+        "SELECT DISTINCT journal_id FROM turn_fields WHERE journal_id IS NOT NULL"
+    ).scalar_one()))
+    for base in (TurnFilter(journal=[journal]),
+                 TurnFilter(journal=[journal], verification=[SurfaceVerification.VERIFIED])):
+        count, statements = counted(journal_db, searched(base, "exist", TURNS.table))
+        (sql,) = [s for s in statements if "count" in s.lower()]
+        assert "turn_fields" in sql and "JOIN turn_fields" not in sql.replace("\n", " "), sql
+        assert count == (3 if base.verification is None else 1), sql
+    count, _ = counted(journal_db, searched(TurnFilter(journal=[journal, None]), "exist",
+                                            TURNS.table))
+    assert count == 3
