@@ -73,6 +73,26 @@ def test_each_stored_journal_is_one_record_named_by_its_first_turn(
     assert again == {"journal": {"turnCount": 5}}
 
 
+def test_a_journal_s_batches_as_of_each_head(workbench: tuple[TestClient, Path],
+                                             example_store_url: str) -> None:
+    # journal-a: turns 1-3 in batch 4, 4-5 in batch 6, journal-b's batch 5 between them. Its
+    # batches are found one index step a batch (journals.py): as of each head, those stored.
+    client, _ = workbench
+    a, b = _journals(client)
+    with AuditStore.open(example_store_url, read_only=True) as store:
+        heads = dict(store.execute(lambda c: c.exec_driver_sql(
+            "SELECT batch_id, tree_size FROM tree_heads").all()))
+    query = ("query($id: ID!, $asOf: LogIndex) { journal(id: $id, asOf: $asOf) { turnCount "
+             "batchIds } }")
+    for batch, a_seen, b_seen in ((4, (3, [4]), None), (5, (3, [4]), (2, [5])),
+                                  (6, (5, [4, 6]), (2, [5])), (7, (5, [4, 6]), (2, [5]))):
+        for journal, seen in ((a, a_seen), (b, b_seen)):
+            found = graphql_data(client, query, id=journal["journalId"],
+                                 asOf=heads[batch])["journal"]
+            assert (None if found is None else (found["turnCount"], found["batchIds"])
+                    ) == seen, (batch, journal["journalId"])
+
+
 def test_a_journal_s_turns_page_in_turn_order(workbench: tuple[TestClient, Path]) -> None:
     client, _ = workbench
     journal = _journals(client)[0]["journalId"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Unpack
 
-from sqlalchemy import Connection, Select, bindparam, func, select
+from sqlalchemy import ColumnElement, Connection, Select, bindparam, case, func, select
 
 from store.db.queries.as_of import snapshot_at
 from store.db.queries.filters import equals, storable
@@ -18,6 +18,7 @@ from store.db.queries.keys import MAX_KEY, key_value
 from store.db.queries.orders import Listing, Order, Part, SortKey, in_seq_order
 from store.db.queries.pages import PageArgs, page_of
 from store.db.queries.records import Journal, JournalSummary, Page, StoredTurn
+from store.db.schema.tables import ingest_batches as batches_t
 from store.db.schema.tables import turn_fields as fields_t
 from store.db.schema.tables import turns as turns_t
 
@@ -115,9 +116,42 @@ def journal_summary(connection: Connection, journal_id: str, as_of: int | None =
         select(turns_t.c.timestamp).join_from(fields_t, turns_t,
                                               turns_t.c.turn_key == f.turn_key)
         .where(*held, f.turn_id == last)).scalar()
-    batches = tuple(connection.execute(
-        select(f.batch_id).where(*held).group_by(f.batch_id).order_by(f.batch_id)).scalars())
+    batches = tuple(connection.execute(_journal_batches(journal_id, as_of_seq)).scalars())
     return JournalSummary(turn_count=count, updated_at=updated, batch_ids=batches)
+
+
+def _journal_batches(journal_id: str, as_of_seq: int | None) -> Select[Any]:
+    """The batches holding the journal's turns (stored by `as_of_seq`), in batch order, one
+    index step a batch: a batch's rows are consecutive leaves ending with its batch row
+    (as_of.py), so from each turn found, the journal's next batch starts at its first turn
+    past that batch row's seq. Grouping the journal's rows by batch read every one of them (a
+    25,000-turn journal: 5-6 ms on SQLite, 14 ms on PostgreSQL). Each step moves past the
+    turn it found, so the walk ends whatever the rows say."""
+
+    def held(rows: Any) -> list[ColumnElement[bool]]:
+        found = [equals(rows.c.journal_id, journal_id)]
+        if as_of_seq is not None:
+            found.append(rows.c.turn_seq <= key_value(as_of_seq))
+        return found
+
+    at, after = fields_t.alias("at_turn"), fields_t.alias("after_batch")
+    steps = select(select(func.min(at.c.turn_seq)).where(*held(at)).scalar_subquery()
+                   .label("turn_seq")).cte("steps", recursive=True)
+    # Scalar subqueries correlated to the step alone: each is one seek of the
+    # (journal_id, turn_seq) index (as joins, SQLite walked the journal for every step).
+    end = (select(case((batches_t.c.seq > at.c.turn_seq, batches_t.c.seq),
+                       else_=at.c.turn_seq))
+           .select_from(at.join(batches_t, batches_t.c.batch_id == at.c.batch_id))
+           .where(*held(at), at.c.turn_seq == steps.c.turn_seq).correlate(steps)
+           .scalar_subquery())
+    following = (select(func.min(after.c.turn_seq))
+                 .where(*held(after), after.c.turn_seq > end).correlate(steps)
+                 .scalar_subquery())
+    steps = steps.union_all(select(following).where(steps.c.turn_seq.is_not(None)))
+    batch = (select(at.c.batch_id).where(*held(at), at.c.turn_seq == steps.c.turn_seq)
+             .scalar_subquery().label("batch_id"))
+    return (select(batch).distinct().select_from(steps)
+            .where(steps.c.turn_seq.is_not(None)).order_by(batch))
 
 
 def _as_of_seq(connection: Connection, as_of: int | None) -> int | None:
