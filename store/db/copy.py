@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Engine, select, text
 from sqlalchemy.exc import DBAPIError
 
 from store.db.audit_store import AuditStore
@@ -66,7 +66,25 @@ def copy_store(source_db: str, target_db: str) -> CopyReport:
             raise StoreError(f"the target refused the copy, nothing written: {exc.orig}") from exc
         if copied:
             settle_sqlite(target.write_engine())
+            analyze_postgres(target.write_engine())
     return CopyReport(copied_rows=copied, already_there=start, target=verified)
+
+
+def analyze_postgres(engine: Engine) -> None:
+    """After a copy into PostgreSQL, the planner's statistics of the store's tables (those of
+    its schema), which autovacuum gathers only a minute or more later: until then a fresh
+    schema's statements may be planned as scans (the Trace route's page at 100,000 turns:
+    176 ms before, 0.37 ms after). It writes no row of the store; a role that does not own
+    the tables gets PostgreSQL's warning and no statistics. No-op on other backends."""
+    if engine.dialect.name != "postgresql":
+        return
+    quote = engine.dialect.identifier_preparer.quote
+    with engine.begin() as connection:
+        tables = connection.execute(text(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+            "ORDER BY tablename")).scalars().all()
+        if tables:
+            connection.exec_driver_sql("ANALYZE " + ", ".join(quote(t) for t in tables))
 
 
 def _common_prefix(src: Connection, dst: Connection) -> int:
