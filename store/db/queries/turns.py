@@ -101,10 +101,11 @@ def searched_by_seq(where: Any, conditions: list[ColumnElement[bool]]
     """A search's conditions with its journals (or CORE-time bounds) read by seq
     (`fields_semi_join`): its page then starts from the sorted seqs of the search's and the
     journal's matches, not from a walk of the journal's index that checks each turn (a
-    rare word within a 25,000-turn journal: 55-95 -> 11-13 ms on SQLite; a common one about
-    the same). Both ways the engine lists every match of the search first; a common word
-    within a short journal then costs a probe per match rather than per journal turn. None:
-    not a search, or nothing to read so."""
+    rare word within a 25,000-turn journal: its page statement 55-95 -> 11-13 ms on SQLite).
+    Both ways the engine lists every match of the search first; reading by seq then costs a
+    probe per match rather than per journal turn, worse only for a word in most turns of the
+    store (one in every turn: 77-81 -> 92-99 ms a request). None: not a search, or nothing
+    to read so."""
     return fields_semi_join(where, conditions) if isinstance(where, Searched) else None
 
 
@@ -114,8 +115,8 @@ def counted_on_fields(where: TurnFilter | None, snapshot: Snapshot | None
     without looking each turn up by key. A filter on turn_fields alone counts turn_fields'
     own index (one row per turn, in the turn's batch), as `_fields_combos` counts its facets:
     a 25,000-turn journal ~48 -> ~2 ms on SQLite. Any other (a search, a turns or surface
-    field beside it) counts turns by seq with `fields_semi_join`: a two-word search within
-    that journal 57-72 -> 9-25 ms. None: the listing's default count."""
+    field beside it) counts turns by seq with `fields_semi_join`: a one-word search within
+    that journal 57-72 -> 4-25 ms. None: the listing's default count."""
     if where is None:
         return None
     conditions = fields_semi_join(where, where.conditions())
