@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import event
+from sent_sql import only_journal, sent_statements
 
 from store.db import queries
 from store.db.audit_store import AuditStore
@@ -25,17 +25,9 @@ TURNS = queries.LISTINGS["turns"]
 
 def counted(db: AuditStore, where: Any) -> tuple[int, list[str]]:
     """The count of `where`'s turns and the statements sent for it."""
-    statements: list[str] = []
-
-    def sent(_c: Any, _cur: Any, sql: str, *_: Any) -> None:
-        statements.append(sql)
-
-    event.listen(db.engine, "before_cursor_execute", sent)
-    try:
+    with sent_statements(db) as statements:
         count = db.execute(TURNS.count, where)
-    finally:
-        event.remove(db.engine, "before_cursor_execute", sent)
-    return count, statements
+    return count, [sql for sql, _ in statements]
 
 
 def test_a_filter_of_nulls_counts_every_turn_from_turns_alone(journal_db: AuditStore) -> None:
@@ -49,9 +41,7 @@ def test_a_filter_of_nulls_counts_every_turn_from_turns_alone(journal_db: AuditS
 
 
 def test_a_field_on_another_table_joins_it(journal_db: AuditStore) -> None:
-    journal = str(journal_db.execute(lambda c: c.exec_driver_sql(
-        "SELECT DISTINCT journal_id FROM turn_fields WHERE journal_id IS NOT NULL"
-    ).scalar_one()))
+    journal = only_journal(journal_db)
     count, statements = counted(journal_db, TurnFilter(journal=[journal]))
     (sql,) = [s for s in statements if "count" in s.lower()]
     assert count == 6 and "turn_fields" in sql and "surface_records" not in sql, sql
@@ -68,9 +58,7 @@ def test_a_journals_turns_are_counted_from_turn_fields_alone(journal_db: AuditSt
     # own index, not every turn by key. The same statement shape answers another journal's
     # values; as of tree head 66 (spec_values.HEADS[3], before the journal's batch 4) the
     # journal has no turn yet; a list with a null counts through turns, as listed.
-    journal = str(journal_db.execute(lambda c: c.exec_driver_sql(
-        "SELECT DISTINCT journal_id FROM turn_fields WHERE journal_id IS NOT NULL"
-    ).scalar_one()))
+    journal = only_journal(journal_db)
     for where, expected in ((TurnFilter(journal=[journal]), 6),
                             (TurnFilter(journal=["0" * 64]), 0),
                             (TurnFilter(journal=[journal, "0" * 64]), 6)):
@@ -88,9 +76,7 @@ def test_a_search_within_a_journal_is_counted_by_seq(journal_db: AuditStore) -> 
     # "exist" is in turns 1, 5 and 6's prompts ("Why does light exist?", "Why does zorp
     # exist?", "Why does light exist, and why does it matter?"): counted from turns by seq,
     # the journal's seqs read from turn_fields' index, no join; with a kind beside it too.
-    journal = str(journal_db.execute(lambda c: c.exec_driver_sql(
-        "SELECT DISTINCT journal_id FROM turn_fields WHERE journal_id IS NOT NULL"
-    ).scalar_one()))
+    journal = only_journal(journal_db)
     for base in (TurnFilter(journal=[journal]),
                  TurnFilter(journal=[journal], verification=[SurfaceVerification.VERIFIED])):
         count, statements = counted(journal_db, searched(base, "exist", TURNS.table))

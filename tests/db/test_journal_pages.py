@@ -8,12 +8,8 @@ turn_id 1 to 6 in the order of its lines.
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
-from typing import Any
-
 import pytest
-from sqlalchemy import event
+from sent_sql import only_journal, sent_statements, sqlite_plan
 
 from store.db import queries
 from store.db.audit_store import AuditStore
@@ -23,12 +19,6 @@ from store.db.queries.search import searched
 from store.model.turns import TurnKind
 
 TURNS = queries.LISTINGS["turns"]
-
-
-def journal_of(db: AuditStore) -> str:
-    return str(db.execute(lambda c: c.exec_driver_sql(
-        "SELECT DISTINCT journal_id FROM turn_fields WHERE journal_id IS NOT NULL"
-    ).scalar_one()))
 
 
 def walk(db: AuditStore, where: TurnFilter, order: Order, size: int,
@@ -49,14 +39,14 @@ def walk(db: AuditStore, where: TurnFilter, order: Order, size: int,
 
 
 def test_a_journals_turns_page_by_page_in_journal_order(journal_db: AuditStore) -> None:
-    where = TurnFilter(journal=[journal_of(journal_db)])
+    where = TurnFilter(journal=[only_journal(journal_db)])
     assert walk(journal_db, where, Order.OLDEST_FIRST, 4) == [[1, 2, 3, 4], [5, 6]]
     assert walk(journal_db, where, Order.NEWEST_FIRST, 4) == [[6, 5, 4, 3], [2, 1]]
     assert walk(journal_db, where, Order.OLDEST_FIRST, 4, backwards=True) == [
         [3, 4, 5, 6], [1, 2]]
     assert walk(journal_db, where, Order.OLDEST_FIRST, 6) == [[1, 2, 3, 4, 5, 6]]
     # With the Workbench's kind filter beside it (TraceTimeline), and with an unknown journal.
-    with_kind = TurnFilter(journal=[journal_of(journal_db)],
+    with_kind = TurnFilter(journal=[only_journal(journal_db)],
                            kind=[TurnKind.WORKBENCH_JOURNAL])
     assert walk(journal_db, with_kind, Order.OLDEST_FIRST, 5) == [[1, 2, 3, 4, 5], [6]]
     assert walk(journal_db, TurnFilter(journal=["0" * 64]), Order.OLDEST_FIRST, 5) == [[]]
@@ -67,7 +57,7 @@ def test_a_search_within_a_journal_pages_in_journal_order(journal_db: AuditStore
     # knowledge require evidence?", 3 "Does memory require recall?", 4 "What is
     # knowledge?", 5 "Why does zorp exist?", 6 "Why does light exist, and why does it
     # matter?". "exist" is in 1, 5 and 6.
-    base = TurnFilter(journal=[journal_of(journal_db)])
+    base = TurnFilter(journal=[only_journal(journal_db)])
     where = searched(base, "exist", TURNS.table)
     assert walk(journal_db, where, Order.OLDEST_FIRST, 2) == [[1, 5], [6]]
     assert walk(journal_db, where, Order.NEWEST_FIRST, 2) == [[6, 5], [1]]
@@ -78,7 +68,7 @@ def test_a_journal_list_with_a_null_reads_the_turns_own_order(journal_db: AuditS
     # A null selects turns outside any journal too (the example store's runtime outputs and
     # turn events): they have no journal's turn_seq to walk, and are read by their own seq.
     everything = [turn.turn_id for turn in journal_db.execute(TURNS.list, None, 100).items]
-    where = TurnFilter(journal=[journal_of(journal_db), None])
+    where = TurnFilter(journal=[only_journal(journal_db), None])
     (listed,) = walk(journal_db, where, Order.OLDEST_FIRST, 100)
     assert listed == everything
     assert listed[-6:] == [1, 2, 3, 4, 5, 6]  # the journal is the last batch
@@ -89,22 +79,11 @@ def test_a_journal_page_walks_the_index_and_sorts_nothing(journal_db: AuditStore
                                                           search: str | None) -> None:
     if journal_db.engine.dialect.name != "sqlite":
         return  # the plan is SQLite's EXPLAIN QUERY PLAN; the pages above hold on both
-    statements: list[tuple[str, Any]] = []
-
-    def sent(_c: Any, _cur: Any, sql: str, params: Any, _ctx: Any, _many: Any) -> None:
-        statements.append((sql, params))
-
-    where = searched(TurnFilter(journal=[journal_of(journal_db)]), search, TURNS.table)
-    event.listen(journal_db.engine, "before_cursor_execute", sent)
-    try:
+    where = searched(TurnFilter(journal=[only_journal(journal_db)]), search, TURNS.table)
+    with sent_statements(journal_db) as statements:
         journal_db.execute(TURNS.list, where, 2, order=Order.NEWEST_FIRST)
-    finally:
-        event.remove(journal_db.engine, "before_cursor_execute", sent)
     (cut,) = [(sql, params) for sql, params in statements if "page_sort_0" in sql]
-    path = journal_db.execute(lambda c: c.exec_driver_sql("PRAGMA database_list").all())[0][2]
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
-        plan = [str(step[3]) for step in connection.execute(f"EXPLAIN QUERY PLAN {cut[0]}",
-                                                            cut[1])]
+    plan = sqlite_plan(journal_db, *cut)
     if search is None:
         assert any("ix_turn_fields_journal_id_turn_seq" in step for step in plan), plan
     else:
@@ -122,29 +101,18 @@ def test_the_journal_list_walks_the_turns_numbered_1(journal_db: AuditStore) -> 
     # The Runs route: journals in the order their turn 1 was stored. Read from turns'
     # (turn_id, seq) index, the turns numbered 1, not by a scan of every turn (4 journals of
     # 100,000 turns: 318 -> 0.3 ms); the journal and its count as the example writes them.
-    journal = journal_of(journal_db)
+    journal = only_journal(journal_db)
     page = journal_db.execute(journal_queries.list_journals)
     assert [j.journal_id for j in page.items] == [journal]
     assert journal_db.execute(journal_queries.count_journals) == 1
     if journal_db.engine.dialect.name != "sqlite":
         return
-    statements: list[tuple[str, Any]] = []
-
-    def sent(_c: Any, _cur: Any, sql: str, params: Any, _ctx: Any, _many: Any) -> None:
-        statements.append((sql, params))
-
-    event.listen(journal_db.engine, "before_cursor_execute", sent)
-    try:
+    with sent_statements(journal_db) as statements:
         journal_db.execute(journal_queries.list_journals)
         journal_db.execute(journal_queries.count_journals)
-    finally:
-        event.remove(journal_db.engine, "before_cursor_execute", sent)
-    path = journal_db.execute(lambda c: c.exec_driver_sql("PRAGMA database_list").all())[0][2]
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
-        read = [(sql, params) for sql, params in statements if "turn_fields" in sql]
-        assert len(read) == 2, statements
-        for sql, params in read:
-            plan = [str(step[3]) for step in connection.execute(f"EXPLAIN QUERY PLAN {sql}",
-                                                                params)]
-            assert any("ix_turns_turn_id_seq (turn_id=?" in step for step in plan), plan
-            assert not any(step.startswith("SCAN turns") for step in plan), plan
+    read = [(sql, params) for sql, params in statements if "turn_fields" in sql]
+    assert len(read) == 2, statements
+    for sql, params in read:
+        plan = sqlite_plan(journal_db, sql, params)
+        assert any("ix_turns_turn_id_seq (turn_id=?" in step for step in plan), plan
+        assert not any(step.startswith("SCAN turns") for step in plan), plan

@@ -10,14 +10,12 @@ teaching, teaching, pack, none, teaching.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
-from contextlib import closing
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+from sent_sql import only_journal, sent_statements, sqlite_plan
 
 from store.db import queries
 from store.db.audit_store import AuditStore
@@ -27,12 +25,6 @@ from store.db.queries.search import searched
 from store.db.queries.turns import fields_semi_join
 
 TURNS = queries.LISTINGS["turns"]
-
-
-def journal_of(db: AuditStore) -> str:
-    return str(db.execute(lambda c: c.exec_driver_sql(
-        "SELECT DISTINCT journal_id FROM turn_fields WHERE journal_id IS NOT NULL"
-    ).scalar_one()))
 
 
 def listed(db: AuditStore, where: Any) -> list[Any]:
@@ -57,7 +49,7 @@ def filters(journal: str) -> list[Any]:
 
 
 def test_the_journals_grounding_as_the_spec_example_writes_it(journal_db: AuditStore) -> None:
-    where = TurnFilter(journal=[journal_of(journal_db)])
+    where = TurnFilter(journal=[only_journal(journal_db)])
     facets = journal_db.execute(TURNS.facet_counts, where)
     assert facets.total == 6
     assert [(f.value, f.count) for f in facets.by_grounding_source] == [
@@ -68,7 +60,7 @@ def test_the_journals_grounding_as_the_spec_example_writes_it(journal_db: AuditS
 
 
 def test_facets_and_groups_count_the_turns_the_list_shows(journal_db: AuditStore) -> None:
-    cases = filters(journal_of(journal_db))
+    cases = filters(only_journal(journal_db))
     assert [turn.turn_id for turn in listed(journal_db, cases[-1])] == [1, 5, 6]
     for where in cases:
         turns = listed(journal_db, where)
@@ -88,7 +80,7 @@ def test_facets_and_groups_count_the_turns_the_list_shows(journal_db: AuditStore
 
 def test_only_a_journal_list_without_a_null_reads_through_the_fields_index(
         journal_db: AuditStore) -> None:
-    journal = journal_of(journal_db)
+    journal = only_journal(journal_db)
     for where, semi in ((TurnFilter(journal=[journal]), True),
                         (TurnFilter(journal=[journal, None]), False),
                         (TurnFilter(grounding_source=["teaching"]), False),  # type: ignore[list-item]
@@ -102,25 +94,14 @@ def test_a_journals_facets_look_no_turn_up_by_its_key(journal_db: AuditStore,
                                                       read: str) -> None:
     if journal_db.engine.dialect.name != "sqlite":
         return  # the plan is SQLite's EXPLAIN QUERY PLAN; the counts above hold on both
-    statements: list[tuple[str, Any]] = []
-
-    def sent(_c: Any, _cur: Any, sql: str, params: Any, _ctx: Any, _many: Any) -> None:
-        statements.append((sql, params))
-
-    where = TurnFilter(journal=[journal_of(journal_db)])
-    event.listen(journal_db.engine, "before_cursor_execute", sent)
-    try:
+    where = TurnFilter(journal=[only_journal(journal_db)])
+    with sent_statements(journal_db) as statements:
         if read == "facets":
             journal_db.execute(TURNS.facet_counts, where)
         else:
             journal_db.execute(TURN_GROUPS.groups, ["TRACE_INTEGRITY"], where)
-    finally:
-        event.remove(journal_db.engine, "before_cursor_execute", sent)
     (sql, params), = [s for s in statements if "turn_fields" in s[0]]
-    path = journal_db.execute(lambda c: c.exec_driver_sql("PRAGMA database_list").all())[0][2]
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
-        plan = [str(step[3]) for step in connection.execute(f"EXPLAIN QUERY PLAN {sql}",
-                                                            params)]
+    plan = sqlite_plan(journal_db, sql, params)
     # The turns by seq (ix_turns_seq), the journal's seqs from a covering index of
     # turn_fields; never turns' primary key (turn_key) searched once a turn.
     assert any("turns USING INDEX ix_turns_seq" in step for step in plan), plan

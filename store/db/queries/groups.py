@@ -304,9 +304,9 @@ def _turn_rows(where: TurnFilter | None, snapshot: Snapshot | None,
     tallied = tallied_turn_rows(where, snapshot, dimensions)
     if tallied is not None:
         return tallied
-    conditions = None
+    conditions = where.conditions() if where is not None else []
     if all(_TURN_COLUMNS[d.column].table is not turn_fields_t for d in dimensions):
-        conditions = fields_semi_join(where, where.conditions() if where is not None else [])
+        conditions = fields_semi_join(where, conditions) or conditions
     return _joined_rows(turns_t, _TURN_COLUMNS, (
         (surfaces_t, surfaces_t.c.surface_id == turns_t.c.surface_id, False),
         # outer: a missing fields row (verify names it) hides no turn

@@ -58,7 +58,7 @@ from store.db.queries.turns import (
     TURN_FACETS,
     counted_on_fields,
     journal_seq,
-    searched_by_seq,
+    read_by_seq,
     turn_combos,
 )
 from store.db.schema.record_kinds import KINDS_BY_TABLE, RecordKind
@@ -135,7 +135,7 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),
             Joined(TURN_FIELDS, "turn_key", prefix="fields_", filtered=True, outer=True)),
     time_ordered=in_time_order, paged_by_key=True, seq_of=journal_seq,
-    counter=counted_on_fields, conditions_of=searched_by_seq,
+    counter=counted_on_fields, conditions_of=read_by_seq,
     facets=TURN_FACET_SET, facets_type="TurnFacets", facet_fields=tuple(TURN_FACETS),
     combos=turn_combos,
     column_orders=(("ID", turns_t.c.turn_key), ("TURN_ID", turns_t.c.turn_id),

@@ -123,10 +123,10 @@ class RecordListing(Generic[F, R]):
     # walks that table's (filtered column, seq) index instead of sorting every match. None
     # (or a callable answering None): its own seq.
     seq_of: Callable[[Any], ColumnElement[int] | None] | None = None
-    # Conditions that select the same rows as a filter's own (given them), read otherwise:
-    # a turn search within a journal reads the journal's turns by seq. None (or a callable
-    # answering None): the filter's conditions.
-    conditions_of: Callable[[Any, list[ColumnElement[bool]]],
+    # Conditions that select the same rows as a filter's own (given them, and whether the
+    # rows are read or only counted), read otherwise: turns counted, or searched, within a
+    # journal are read by seq. None (or a callable answering None): the filter's conditions.
+    conditions_of: Callable[[Any, list[ColumnElement[bool]], bool],
                             list[ColumnElement[bool]] | None] | None = None
     # Statements built once, on first use, and run with parameters (reads of now only).
     _built: dict[str, Select[Any]] = field(default_factory=dict, init=False, repr=False,
@@ -194,7 +194,7 @@ class RecordListing(Generic[F, R]):
         statement = select(self.table)
         conditions = list(where.conditions()) if where is not None else []
         if self.conditions_of is not None:
-            conditions = self.conditions_of(where, conditions) or conditions
+            conditions = self.conditions_of(where, conditions, reading) or conditions
         filtering = tables_read(*conditions)
         for join in self.joined:
             other = join.listing.table

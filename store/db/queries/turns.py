@@ -88,49 +88,43 @@ def fields_semi_join(where: TurnFilter | Searched | None,
     base = where.base if isinstance(where, Searched) else where
     if base is None or (base.journal and _with_null(base.journal)):
         return None
-    on = [c for c in conditions if tables_read(c) == {fields_t}]
+    on: list[ColumnElement[bool]] = []
+    rest: list[ColumnElement[bool]] = []
+    for condition in conditions:
+        (on if tables_read(condition) == {fields_t} else rest).append(condition)
     if not on:
         return None
-    rest = [c for c in conditions if not any(c is o for o in on)]
     # turn_seq is the turn's seq (written with it; verify holds them equal).
     return [*rest, turns_t.c.seq.in_(select(fields_t.c.turn_seq).where(*on))]
 
 
-def searched_by_seq(where: Any, conditions: list[ColumnElement[bool]]
-                    ) -> list[ColumnElement[bool]] | None:
-    """A search's conditions with its journals (or CORE-time bounds) read by seq
-    (`fields_semi_join`): its page then starts from the sorted seqs of the search's and the
-    journal's matches, not from a walk of the journal's index that checks each turn (a
-    rare word within a 25,000-turn journal: its page statement 55-95 -> 11-13 ms on SQLite).
-    Both ways the engine lists every match of the search first; reading by seq then costs a
-    probe per match rather than per journal turn, worse only for a word in most turns of the
-    store (one in every turn: 77-81 -> 92-99 ms a request). None: not a search, or nothing
-    to read so."""
-    return fields_semi_join(where, conditions) if isinstance(where, Searched) else None
+def read_by_seq(where: Any, conditions: list[ColumnElement[bool]], reading: bool
+                ) -> list[ColumnElement[bool]] | None:
+    """Turns counted, or searched, within a journal (or CORE-time bounds): their conditions
+    with those on turn_fields read by seq (`fields_semi_join`), not through the fields join
+    that looks each turn up by key. A one-word search within a 25,000-turn journal: its count
+    57-72 -> 4-25 ms, its page statement 55-95 -> 11-13 ms on SQLite. Both ways the engine
+    lists every match of the search first; reading by seq then costs a probe per match rather
+    than per journal turn, worse only for a word in most turns of the store (one in every
+    turn: 77-81 -> 92-99 ms a request). A journal's page without a search keeps walking the
+    journal's index (`journal_seq`). None: nothing to read so."""
+    if reading and not isinstance(where, Searched):
+        return None
+    return fields_semi_join(where, conditions)
 
 
 def counted_on_fields(where: TurnFilter | None, snapshot: Snapshot | None
                       ) -> Select[Any] | None:
-    """Turns filtered on turn_fields (journals without a null, CORE-time bounds), counted
-    without looking each turn up by key. A filter on turn_fields alone counts turn_fields'
-    own index (one row per turn, in the turn's batch), as `_fields_combos` counts its facets:
-    a 25,000-turn journal ~48 -> ~2 ms on SQLite. Any other (a search, a turns or surface
-    field beside it) counts turns by seq with `fields_semi_join`: a one-word search within
-    that journal 57-72 -> 4-25 ms. None: the listing's default count."""
-    if where is None:
+    """Turns whose filter is on turn_fields alone and selects by it (journals without a
+    null, CORE-time bounds), counted from turn_fields' own index (one row per turn, in the
+    turn's batch), as `_fields_combos` counts their facets: a 25,000-turn journal ~48 -> ~2 ms
+    on SQLite. None: the listing's default count (`read_by_seq` with other fields)."""
+    if (where is None or isinstance(where, Searched) or not on_fields(where)
+            or fields_semi_join(where, where.conditions()) is None):
         return None
-    conditions = fields_semi_join(where, where.conditions())
-    if conditions is None:
-        return None
-    if not isinstance(where, Searched) and on_fields(where):
-        return select(func.count()).select_from(fields_t).where(
-            *where.conditions(fields_t),
-            *([] if snapshot is None else [snapshot.covers(fields_t.c.batch_id)]))
-    source: Any = turns_t
-    if surfaces_t in tables_read(*conditions):
-        source = source.join(surfaces_t, surfaces_t.c.surface_id == turns_t.c.surface_id)
-    return select(func.count()).select_from(source).where(*conditions,
-                                                         *held(snapshot, turns_t))
+    return select(func.count()).select_from(fields_t).where(
+        *where.conditions(fields_t),
+        *([] if snapshot is None else [snapshot.covers(fields_t.c.batch_id)]))
 
 
 def on_fields(where: TurnFilter | None) -> bool:
@@ -182,7 +176,7 @@ def journal_seq(where: TurnFilter | None) -> ColumnElement[int] | None:
     """A journal's turns in seq order read through turn_fields' (journal_id, turn_seq) index:
     turn_seq is the turn's seq, and a journal list without a null leaves only turns with a
     fields row. Sorting every turn of a 25,000-turn journal for a 50-turn page took ~110 ms
-    (bench/journal.py's store). A search is read by seq (`searched_by_seq`). None: by the
+    (bench/journal.py's store). A search is read by seq (`read_by_seq`). None: by the
     turns' own seq."""
     journal = None if where is None or isinstance(where, Searched) else where.journal
     if not journal or _with_null(journal):
