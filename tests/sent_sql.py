@@ -14,18 +14,21 @@ from store.db.audit_store import AuditStore
 
 
 @contextmanager
-def sent_statements(db: AuditStore) -> Iterator[list[tuple[str, Any]]]:
-    """(sql, params) of every statement `db` sends inside the block, in order."""
+def sent_statements(db: AuditStore, *, writes: bool = False
+                    ) -> Iterator[list[tuple[str, Any]]]:
+    """(sql, params) of every statement `db` sends inside the block, in order (`writes`: its
+    writer's, as `ingest` sends them, rather than its readers')."""
     statements: list[tuple[str, Any]] = []
+    engine = db.write_engine() if writes else db.engine
 
     def sent(_c: Any, _cur: Any, sql: str, params: Any, _ctx: Any, _many: Any) -> None:
         statements.append((sql, params))
 
-    event.listen(db.engine, "before_cursor_execute", sent)
+    event.listen(engine, "before_cursor_execute", sent)
     try:
         yield statements
     finally:
-        event.remove(db.engine, "before_cursor_execute", sent)
+        event.remove(engine, "before_cursor_execute", sent)
 
 
 def sqlite_plan(db: AuditStore, sql: str, params: Any) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import (
     Connection,
+    Executable,
     Integer,
     Select,
     String,
@@ -84,11 +85,42 @@ def batch_record_tallies(batch_id: int, first_seq: int, *, earlier_sighted: bool
     return _tallies(seen, _stored_alone(residuals_t.c.seq >= first_seq))
 
 
+# SQLite: the batch's rows sorted by record_seq as integers alone, their facet columns read
+# after the sort (the CROSS JOIN keeps the sorted rows the outer loop, so they come out in
+# that order), and the sightings grouped as the (residual_id, seq) index gives them, each
+# group's residual looked up once, never held as a table of ids. The statement above
+# materialized the groups' 64-character ids and sorted the rows with their five facet texts
+# in memory (temp_store=MEMORY): a later batch's peak. Both read the same rows; a residual's
+# seq >= first_seq is exactly "this batch stored it" (seqs are leaf indexes, a batch's all
+# above the earlier batches').
+_SQLITE_LATER_BATCH = text(
+    "SELECT "
+    + ", ".join({"record_seq": "narrow.record_seq", "batch_id": ":batch_id AS batch_id",
+                 "residuals": "narrow.residuals", "occurrences": "narrow.occurrences"}
+                .get(name, f"r.{name}") for name in COLUMNS)
+    + " FROM ("
+    " SELECT record_seq, CASE WHEN record_seq >= :first_seq THEN 1 ELSE 0 END AS residuals,"
+    " occurrences FROM ("
+    "  SELECT (SELECT seq FROM contract_residuals WHERE residual_id = o.residual_id)"
+    "  AS record_seq, count(*) AS occurrences FROM residual_occurrences AS o"
+    "  WHERE o.seq >= :first_seq GROUP BY o.residual_id)"
+    " UNION ALL"
+    " SELECT r.seq, 1, 0 FROM contract_residuals AS r WHERE r.seq >= :first_seq"
+    " AND NOT EXISTS (SELECT 1 FROM residual_occurrences AS o"
+    "  WHERE o.residual_id = r.residual_id AND o.batch_id = r.batch_id)"
+    " ORDER BY 1 LIMIT -1"  # a LIMIT: SQLite sorts here instead of flattening the query
+    ") AS narrow CROSS JOIN contract_residuals AS r ON r.seq = narrow.record_seq")
+
+
 def write_record_tallies(connection: Connection, derived: DerivedWrites, batch_id: int,
                          first_seq: int, *, earlier_sighted: bool = True) -> None:
     """Insert the batch's rows through `derived` (once its sightings are written);
     `earlier_sighted`: whether the batch met a residual an earlier batch stored."""
-    statement = batch_record_tallies(batch_id, first_seq, earlier_sighted=earlier_sighted)
+    statement: Executable
+    if earlier_sighted and connection.dialect.name == "sqlite":
+        statement = _SQLITE_LATER_BATCH.bindparams(batch_id=batch_id, first_seq=first_seq)
+    else:
+        statement = batch_record_tallies(batch_id, first_seq, earlier_sighted=earlier_sighted)
     for part in row_chunks_read(connection, statement, CHUNK):
         derived.insert(connection, TABLE, part)  # the driver's rows: no Row object per row
 
