@@ -171,8 +171,8 @@ def ingest_batches(generator: Path, frames: int, seed: int, db: Path,
         cpu, peak = cpu + used, max(peak, most)
         with sqlite3.connect(db) as connection:
             connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # as a server's would
-        say(f"  batch {number + 1}/{batches}: {lines:,} frames, {wall:.1f} s so far "
-            f"(load {load()})")
+        say(f"  batch {number + 1}/{batches}: {lines:,} frames, {wall:.1f} s so far, "
+            f"its CPU {used:.1f} s, its peak RSS {most:.0f} MiB (load {load()})")
     if stream.read(1) or produce.wait() != 0:
         sys.exit("the generator wrote more frames than asked for, or failed")
     return _stored(db, {"wall": wall, "cpu": cpu, "peak": peak, "frames": frames})
