@@ -21,6 +21,7 @@ from store.db.log.kept_checkpoints import (
     next_checkpoint_id,
 )
 from store.db.log.stored_log import StoredLog, TreeHead, latest_head, stored_origin
+from store.db.planner_statistics import analyze_grown_tables
 from store.db.queries import LedgerStatus, ledger_status
 from store.db.queries.ledger import provisional_origin
 from store.db.read_threads import DEFAULT_READ_THREADS, ReadThreads
@@ -158,6 +159,7 @@ class AuditStore:
                                registry=registry, parallel=parallel, start=start)
         if summary.batch_id is not None:
             settle_sqlite(self.write_engine(), f"batch {summary.batch_id} ({source})")
+            analyze_grown_tables(self.write_engine())
         return summary
 
     def write_engine(self) -> Engine:

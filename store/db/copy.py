@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, select, text
+from sqlalchemy import Connection, select
 from sqlalchemy.exc import DBAPIError
 
 from store.db.audit_store import AuditStore
 from store.db.log.kept_checkpoints import kept_checkpoints, next_checkpoint_id
 from store.db.log.stored_log import StoredLog, latest_head, stored_origin
+from store.db.planner_statistics import analyze_postgres
 from store.db.schema.engine import settle_sqlite
 from store.db.schema.record_kinds import LEDGERED_KEYS
 from store.db.schema.tables import (
@@ -68,28 +69,6 @@ def copy_store(source_db: str, target_db: str) -> CopyReport:
             settle_sqlite(target.write_engine())
             analyze_postgres(target.write_engine())
     return CopyReport(copied_rows=copied, already_there=start, target=verified)
-
-
-def analyze_postgres(engine: Engine) -> None:
-    """After a copy into PostgreSQL, the planner's statistics of the store's tables (those of
-    its schema), which autovacuum gathers only a minute or more later: until then a fresh
-    schema's statements may be planned as scans (the Trace route's page at 100,000 turns:
-    176 ms before, 0.37 ms after). It writes no row of the store; a role that does not own
-    the tables gets PostgreSQL's warning and no statistics. The copy has committed: a
-    failure here (a lock wait cut short, say) leaves the statistics to autovacuum and the
-    copy as reported. No-op on other backends."""
-    if engine.dialect.name != "postgresql":
-        return
-    quote = engine.dialect.identifier_preparer.quote
-    try:
-        with engine.begin() as connection:
-            tables = connection.execute(text(
-                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
-                "ORDER BY tablename")).scalars().all()
-            if tables:
-                connection.exec_driver_sql("ANALYZE " + ", ".join(quote(t) for t in tables))
-    except DBAPIError:
-        pass  # statistics only: autovacuum gathers them later
 
 
 def _common_prefix(src: Connection, dst: Connection) -> int:
