@@ -180,10 +180,11 @@ def test_a_stores_key_filter_is_sized_by_its_tables_rows(tmp_path: Path) -> None
     with AuditStore.open(str(db)) as store, store.engine.connect() as connection:
         built = stored_key_filter(connection, "contract_residuals", "residual_id",
                                   stored_rows=10_000_000)
-    # 16 bits a key for the table's few rows and HEADROOM_KEYS (2^20) more, rounded up to a
-    # power of two: 2^25 bits (4 MiB); sized by 10M it would have been 2^28 (32 MiB).
+    # 16 bits a key for the table's few rows and HEADROOM_KEYS (2^20) more: two bytes a key,
+    # ~2 MiB; sized by 10M it would have been 22 MiB (and 32 MiB rounded up to a power of
+    # two, as it was).
     assert 0 < len(residuals) < 100
-    assert len(built._bits) == 2**25 // 8
+    assert len(built._bits) == 2 * (len(residuals) + 2**20)
     assert all(built.may_hold(key) for key in residuals)
 
 
