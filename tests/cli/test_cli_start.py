@@ -10,6 +10,8 @@ import textwrap
 
 import click
 import pytest
+from backends import EXAMPLE_FILES
+from cli_runs import cli
 
 from store.cli import COMMANDS, main
 
@@ -63,3 +65,15 @@ def test_the_listed_summary_is_the_commands_own_help(name: str) -> None:
 
 def test_every_command_is_listed() -> None:
     assert sorted(main.list_commands(click.Context(main))) == sorted(COMMANDS)
+
+
+def test_a_command_on_a_store_at_head_loads_no_migrations(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Creating the store runs alembic; a store already at head is checked by its one
+    # alembic_version row (store/db/schema/schema_version.py: ~12 MiB of the writer's memory).
+    db, first, second = tmp_path / "audit.db", str(EXAMPLE_FILES[0]), str(EXAMPLE_FILES[1])
+    assert cli("ingest", "--db", db, first).exit_code == 0
+    loaded = loaded_after("from store.cli import main\n"
+                          f"        main(['ingest', '--db', {str(db)!r}, {second!r}],"
+                          " standalone_mode=False)")
+    assert "sqlalchemy" in loaded
+    assert not [m for m in loaded if m.split(".")[0] in ("alembic", "migrations")]

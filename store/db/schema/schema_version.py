@@ -5,14 +5,12 @@ from __future__ import annotations
 import functools
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Connection, Engine, inspect, text
 from sqlalchemy.engine import make_url
 
+from store import bundled
 from store.bundled import bundled_dir
 from store.db.schema.engine import (
     create_store_engine,
@@ -22,8 +20,21 @@ from store.db.schema.engine import (
 )
 from store.errors import StoreError
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# The head of the bundled migrations/, written here so that opening a store at head imports
+# no alembic (its import and the reading of every revision file were ~12 MiB of a writer's
+# memory and ~0.15 s of every command's start); alembic is loaded to create, upgrade or
+# downgrade a store, or to name a revision this one does not know.
+# tests/db/test_schema_version.py holds it equal to alembic's own head of migrations/.
+BUNDLED_HEAD = "0018"
+VERSION_TABLE = "alembic_version"  # alembic's default, which migrations/env.py keeps
+
 
 def alembic_config(url: str, script_location: Path | None = None) -> Config:
+    from alembic.config import Config
+
     location = script_location or bundled_dir("migrations")
     if str(location) not in sys.path:
         sys.path.insert(0, str(location))  # revisions import the frozen append_only module
@@ -34,12 +45,23 @@ def alembic_config(url: str, script_location: Path | None = None) -> Config:
 
 
 def head_revision(script_location: Path | None = None) -> str:
-    return _head_at(script_location or bundled_dir("migrations"))
+    """The head revision of `script_location` (default: the bundled migrations/)."""
+    location = script_location or bundled_dir("migrations")
+    return BUNDLED_HEAD if location == _bundled_migrations() else _head_at(location)
+
+
+@functools.cache
+def _bundled_migrations() -> Path:
+    # Found once, as the package ships it: BUNDLED_HEAD is that folder's head, and no other's
+    # (a test may point bundled_dir at a copy with a revision more).
+    return bundled.bundled_dir("migrations")
 
 
 @functools.cache
 def _head_at(location: Path) -> str:
-    # Reading every revision file costs milliseconds, and every store open asks.
+    """alembic's head of the revisions at `location`, read from their files."""
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory.from_config(alembic_config("sqlite://", location))
     head = script.get_current_head()
     assert head is not None, "migrations/ has no revision"
@@ -47,16 +69,32 @@ def _head_at(location: Path) -> str:
 
 
 def current_revision(engine: Engine) -> str | None:
+    """The store's schema revision (None: no core-audit schema), as alembic keeps it."""
     with engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
+        return _stored_revision(connection)
+
+
+def _stored_revision(connection: Connection) -> str | None:
+    if not inspect(connection).has_table(VERSION_TABLE):
+        return None
+    versions = connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")
+                                  ).scalars().all()
+    if len(versions) > 1:
+        raise StoreError(f"the store's {VERSION_TABLE} table names {len(versions)} revisions "
+                         f"({', '.join(sorted(versions))}); a core-audit store has one")
+    return versions[0] if versions else None
 
 
 def upgrade(url: str, revision: str = "head", script_location: Path | None = None) -> None:
+    from alembic import command
+
     command.upgrade(alembic_config(url, script_location), revision)
     _settle(url)
 
 
 def downgrade(url: str, revision: str, script_location: Path | None = None) -> None:
+    from alembic import command
+
     command.downgrade(alembic_config(url, script_location), revision)
     _settle(url)
 
@@ -70,6 +108,8 @@ def _settle(url: str) -> None:
 
 
 def history(script_location: Path | None = None) -> list[str]:
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory.from_config(alembic_config("sqlite://", script_location))
     return [  # one line each: a revision's doc may wrap
         f"{rev.revision}: {' '.join(rev.doc.split())}"
@@ -92,6 +132,8 @@ def ensure_at_head(url: str, engine: Engine, *, create: bool) -> None:
         _create_at_head(url)  # checks for foreign tables itself, under the lock
         ensure_at_head(url, engine, create=False)  # another first user may have created it
         return
+    from alembic.script import ScriptDirectory
+
     known = {rev.revision for rev in ScriptDirectory.from_config(
         alembic_config(url)).walk_revisions()}
     if revision not in known:
@@ -134,11 +176,13 @@ def _create_at_head(url: str) -> None:
     Two processes opening a new store at once both find no revision; without the lock both
     would run the first revision and one would fail ("database is locked" or "table exists").
     """
+    from alembic import command
+
     engine = create_store_engine(url, write=True)  # SQLite: BEGIN IMMEDIATE waits its turn
     try:
         with engine.begin() as connection:
             lock_log_tip(connection)  # PostgreSQL: the writers' advisory lock
-            if MigrationContext.configure(connection).get_current_revision() is not None:
+            if _stored_revision(connection) is not None:
                 return
             if inspect(connection).get_table_names():
                 raise StoreError(f"{_shown(url)} has tables but no core-audit schema revision")

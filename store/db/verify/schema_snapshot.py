@@ -20,7 +20,6 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from alembic import command
 from sqlalchemy import Connection, create_engine, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
@@ -185,6 +184,8 @@ def _pg_shadow_problems(connection: Connection) -> Iterator[Problem]:
 
 
 def _expected_sqlite() -> Snapshot:
+    from alembic import command  # here: a store open that runs no verify loads no alembic
+
     engine = create_engine("sqlite://", poolclass=StaticPool)
     try:
         with engine.connect() as connection:
@@ -199,6 +200,8 @@ def _expected_sqlite() -> Snapshot:
 
 def _expected_pg(url: str) -> Snapshot:
     """The revisions run into a scratch schema, read, and rolled back: nothing is kept."""
+    from alembic import command
+
     scratch = f"core_audit_expected_{uuid.uuid4().hex[:16]}"
     engine = create_engine(url)
     try:
