@@ -12,10 +12,14 @@ import binascii
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+# cryptography is imported where a key signs or verifies: an ingest or a server that signs
+# nothing would hold its ~6 MiB for the Checkpoint type alone.
+
 
 # Raised here, defined with every other error; still importable from this module.
 from store.errors import CheckpointError as CheckpointError
@@ -206,6 +210,9 @@ class VerifierKey:
         return cls(*_parse_key_parts(*parts, what="verifier key"))
 
     def verify(self, message: bytes, signature: bytes) -> bool:
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
         try:
             Ed25519PublicKey.from_public_bytes(self.public_key).verify(signature, message)
         except (InvalidSignature, ValueError):
@@ -226,10 +233,14 @@ class SignerKey:
         return f"SignerKey(name={self.name!r})"
 
     def _private(self) -> Ed25519PrivateKey:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         return Ed25519PrivateKey.from_private_bytes(self.seed)
 
     @property
     def verifier(self) -> VerifierKey:
+        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
         public = self._private().public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
         return VerifierKey(self.name, public, self.key_type)
 
@@ -271,6 +282,8 @@ def generate_key(name: str, key_type: int = ED25519) -> tuple[str, str]:
     _check_name(name, "key name")
     if key_type not in KEY_TYPES:
         raise CheckpointError(f"key type {key_type:#04x} is not 0x01 or 0x04")
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     seed = Ed25519PrivateKey.generate().private_bytes_raw()
     signer = SignerKey(name, seed, key_type)
     return str(signer), str(signer.verifier)

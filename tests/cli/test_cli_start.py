@@ -19,12 +19,12 @@ HEAVY = ("sqlalchemy", "strawberry", "graphql", "alembic", "migrations", "starle
          "psycopg", "store.db", "store.api")
 
 
-def loaded_after(code: str) -> list[str]:
-    """The heavy modules a fresh interpreter holds after running CODE."""
+def loaded_after(code: str, also: tuple[str, ...] = ()) -> list[str]:
+    """The heavy modules (and those of `also`) a fresh interpreter holds after running CODE."""
     script = textwrap.dedent(f"""
         import json, sys
         {code}
-        heavy = {HEAVY!r}
+        heavy = {HEAVY + also!r}
         print(json.dumps(sorted(m for m in sys.modules
                                 if any(m == h or m.startswith(h + ".") for h in heavy))))
     """)
@@ -67,13 +67,15 @@ def test_every_command_is_listed() -> None:
     assert sorted(main.list_commands(click.Context(main))) == sorted(COMMANDS)
 
 
-def test_a_command_on_a_store_at_head_loads_no_migrations(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_an_ingest_into_a_store_at_head_loads_no_migrations_or_signing(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Creating the store runs alembic; a store already at head is checked by its one
-    # alembic_version row (store/db/schema/schema_version.py: ~12 MiB of the writer's memory).
+    # alembic_version row (store/db/schema/schema_version.py), and nothing signs in an ingest:
+    # ~10 and ~6 MiB of the writer's memory.
     db, first, second = tmp_path / "audit.db", str(EXAMPLE_FILES[0]), str(EXAMPLE_FILES[1])
     assert cli("ingest", "--db", db, first).exit_code == 0
     loaded = loaded_after("from store.cli import main\n"
                           f"        main(['ingest', '--db', {str(db)!r}, {second!r}],"
-                          " standalone_mode=False)")
+                          " standalone_mode=False)", also=("cryptography",))
     assert "sqlalchemy" in loaded
-    assert not [m for m in loaded if m.split(".")[0] in ("alembic", "migrations")]
+    assert not [m for m in loaded
+                if m.split(".")[0] in ("alembic", "migrations", "cryptography")]
