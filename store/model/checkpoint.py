@@ -14,16 +14,14 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-# cryptography is imported where a key signs or verifies: an ingest or a server that signs
-# nothing would hold its ~6 MiB for the Checkpoint type alone.
-
-
 # Raised here, defined with every other error; still importable from this module.
 from store.errors import CheckpointError as CheckpointError
 from store.errors import SignatureError as SignatureError
+
+if TYPE_CHECKING:
+    # cryptography is imported where a key signs or verifies: an ingest or a server that
+    # signs nothing would hold its ~6 MiB for the Checkpoint type alone.
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 MAX_NOTE_BYTES = 1 << 20  # a checkpoint is ~100 bytes; this only stops a hostile file early
 MAX_SIGNATURES = 100  # golang.org/x/mod/sumdb/note refuses more, so do we

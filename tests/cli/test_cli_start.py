@@ -11,7 +11,7 @@ import textwrap
 import click
 import pytest
 from backends import EXAMPLE_FILES
-from cli_runs import cli
+from cli_runs import cli_ok
 
 from store.cli import COMMANDS, main
 
@@ -72,7 +72,7 @@ def test_an_ingest_into_a_store_at_head_loads_no_migrations_or_signing(tmp_path)
     # alembic_version row (store/db/schema/schema_version.py), and nothing signs in an ingest:
     # ~10 and ~6 MiB of the writer's memory.
     db, first, second = tmp_path / "audit.db", str(EXAMPLE_FILES[0]), str(EXAMPLE_FILES[1])
-    assert cli("ingest", "--db", db, first).exit_code == 0
+    cli_ok("ingest", "--db", db, first)
     loaded = loaded_after("from store.cli import main\n"
                           f"        main(['ingest', '--db', {str(db)!r}, {second!r}],"
                           " standalone_mode=False)", also=("cryptography",))

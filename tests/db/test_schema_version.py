@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from alembic.script import ScriptDirectory
 from backends import EXAMPLE_FILES
-from cli_runs import cli
+from cli_runs import cli, cli_ok
 
 from store.bundled import bundled_dir
 from store.db.audit_store import AuditStore
@@ -28,7 +28,7 @@ def test_the_bundled_head_is_alembic_s_head_of_the_bundled_migrations() -> None:
 
 def test_a_version_table_naming_two_revisions_is_refused_by_name(tmp_path: Path) -> None:
     db = tmp_path / "audit.db"
-    assert cli("ingest", "--db", db, EXAMPLE_FILES[0]).exit_code == 0
+    cli_ok("ingest", "--db", db, EXAMPLE_FILES[0])
     with closing(sqlite3.connect(db)) as connection, connection:
         connection.execute("INSERT INTO alembic_version VALUES ('0001')")
     with pytest.raises(StoreError, match=r"names 2 revisions \(0001, " + BUNDLED_HEAD + r"\)"):
