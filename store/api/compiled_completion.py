@@ -8,6 +8,14 @@ lists, leaves; fields that read an attribute (strawberry's default resolver) or 
 synchronous resolver taking only `self` (`nodes`, a turn's evidence payloads); `__typename`;
 no arguments, no directives, no deferred or fragment-variable selections — the selection is
 compiled once into one closure per type that builds the response's dicts and lists directly.
+
+A selection may also hold fields that read the database, when their resolvers say how
+(`read_in_thread`: a record by id, a record's page of sightings, a connection's count known
+with its page): such a selection is compiled only for a caller that runs the closure inside
+one worker thread's read (`ReadScope`, prepared_operations.py), where each such field calls
+its reader on the scope's connection with the arguments graphql-core and strawberry give its
+resolver. The whole value is then read in one transaction and completed in one pass;
+PageExecutor, on the event loop, never gets such a closure.
 The closures are cached by the field nodes of the (parser-cached) document, so a Workbench
 document is compiled on its first request and reused by every later one.
 
@@ -22,7 +30,10 @@ twice answers as completing it once.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
@@ -52,6 +63,7 @@ from graphql.execution.collect_fields import (
     FragmentDetails,
     does_fragment_condition_match,
 )
+from graphql.execution.values import VariableValues, get_argument_values
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
@@ -64,6 +76,53 @@ _UNCHANGED: dict[GraphQLScalarType, type] = {GraphQLString: str, GraphQLID: str,
                                              GraphQLBoolean: bool, GraphQLInt: int}
 _MIN_INT, _MAX_INT = GRAPHQL_MIN_INT, GRAPHQL_MAX_INT
 CACHED_SELECTIONS = 2048  # compiled selections kept; past it the cache starts afresh
+
+
+ThreadReader = Callable[..., Any]  # (connection, source, **arguments) -> the resolver's value
+
+
+def read_in_thread(reader: ThreadReader) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Marks a resolver whose value is `reader(connection, source, **arguments)` (its Python
+    arguments, as strawberry gives them): read on a worker thread's connection, so a compiled
+    closure running inside one read (ReadScope) may call it. The resolver must give the same
+    value (it calls the reader through the request's context)."""
+    def marked(resolver: Callable[..., Any]) -> Callable[..., Any]:
+        resolver.thread_reader = reader  # type: ignore[attr-defined]
+        return resolver
+    return marked
+
+
+def known_with_source(read: Callable[[Any], Any]) -> Callable[[Callable[..., Any]], Any]:
+    """Marks an asynchronous resolver of `self` whose value `read(self)` gives at once when it
+    is not None (a connection's count fetched with its page): compiled as a read of that value,
+    for callers that run closures inside a read (None: graphql-core completes the whole value)."""
+    def marked(resolver: Callable[..., Any]) -> Callable[..., Any]:
+        resolver.known_read = read  # type: ignore[attr-defined]
+        return resolver
+    return marked
+
+
+@dataclass(frozen=True, slots=True)
+class ReadScope:
+    """One worker thread's read: its connection, the request's coerced variables, and how
+    strawberry converts a field's arguments for its resolver."""
+    connection: Any
+    variables: VariableValues
+    convert: Callable[[StrawberryField, dict[str, Any]], dict[str, Any]]
+
+
+_scopes = threading.local()  # the read a worker thread is running, if any
+
+
+@contextmanager
+def reading_in(scope: ReadScope) -> Iterator[None]:
+    """Runs the closures called within on `scope`'s connection (this thread only)."""
+    before = getattr(_scopes, "scope", None)
+    _scopes.scope = scope
+    try:
+        yield
+    finally:
+        _scopes.scope = before
 
 
 class _NotPlain(Exception):
@@ -99,24 +158,30 @@ class CompiledCompletions:
 
     def __init__(self, schema: GraphQLSchema) -> None:
         self.schema = schema
-        self._cache: SelectionCache[Complete | None] = SelectionCache()
+        # (the closure, whether it reads the database: runs only inside a ReadScope)
+        self._cache: SelectionCache[tuple[Complete, bool] | None] = SelectionCache()
 
     def of(self, return_type: GraphQLOutputType, field_details_list: FieldDetailsList,
-           fragments: dict[str, FragmentDetails]) -> Complete | None:
+           fragments: dict[str, FragmentDetails], *, reads: bool = False) -> Complete | None:
         """The closure completing a value of `return_type` selected by `field_details_list`,
-        or None when graphql-core must complete it."""
+        or None when graphql-core must complete it. With `reads`, the closure may read the
+        database, and must be called inside `reading_in` (it raises _NotPlain outside)."""
         nodes = tuple(details.node for details in field_details_list)
 
-        def make() -> Complete | None:
+        def make() -> tuple[Complete, bool] | None:
             try:
                 if any(details.defer_usage is not None or details.fragment_variable_values
                        is not None for details in field_details_list):
                     raise _NotCompiled
-                return _Compiler(self.schema, fragments).value(return_type, nodes)
+                compiler = _Compiler(self.schema, fragments)
+                return compiler.value(return_type, nodes), compiler.reads
             except _NotCompiled:
                 return None
 
-        return self._cache.made(return_type, nodes, make)
+        made = self._cache.made(return_type, nodes, make)
+        if made is None or (made[1] and not reads):
+            return None
+        return made[0]
 
 
 def selected_fields(schema: GraphQLSchema, fragments: dict[str, FragmentDetails],
@@ -146,6 +211,7 @@ class _Compiler:
     def __init__(self, schema: GraphQLSchema, fragments: dict[str, FragmentDetails]) -> None:
         self.schema = schema
         self.fragments = fragments
+        self.reads = False  # a field below reads the database (read_in_thread, known_with_source)
 
     def value(self, return_type: GraphQLOutputType, nodes: tuple[FieldNode, ...]) -> Complete:
         if isinstance(return_type, GraphQLNonNull):
@@ -229,11 +295,23 @@ class _Compiler:
         if name == "__typename":
             return None, parent_type.name
         field_def = parent_type.fields.get(name)
-        if field_def is None or field_def.args or any(node.arguments for node in nodes):
+        if field_def is None:
             raise _NotCompiled
         definition = (field_def.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
         if not isinstance(definition, StrawberryField) or definition.extensions:
             raise _NotCompiled
+        resolver = definition.base_resolver
+        reader = getattr(resolver and resolver.wrapped_func, "thread_reader", None)
+        if reader is not None:
+            self.reads = True
+            return _thread_read(field_def, definition, nodes[0], reader), self.value(
+                field_def.type, nodes)
+        if field_def.args or any(node.arguments for node in nodes):
+            raise _NotCompiled
+        known = getattr(resolver and resolver.wrapped_func, "known_read", None)
+        if known is not None:
+            self.reads = True
+            return _known(known), self.value(field_def.type, nodes)
         read: Callable[[Any], Any]
         if getattr(field_def.resolve, "_is_default", False):  # a basic field: no resolver
             if definition.default_resolver is not getattr or definition.base_resolver:
@@ -262,6 +340,37 @@ def _method(definition: StrawberryField) -> Callable[[Any], Any]:
         return found
 
     return call
+
+
+def _thread_read(field_def: Any, definition: StrawberryField, node: FieldNode,
+                 reader: ThreadReader) -> Callable[[Any], Any]:
+    """A field read by its resolver's reader on the scope's connection, with the arguments its
+    resolver gets: graphql-core's (`get_argument_values`, as of the field's first node, as
+    graphql-core reads them) converted as strawberry converts them. Outside a scope, or when
+    anything fails (an argument, a cursor, the time limit), _NotPlain: graphql-core runs the
+    resolver and gives its value or its error."""
+    def read(source: Any) -> Any:
+        scope: ReadScope | None = getattr(_scopes, "scope", None)
+        if scope is None:
+            raise _NotPlain
+        try:
+            arguments = scope.convert(definition, get_argument_values(
+                field_def, node, scope.variables))
+            return reader(scope.connection, source, **arguments)
+        except Exception:
+            raise _NotPlain from None
+
+    return read
+
+
+def _known(known: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def read(source: Any) -> Any:
+        value = known(source)
+        if value is None:  # not known with the source: its resolver reads it
+            raise _NotPlain
+        return value
+
+    return read
 
 
 def _object_closure(entries: list[tuple[str, Callable[[Any], Any] | None, Complete | str]]

@@ -24,6 +24,7 @@ from strawberry.types import Info
 from strawberry.types.field import StrawberryField
 from strawberry.types.nodes import SelectedField
 
+from store.api.compiled_completion import read_in_thread
 from store.api.context import RequestContext
 from store.api.filter_types import filter_input
 from store.api.group_types import Groups, dimension_enum
@@ -104,10 +105,15 @@ def derived_view(listing: queries.RecordListing[Any, Any]) -> type[Any]:
 
 
 def _one_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> StrawberryField:
+    def read_one(connection: Any, source: Any, id: str, as_of: int | None = None) -> Any:
+        stored = listing.get(connection, str(id), as_of=as_of)
+        return None if stored is None else view.of(stored, as_of)
+
+    @read_in_thread(read_one)  # a record and its sightings: one read (prepared_operations.py)
     async def one(self: Any, info: Ctx, id: strawberry.ID, as_of: AsOf = None
                   ) -> view | None:  # type: ignore[valid-type]
-        stored = await info.context.run(listing.get, str(id), as_of=as_of)
-        return None if stored is None else view.of(stored, as_of)
+        return await info.context.run(  # type: ignore[no-any-return]  # a view or None
+            read_one, self, id, as_of=as_of)
 
     return strawberry.field(one, description=listing.one_help)
 

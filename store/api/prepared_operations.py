@@ -15,10 +15,14 @@ makes before it executes:
   `get_variable_values`, and an object estimate within the server's bound (ObjectLimit);
 - each root field, as graphql-core collects them (@skip and @include by the variables), is
   `__typename`, a listing's list field without `search` whose selection has a page plan, or
-  a field whose resolver names its reader (`read_by`: `ledger`) and whose selection the
-  compiled completions complete plainly (compiled_completion.py, as PageExecutor does); its
-  arguments coerced by graphql-core (`get_argument_values`) and converted by strawberry
-  (`convert_arguments`), as its resolver receives them.
+  a field whose resolver names its reader (`read_by`: `ledger`; `read_in_thread`: a record
+  by id) and whose selection the compiled completions complete plainly (compiled_completion.py,
+  as PageExecutor does, and for a record by id the fields below that read in its thread: its
+  page of sightings); its arguments coerced by graphql-core (`get_argument_values`) and
+  converted by strawberry (`convert_arguments`), as its resolver receives them.
+
+A record by id is read and completed in one worker thread, in one transaction: the record,
+then each field below that reads (ReadScope), as the closure reaches it.
 
 Anything else — a check that fails, an argument that does not convert, a cursor refused, a
 value the plan hands back (None: graphql-core would answer an error), a time limit reached,
@@ -47,13 +51,15 @@ from graphql import (
     specified_rules,
 )
 from graphql.execution.collect_fields import FragmentDetails, collect_fields
-from graphql.execution.values import get_argument_values, get_variable_values
+from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
 from graphql.pyutils import gather_with_cancel
+from sqlalchemy import Connection
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types import ExecutionResult
 from strawberry.types.arguments import convert_arguments
 from strawberry.types.field import StrawberryField
 
+from store.api.compiled_completion import ReadScope, reading_in
 from store.api.context import RequestContext
 from store.api.object_estimate import estimate_objects
 from store.api.page_executor import compiled_completions, page_plans
@@ -90,6 +96,17 @@ class _RootRead:
     reader: Callable[..., Awaitable[Any]]
     arguments: dict[str, Any]
     complete: Callable[[Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _ThreadRead:
+    """One root field read in a worker thread (read_in_thread): its reader with the arguments
+    the resolver receives, its value completed in the same thread by a compiled closure that
+    may read more on the same connection (ReadScope)."""
+    reader: Callable[..., Any]
+    arguments: dict[str, Any]
+    complete: Callable[[Any], Any]
+    variables: VariableValues
 
 
 RootReader = Callable[..., Awaitable[Any]]
@@ -155,14 +172,21 @@ class PreparedOperations:
         data = {name: value for (name, _), value in zip(reads, values, strict=True)}
         return (PlainResult if plain else ExecutionResult)(data=data, errors=None)
 
-    async def _value(self, read: _Read | _RootRead | None, context: RequestContext) -> Any:
+    async def _value(self, read: _Read | _RootRead | _ThreadRead | None,
+                     context: RequestContext) -> Any:
         """A root field's completed value; _NOT_ANSWERED when its plan hands it back."""
         if read is None:
             return self.query_type.name
         if isinstance(read, _RootRead):  # raises where graphql-core must complete
             return read.complete(await read.reader(context, **read.arguments))
+        if isinstance(read, _ThreadRead):  # raises where graphql-core must complete
+            return await context.run(self._read_in_thread, read)
         built = await context.run(read.plan.read, read.listing, *read.reading)
         return _NOT_ANSWERED if built is None else built.value
+
+    def _read_in_thread(self, connection: Connection, read: _ThreadRead) -> Any:
+        with reading_in(ReadScope(connection, read.variables, self._converted)):
+            return read.complete(read.reader(connection, None, **read.arguments))
 
     def _document(self, query: str, operation_name: str | None) -> _Document | None:
         key = (query, operation_name)
@@ -198,7 +222,7 @@ class PreparedOperations:
 
     def _reads(self, document: _Document, variables: Mapping[str, Any],
                operation_name: str | None
-               ) -> list[tuple[str, _Read | _RootRead | None]] | None:
+               ) -> list[tuple[str, _Read | _RootRead | _ThreadRead | None]] | None:
         """Each root field's read (None for __typename), in the response's order; None
         when a field is not a page built from its rows."""
         if lone_surrogate(variables) is not None:
@@ -215,7 +239,7 @@ class PreparedOperations:
                                    document.operation)
         if collected.new_defer_usages or collected.forbidden_directive_instances:
             return None
-        reads: list[tuple[str, _Read | _RootRead | None]] = []
+        reads: list[tuple[str, _Read | _RootRead | _ThreadRead | None]] = []
         for response_name, details in collected.grouped_field_set.items():
             if any(d.defer_usage is not None or d.fragment_variable_values is not None
                    for d in details):
@@ -240,6 +264,15 @@ class PreparedOperations:
                     return None
                 reads.append((response_name, _RootRead(reader, self._converted(
                     definition, arguments), complete)))
+                continue
+            thread_reader = getattr(resolver, "thread_reader", None)
+            if thread_reader is not None:
+                complete = self.completions.of(field_def.type, details, document.fragments,
+                                               reads=True)
+                if complete is None:  # graphql-core completes it
+                    return None
+                reads.append((response_name, _ThreadRead(thread_reader, self._converted(
+                    definition, arguments), complete, coerced)))
                 continue
             listed = getattr(resolver, "listed_page", None)
             if listed is None:

@@ -7,9 +7,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeAlias, TypeVar
 
 import strawberry
+from sqlalchemy import Connection as SqlConnection
 from strawberry.types import Info
 
 import store.api.enums  # noqa: F401  the domain enums, registered with strawberry
+from store.api.compiled_completion import known_with_source, read_in_thread
 from store.api.context import RequestContext
 from store.api.facet_types import FacetCount, enum_facets, facet_page_field
 from store.api.log_index import LogIndex
@@ -58,8 +60,10 @@ class Connection(Generic[NodeT]):
     page_info: PageInfo
     edges: list[Edge[NodeT]]
     count_total: strawberry.Private[Callable[[], Awaitable[int]]]
+    known_total: strawberry.Private[int | None] = None  # count_total's, when read with the page
 
     @strawberry.field(description="All matching rows; counted only when asked for.")
+    @known_with_source(lambda connection: connection.known_total)
     async def total_count(self) -> int:
         return await self.count_total()
 
@@ -82,17 +86,24 @@ def sightings_field(list_sightings: Callable[..., Any], key: str, node: type[Any
     """A record view's occurrences field: a page of its sightings (`list_sightings` of its
     `key`) as of the tree it was read at; its totalCount is the view's occurrenceCount."""
 
+    def read_sightings(sql: SqlConnection, source: Any, first: int | None = None,
+                       after: str | None = None, last: int | None = None,
+                       before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST
+                       ) -> Any:
+        page = list_sightings(sql, str(getattr(source, key)), first, after, last=last,
+                              before=before, order=order, as_of=source.as_of)
+        return connection(page, lambda o: node.of(o, source.as_of),
+                          known_count(source.occurrence_count), source.occurrence_count)
+
+    @read_in_thread(read_sightings)
     async def occurrences(
         self: Any, info: Info[RequestContext, None], first: int | None = None,
         after: str | None = None,
         last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
         before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
     ) -> Any:
-        page = await info.context.run(
-            list_sightings, str(getattr(self, key)), first, after, last=last, before=before,
-            order=order, as_of=self.as_of)
-        return connection(page, lambda o: node.of(o, self.as_of),
-                          known_count(self.occurrence_count))
+        return await info.context.run(read_sightings, self, first, after, last=last,
+                                      before=before, order=order)
 
     occurrences.__annotations__["return"] = Connection[node]  # type: ignore[valid-type]
     return strawberry.field(occurrences, description=description)
@@ -102,6 +113,7 @@ def connection(
     page: queries.Page[queries.SeqT],
     node: Callable[[queries.SeqT], NodeT],
     count_total: Callable[[], Awaitable[int]],
+    known_total: int | None = None,
 ) -> Connection[NodeT]:
     return Connection(
         page_info=PageInfo(has_next_page=page.has_next_page,
@@ -110,6 +122,7 @@ def connection(
         edges=[Edge(cursor=c, node=node(item)) for c, item in zip(page.cursors, page.items,
                                                                    strict=True)],
         count_total=count_total,
+        known_total=known_total,
     )
 
 

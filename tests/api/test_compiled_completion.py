@@ -171,3 +171,61 @@ def documents(draw: st.DrawFn) -> str:
 def test_random_selections_answer_the_same_bytes(demo_db: AuditStore, document: str) -> None:
     fast = answer(FAST, demo_db, document)
     assert fast == answer(PLAIN, demo_db, document), document
+
+
+@pytest.fixture(scope="module")
+def record_roots(demo_db: AuditStore) -> list[str]:
+    """Root fields reading one record by id (read and completed in one worker thread by the
+    server's prepared documents): the demo store's most-seen residual, an assessment, a
+    surface, and an id no record has."""
+    found = json.loads(answer(PLAIN, demo_db, (
+        "{ residuals(order: MOST_SEEN, first: 1) { nodes { residualId } } "
+        "assessments(first: 1) { nodes { assessmentId } } "
+        "surfaces(first: 1) { nodes { surfaceId } } }")))["data"]
+    residual = found["residuals"]["nodes"][0]["residualId"]
+    return [f'residual(id: "{residual}")', f'residual(id: "{residual}", asOf: 47)',
+            f'assessment(id: "{found["assessments"]["nodes"][0]["assessmentId"]}")',
+            f'surface(id: "{found["surfaces"]["nodes"][0]["surfaceId"]}")',
+            'residual(id: "nope")']
+
+
+def prepared_answer(db: AuditStore, document: str) -> str | None:
+    """The body the server's prepared documents answer (as answer() writes it), or None where
+    they hand the document to the usual path."""
+    prepared = FAST.prepared
+    assert prepared is not None
+
+    async def run() -> Any:
+        return await prepared.answer(document, None, None, RequestContext(db))
+
+    result = asyncio.run(run())
+    if result is None:
+        return None
+    return json.dumps(graphql_response(result.data, result.errors or []), ensure_ascii=False)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_random_selections_of_a_record_read_in_one_thread_answer_the_same_bytes(
+        demo_db: AuditStore, record_roots: list[str], data: st.DataObject) -> None:
+    root = data.draw(st.sampled_from(record_roots))
+    object_type = get_named_type(FAST._schema.query_type.fields[root.split("(")[0]].type)
+    assert isinstance(object_type, GraphQLObjectType)
+    selection = data.draw(st.composite(lambda draw: _selection(draw, object_type, 3))())
+    document = f"{{ {root} {{ {selection} }} }}"
+    fast = prepared_answer(demo_db, document)
+    if fast is not None:  # else the usual path answers it, compared above
+        assert fast == answer(PLAIN, demo_db, document), document
+
+
+def test_a_record_and_its_sightings_are_answered_by_the_prepared_documents(
+        demo_db: AuditStore, record_roots: list[str]) -> None:
+    """The property above compares what the prepared documents answer; this is what they
+    answer: a record with its page of sightings, nested objects and all."""
+    document = (f"{{ {record_roots[0]} {{ residualId occurrences(first: 2) {{ totalCount "
+                "nodes { seq problemText assessment { assessmentId evidenceSpans { text } } "
+                "batch { batchId } } } } }")
+    fast = prepared_answer(demo_db, document)
+    assert fast is not None and '"problemText"' in fast
+    assert fast == answer(PLAIN, demo_db, document)

@@ -110,7 +110,9 @@ def test_aliases_directives_fragments_and_named_operations_are_answered_alike(
      b'"consistencyPath"'),
     ("{ ledger(asOf: 100000000) { treeSize } }", {}, b"asOf"),
     ("{ residuals(first: 1) { nodes { evidenceSpans { text } } } }", {}, b'"evidenceSpans"'),
-    ("{ residual(id: \"nope\") { residualId } }", {}, b'"residual":null'),
+    # a record by id with a field below it that reads and has no reader of its own
+    ("{ assessment(id: \"nope\") { residuals { residualId } } }", {}, b'"assessment":null'),
+    ("{ residual(id: \"nope\") { turns(first: 1) { totalCount } } }", {}, b'"residual":null'),
 ])
 def test_what_it_does_not_answer_takes_the_usual_path(
         clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
@@ -168,5 +170,91 @@ def test_the_time_limit_answers_as_before(
         demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     monkeypatch.setattr(demo_db, "time_limit", 0.0)
     body = same_bytes(clients, WORKBENCH["ResidualsByTaxonomy"], {"first": 2})
+    assert b"query stopped: it ran past the request's time limit" in body
+    assert answered == []
+
+
+def _most_seen(client: TestClient) -> str:
+    """The demo store's most-seen residual's id, read through the API."""
+    found = client.post("/graphql", json={"query": "{ residuals(order: MOST_SEEN, first: 1) "
+                                                   "{ nodes { residualId occurrenceCount } } }"})
+    node = found.json()["data"]["residuals"]["nodes"][0]
+    assert node["occurrenceCount"] >= 2  # the cases below page through its sightings
+    return str(node["residualId"])
+
+
+SIGHTINGS = ("occurrenceCount occurrences(first: $first, after: $after, last: $last, "
+             "before: $before, order: $order) { totalCount pageInfo { hasNextPage "
+             "hasPreviousPage startCursor endCursor } edges { cursor node { seq ordinal "
+             "problemText assessment { assessmentId runnable } batch { batchId source } } } }")
+RECORD = ("query R($id: ID!, $first: Int, $after: String, $last: Int, $before: String, "
+          "$order: Order = OLDEST_FIRST, $at: LogIndex) { residual(id: $id, asOf: $at) { "
+          f"residualId residualKind evidenceSpans {{ text start }} {SIGHTINGS} }} }}")
+
+
+@pytest.mark.parametrize("variables", [
+    {"first": 2},
+    {"first": 1, "order": "NEWEST_FIRST"},
+    {"last": 2},
+    {"first": 2, "at": 47},
+    {"first": 0},
+    {},
+])
+def test_a_record_and_its_sightings_are_read_in_one_thread(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        variables: dict[str, Any]) -> None:
+    residual_id = _most_seen(clients[1])
+    body = same_bytes(clients, RECORD, {"id": residual_id, **variables})
+    assert residual_id.encode() in body and b'"errors"' not in body
+    assert answered == ["residual"]
+
+
+def test_the_next_page_of_sightings_and_the_workbench_document_are_answered_alike(
+        clients: tuple[TestClient, TestClient], answered: list[str]) -> None:  # noqa: F811
+    residual_id = _most_seen(clients[1])
+    first = json.loads(same_bytes(clients, RECORD, {"id": residual_id, "first": 1}))
+    cursor = first["data"]["residual"]["occurrences"]["pageInfo"]["endCursor"]
+    body = same_bytes(clients, RECORD, {"id": residual_id, "first": 1, "after": cursor})
+    assert json.loads(body)["data"]["residual"]["occurrences"]["pageInfo"][
+        "hasPreviousPage"] is True
+    body = same_bytes(clients, WORKBENCH["ResidualWithOccurrences"], {"id": residual_id})
+    assert b'"problemText"' in body
+    assert answered == ["residual", "residual", "residual"]
+
+
+@pytest.mark.parametrize(("query", "variables", "shown"), [
+    ("{ residual(id: \"nope\") { residualId } __typename }", {},
+     b'{"data":{"residual":null,"__typename":"Query"}}'),
+    ("{ assessment(id: \"nope\") { assessmentId } surface(id: \"nope\") { surfaceId } }",
+     {}, b'{"data":{"assessment":null,"surface":null}}'),
+])
+def test_a_record_not_stored_is_null(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        query: str, variables: dict[str, Any], shown: bytes) -> None:
+    assert same_bytes(clients, query, variables) == shown
+    assert len(answered) == 1
+
+
+@pytest.mark.parametrize(("variables", "shown"), [
+    ({"after": "bm9wZQ"}, b"after: malformed cursor"),
+    ({"first": 501}, b"first: must be between 0 and 500, got 501"),
+    ({"first": 1, "last": 1}, b"last"),
+    ({"at": 100000000}, b"asOf"),
+])
+def test_a_sightings_page_refused_is_answered_by_the_usual_path(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        variables: dict[str, Any], shown: bytes) -> None:
+    residual_id = _most_seen(clients[1])
+    body = same_bytes(clients, RECORD, {"id": residual_id, **variables})
+    assert shown in body and b'"errors"' in body
+    assert answered == []
+
+
+def test_a_record_past_the_time_limit_answers_as_before(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    residual_id = _most_seen(clients[1])
+    monkeypatch.setattr(demo_db, "time_limit", 0.0)
+    body = same_bytes(clients, RECORD, {"id": residual_id, "first": 2})
     assert b"query stopped: it ran past the request's time limit" in body
     assert answered == []
