@@ -93,8 +93,9 @@ def read_in_thread(reader: ThreadReader) -> Callable[[Callable[..., Any]], Calla
 
 
 def known_with_source(read: Callable[[Any], Any]) -> Callable[[Callable[..., Any]], Any]:
-    """Marks an asynchronous resolver of `self` whose value `read(self)` gives at once when it
-    is not None (a connection's count fetched with its page): compiled as a read of that value,
+    """Marks an asynchronous resolver of `self` whose value `read(self)` gives when it is not
+    None: the value itself (a connection's count fetched with its page) or a function reading
+    it on a connection (a count read only when selected). Compiled as a read of that value,
     for callers that run closures inside a read (None: graphql-core completes the whole value)."""
     def marked(resolver: Callable[..., Any]) -> Callable[..., Any]:
         resolver.known_read = read  # type: ignore[attr-defined]
@@ -364,10 +365,20 @@ def _thread_read(field_def: Any, definition: StrawberryField, node: FieldNode,
 
 
 def _known(known: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A value known with its source, or read by the function it gives on the scope's
+    connection (a count asked for only when selected)."""
     def read(source: Any) -> Any:
         value = known(source)
         if value is None:  # not known with the source: its resolver reads it
             raise _NotPlain
+        if callable(value):
+            scope: ReadScope | None = getattr(_scopes, "scope", None)
+            if scope is None:
+                raise _NotPlain
+            try:
+                return value(scope.connection)
+            except Exception:
+                raise _NotPlain from None
         return value
 
     return read

@@ -60,7 +60,8 @@ class Connection(Generic[NodeT]):
     page_info: PageInfo
     edges: list[Edge[NodeT]]
     count_total: strawberry.Private[Callable[[], Awaitable[int]]]
-    known_total: strawberry.Private[int | None] = None  # count_total's, when read with the page
+    # count_total's: when read with the page, or how a read's own thread counts it
+    known_total: strawberry.Private[int | Callable[[SqlConnection], int] | None] = None
 
     @strawberry.field(description="All matching rows; counted only when asked for.")
     @known_with_source(lambda connection: connection.known_total)
@@ -113,7 +114,7 @@ def connection(
     page: queries.Page[queries.SeqT],
     node: Callable[[queries.SeqT], NodeT],
     count_total: Callable[[], Awaitable[int]],
-    known_total: int | None = None,
+    known_total: int | Callable[[SqlConnection], int] | None = None,
 ) -> Connection[NodeT]:
     return Connection(
         page_info=PageInfo(has_next_page=page.has_next_page,
@@ -216,22 +217,35 @@ class Residual(RecordView):
     @strawberry.field(description="The Workbench journal turns whose construction_evidence "
                                   "projected to this residual, each once, in append order "
                                   "unless `order` says NEWEST_FIRST (by asOf, if read as of it).")
+    @read_in_thread(lambda sql, source, *args, **page: _read_residual_turns(
+        sql, source, *args, **page, count=None))
     async def turns(
         self, info: Info[RequestContext, None], first: int | None = None,
         after: str | None = None,
         last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
         before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
     ) -> Connection[LazyTurn]:
-        from store.api.turn_types import Turn
-
-        residual_id, as_of = str(self.residual_id), self.as_of
-        page = await info.context.run(queries.list_residual_turns, residual_id, first, after,
-                                      last=last, before=before, order=order, as_of=as_of)
-        count = functools.partial(info.context.run, queries.count_residual_turns, residual_id,
-                                  as_of=as_of)
-        return connection(page, lambda turn: Turn.of(turn, as_of), count)
+        return await info.context.run(
+            _read_residual_turns, self, first, after, last=last, before=before, order=order,
+            count=functools.partial(info.context.run, queries.count_residual_turns,
+                                    str(self.residual_id), as_of=self.as_of))
 
     inclusion_proof = inclusion_field("contract_residuals", "residual_id")
+
+
+def _read_residual_turns(sql: SqlConnection, source: Residual, first: int | None = None,
+                         after: str | None = None, *, count: Any, last: int | None = None,
+                         before: str | None = None,
+                         order: OrderEnum = queries.Order.OLDEST_FIRST) -> Any:
+    """A residual's page of turns; their count by `count` on the event loop, or (None) on the
+    connection of the read that asks for it (compiled_completion.ReadScope)."""
+    from store.api.turn_types import Turn
+
+    residual_id, as_of = str(source.residual_id), source.as_of
+    page = queries.list_residual_turns(sql, residual_id, first, after, last=last,
+                                       before=before, order=order, as_of=as_of)
+    return connection(page, lambda turn: Turn.of(turn, as_of), count, None if count else (
+        lambda counting: queries.count_residual_turns(counting, residual_id, as_of=as_of)))
 
 
 @fields_of_record(

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 from test_page_executor import (  # noqa: F401  (fixtures)
+    RESIDUAL,
     WORKBENCH,
     clients,
     demo_db,
@@ -43,6 +44,8 @@ def answered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.mark.parametrize(("operation", "variables", "fields"), [
     ("ResidualsByTaxonomy", {"kind": ["MISSING_ROLE", "HAZARD_BLOCKED"], "first": 3},
      ["residuals"]),
+    ("ResidualCard", {"id": RESIDUAL, "turns": 1}, ["residual"]),
+    ("ResidualWithOccurrences", {"id": RESIDUAL, "first": 1}, ["residual"]),
     ("ResidualsByTaxonomy", {}, ["residuals"]),
     ("LedgerStatus", {}, ["ledger,batches"]),
     # beside its page, the facets: executed (the page built from its rows)
@@ -112,7 +115,7 @@ def test_aliases_directives_fragments_and_named_operations_are_answered_alike(
     ("{ residuals(first: 1) { nodes { evidenceSpans { text } } } }", {}, b'"evidenceSpans"'),
     # a record by id with a field below it that reads and has no reader of its own
     ("{ assessment(id: \"nope\") { residuals { residualId } } }", {}, b'"assessment":null'),
-    ("{ residual(id: \"nope\") { turns(first: 1) { totalCount } } }", {}, b'"residual":null'),
+    ("{ assessment(id: \"nope\") { turn { turnKey } } }", {}, b'"assessment":null'),
 ])
 def test_what_it_does_not_answer_takes_the_usual_path(
         clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811

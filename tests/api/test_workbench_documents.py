@@ -10,6 +10,7 @@ residual's: ADR-0225's recipe, the values of construction_data.py).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Iterator
@@ -43,6 +44,8 @@ from workbench_data import (
 )
 
 from store.api.app import create_app
+from store.api.context import RequestContext
+from store.api.prepared_operations import PreparedOperations
 from store.api.schema import build_schema
 from store.api.trusted_documents import document_id, load_trusted_documents
 from store.db.audit_store import AuditStore
@@ -329,6 +332,33 @@ def test_the_residual_card_shows_the_record_and_the_turns_that_produced_it(
                               "timestamp": "2026-08-01T09:00:00.000000+00:00",
                               "prompt": "Tom gained 3, again."}]
     assert run(client, "ResidualCard", id="0" * 64) == {"residual": None}
+
+
+@pytest.mark.parametrize("variables", [{"turns": 1}, {"turns": 2}, {"turns": 0}])
+def test_the_residual_card_is_read_in_one_thread_as_strawberry_reads_it(
+        client: TestClient, backend_url: str, monkeypatch: pytest.MonkeyPatch,
+        variables: dict[str, Any]) -> None:
+    answered: list[bool] = []
+    answer = PreparedOperations.answer
+
+    async def counted(self: PreparedOperations, *args: Any) -> Any:
+        result = await answer(self, *args)
+        answered.append(result is not None)
+        return result
+
+    monkeypatch.setattr(PreparedOperations, "answer", counted)
+    variables = {"id": RESIDUALS["changed_object_unbound"], **variables}
+    card = run(client, "ResidualCard", **variables)
+    assert answered == [True]  # the record, its turns and their count: one worker thread
+    assert card["residual"]["turns"]["totalCount"] == 2
+
+    async def plain() -> Any:
+        with AuditStore.open(backend_url, read_only=True) as db:
+            return await build_schema(plain_leaves=False).execute(
+                (WORKBENCH / "ResidualCard.graphql").read_text(encoding="utf-8"),
+                variable_values=variables, context_value=RequestContext(db))
+
+    assert json.dumps(card) == json.dumps(asyncio.run(plain()).data)
 
 
 def test_the_practice_card_fetches_its_residual_ids_in_one_request(client: TestClient) -> None:
