@@ -4,7 +4,6 @@ assessments projected to a residual."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Unpack
@@ -15,7 +14,7 @@ from sqlalchemy import Connection, Select, select
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.filters import any_of, equals
 from store.db.queries.listing_declarations import ASSESSMENTS, TURN_RECORD, TURNS
-from store.db.queries.pages import PageArgs, count_rows, seq_page
+from store.db.queries.pages import PageArgs, count_rows, record_seq_page
 from store.db.queries.records import Page, StoredAssessment, StoredTurn
 from store.db.schema.tables import contract_assessments as assessments_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
@@ -102,7 +101,7 @@ def assessment_turns(connection: Connection, assessment_ids: Sequence[str], *,
     return found
 
 
-def _residual_turns_select(residual_id: str, snapshot: Snapshot | None) -> Select[Any]:
+def _residual_turns_select(residual_id: Any, snapshot: Snapshot | None) -> Select[Any]:
     projecting = (select(links_t.c.turn_key)
                   .join(occurrences_t, occurrences_t.c.assessment_id == links_t.c.assessment_id)
                   .where(equals(occurrences_t.c.residual_id, residual_id),
@@ -115,8 +114,8 @@ def list_residual_turns(connection: Connection, residual_id: str, first: int | N
                         ) -> Page[StoredTurn]:
     """The turns whose construction evidence projected to the residual, each once, in
     `order` (append order by default)."""
-    return seq_page(connection, functools.partial(_residual_turns_select, residual_id),
-                    turns_t.c.seq, TURN_RECORD, "turns", first, after, **page)
+    return record_seq_page(connection, _residual_turns_select, residual_id, turns_t.c.seq,
+                           TURN_RECORD, "turns", first, after, **page)
 
 
 def count_residual_turns(connection: Connection, residual_id: str, *,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any, Unpack
 
@@ -18,7 +17,7 @@ from store.db.queries.filters import any_of, equals
 from store.db.queries.listing_declarations import ASSESSMENT_RECORD, RESIDUAL_RECORD, RESIDUALS
 from store.db.queries.pages import (
     PageArgs,
-    seq_page,
+    record_seq_page,
 )
 from store.db.queries.records import Occurrence, Page, StoredResidual
 from store.db.schema.tables import contract_assessments as assessments_t
@@ -27,7 +26,7 @@ from store.db.schema.tables import ingest_batches as batches_t
 from store.db.schema.tables import residual_occurrences as occurrences_t
 
 
-def _occurrences_select(residual_id: str, snapshot: Snapshot | None) -> Select[Any]:
+def _occurrences_select(residual_id: Any, snapshot: Snapshot | None) -> Select[Any]:
     return (
         select(
             occurrences_t.c.seq.label("occurrence_seq"),
@@ -54,8 +53,8 @@ def _occurrence(row: Any) -> Occurrence:
 def list_occurrences(connection: Connection, residual_id: str, first: int | None = None,
                      after: str | None = None, **page: Unpack[PageArgs]) -> Page[Occurrence]:
     """Sightings of one residual with their assessment and batch, in `order`."""
-    return seq_page(connection, functools.partial(_occurrences_select, residual_id),
-                    occurrences_t.c.seq, _occurrence, "occurrences", first, after, **page)
+    return record_seq_page(connection, _occurrences_select, residual_id, occurrences_t.c.seq,
+                           _occurrence, "occurrences", first, after, **page)
 
 
 def assessment_residuals(

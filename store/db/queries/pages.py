@@ -38,7 +38,14 @@ from store.db.queries.orders import (
     past_arms,
 )
 from store.db.queries.records import Page, T
-from store.db.queries.statement_shapes import LIMIT, key_params, key_slots, limit_slot
+from store.db.queries.statement_shapes import (
+    LIMIT,
+    Shapes,
+    Slot,
+    key_params,
+    key_slots,
+    limit_slot,
+)
 
 __all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "PageArgs", "PageRequest", "PageStatements",
            "count_rows", "counting", "decode_cursor", "encode_cursor", "page_of", "page_size",
@@ -302,6 +309,34 @@ class PageArgs(TypedDict, total=False):
     before: str | None
     order: Order
     as_of: int | None
+
+
+# One record's lists of now (a residual's sightings, its turns): their statements by shape.
+_RECORD_PAGES: Shapes[tuple[Listing, dict[tuple[Any, ...], PageStatements]]] = Shapes()
+RECORD_KEY = Slot("record_key")  # the record's key, a parameter of its lists' statements
+
+
+def record_seq_page(connection: Connection, rows: Callable[[Any, Snapshot | None], Select[Any]],
+                    key: str, seq: Any, build: Callable[[Any], T], listing: str,
+                    first: int | None = None, after: str | None = None,
+                    **page: Unpack[PageArgs]) -> Page[T]:
+    """`seq_page` of `rows(key, snapshot)`, one record's rows; of now, its statements are
+    kept by shape (statement_shapes.py) and run with the key as RECORD_KEY. `rows` must
+    compare the key only as `equals` does (no row for a key no column can hold: such a key,
+    and a read as of a tree head, build their statements per request, as seq_page does)."""
+    from store.db.queries.filters import storable  # filters imports this module
+
+    if page.get("as_of") is not None or not storable(key):
+        return seq_page(connection, lambda snapshot: rows(key, snapshot), seq, build, listing,
+                        first, after, **page)
+    order = page.get("order", Order.OLDEST_FIRST)
+    listed, shaped = _RECORD_PAGES.get((rows, order), lambda: (in_seq_order(
+        order, rows(RECORD_KEY.bind(), None), seq, listing=listing), {}))
+    request = PageRequest.of(order, first, after, page.get("last"), page.get("before"))
+    statements = shaped.get(request.shape)
+    if statements is None:  # a few shapes a list: first or last, each cursor given or not
+        statements = shaped.setdefault(request.shape, PageStatements(listed, request))
+    return shaped_page(connection, statements, request, {RECORD_KEY.name: key}, order, build)
 
 
 def seq_page(connection: Connection, rows: Callable[[Snapshot | None], Select[Any]],
