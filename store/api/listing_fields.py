@@ -205,20 +205,28 @@ def _facets_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> 
     # as a whole (a test replaces one with a runaway statement).
     name = f"{listing.one}_facets"
 
-    async def facets(self: Any, info: Ctx, filter: Any = None, as_of: AsOf = None,
-                     search: Search = None) -> view:  # type: ignore[valid-type]
+    def read_facets(connection: Any, source: Any, filter: Any = None, as_of: int | None = None,
+                    search: str | None = None, *, counted: bool = True) -> Any:
         where = search_queries.searched(filter.to_query() if filter else None, search,
                                         listing.table)
-        query = getattr(queries, name, listing.facet_counts)
-        if _pages_only(info):  # each `facet` page reads its own: the lists are not counted
+        if counted:
+            query = getattr(queries, name, listing.facet_counts)
+            found = query(connection, where, as_of)
+        else:  # each `facet` page reads its own: the lists are not counted
             if as_of is not None:  # ... but a bad asOf is refused as every read refuses it
-                await info.context.run(queries.snapshot_at, as_of)
-            counted = _uncounted(view)
-        else:
-            counted = await info.context.run(query, where, as_of)
-        built: view = view.of(counted)  # type: ignore[valid-type]
-        built.facet_reader = (where, as_of)  # type: ignore[attr-defined]  # its `facet` pages
+                queries.snapshot_at(connection, as_of)
+            found = _uncounted(view)
+        built = view.of(found)
+        built.facet_reader = (where, as_of)  # its `facet` pages
         return built
+
+    # The lists counted in the read's thread (prepared_operations.py): a selection of `facet`
+    # pages has its own readers, and takes the usual path.
+    @read_in_thread(read_facets)
+    async def facets(self: Any, info: Ctx, filter: Any = None, as_of: AsOf = None,
+                     search: Search = None) -> view:  # type: ignore[valid-type]
+        return await info.context.run(
+            read_facets, self, filter, as_of, search, counted=not _pages_only(info))
 
     _filter_argument(facets, listing)
     _search_argument(facets, listing)

@@ -22,7 +22,10 @@ makes before it executes:
   converted by strawberry (`convert_arguments`), as its resolver receives them.
 
 A record by id is read and completed in one worker thread, in one transaction: the record,
-then each field below that reads (ReadScope), as the closure reaches it.
+then each field below that reads (ReadScope), as the closure reaches it. Such a field is
+answered here only as the document's one read (beside `__typename`): beside another, a
+failure of one (the time limit) would hand both to the usual path, past the deadline, where
+graphql-core answers the other's value.
 
 Anything else — a check that fails, an argument that does not convert, a cursor refused, a
 value the plan hands back (None: graphql-core would answer an error), a time limit reached,
@@ -285,6 +288,11 @@ class PreparedOperations:
                 return None
             reads.append((response_name, _Read(plan, listed.listing, listed.reading(
                 **self._converted(definition, arguments)))))
+        threads = sum(isinstance(read, _ThreadRead) for _, read in reads)
+        if threads and threads + sum(isinstance(read, (_Read, _RootRead)) for _, read in reads) > 1:
+            # Beside another read, one that fails (its time limit) would take the other's
+            # answer with it: the usual path runs them and answers each as it ends.
+            return None
         return reads
 
     def _converted(self, definition: StrawberryField, arguments: dict[str, Any]

@@ -175,9 +175,9 @@ def test_random_selections_answer_the_same_bytes(demo_db: AuditStore, document: 
 
 @pytest.fixture(scope="module")
 def record_roots(demo_db: AuditStore) -> list[str]:
-    """Root fields reading one record by id (read and completed in one worker thread by the
-    server's prepared documents): the demo store's most-seen residual, an assessment, a
-    surface, and an id no record has."""
+    """Root fields read and completed in one worker thread by the server's prepared
+    documents: one record by id (the demo store's most-seen residual, an assessment, a
+    surface, and an id no record has), and facet counts."""
     found = json.loads(answer(PLAIN, demo_db, (
         "{ residuals(order: MOST_SEEN, first: 1) { nodes { residualId } } "
         "assessments(first: 1) { nodes { assessmentId } } "
@@ -186,7 +186,8 @@ def record_roots(demo_db: AuditStore) -> list[str]:
     return [f'residual(id: "{residual}")', f'residual(id: "{residual}", asOf: 47)',
             f'assessment(id: "{found["assessments"]["nodes"][0]["assessmentId"]}")',
             f'surface(id: "{found["surfaces"]["nodes"][0]["surfaceId"]}")',
-            'residual(id: "nope")']
+            'residual(id: "nope")', "residualFacets", "residualFacets(asOf: 47)",
+            'residualFacets(filter: {kind: [MISSING_ROLE]})', "turnFacets", "surfaceFacets"]
 
 
 def prepared_answer(db: AuditStore, document: str) -> str | None:
@@ -207,7 +208,7 @@ def prepared_answer(db: AuditStore, document: str) -> str | None:
 @settings(max_examples=80, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
-def test_random_selections_of_a_record_read_in_one_thread_answer_the_same_bytes(
+def test_random_selections_read_in_one_thread_answer_the_same_bytes(
         demo_db: AuditStore, record_roots: list[str], data: st.DataObject) -> None:
     root = data.draw(st.sampled_from(record_roots))
     object_type = get_named_type(FAST._schema.query_type.fields[root.split("(")[0]].type)
