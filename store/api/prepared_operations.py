@@ -23,15 +23,17 @@ makes before it executes:
 
 A record by id is read and completed in one worker thread, in one transaction: the record,
 then each field below that reads (ReadScope), as the closure reaches it. Such a field is
-answered here only as the document's one read (beside `__typename`): beside another, a
-failure of one (the time limit) would hand both to the usual path, past the deadline, where
-graphql-core answers the other's value.
+answered here only as the document's one read (beside `__typename`): a failure below it
+(the time limit too) is a value its closure does not complete, which the usual path answers
+alone, within the request's limit.
 
 Anything else — a check that fails, an argument that does not convert, a cursor refused, a
 value the plan hands back (None: graphql-core would answer an error), a time limit reached,
 any exception — answers nothing here, and the request runs the usual way from the start,
-which gives its answer or its error: a read-only request can be run twice. The answer is
-the dict graphql-core's execution gives, field for field and in the same order
+which gives its answer or its error: a read-only request can be run twice. One of several
+root reads past the time limit hands the request back with a time limit of its own, so
+that graphql-core answers each root field as it ends (at most twice the limit in all). The
+answer is the dict graphql-core's execution gives, field for field and in the same order
 (tests/api/test_prepared_operations.py compares the bytes with strawberry's own execution).
 """
 
@@ -69,6 +71,7 @@ from store.api.page_executor import compiled_completions, page_plans
 from store.api.prepared_pages import PagePlan
 from store.api.validated_documents import validated
 from store.api.variable_text import lone_surrogate
+from store.db.queries import QueryTimeout
 
 CACHED_DOCUMENTS = 128  # query texts, as ParserCache's; past it the cache starts afresh
 _NOT_ANSWERED: Any = object()  # a page its plan hands back to the usual path
@@ -155,6 +158,7 @@ class PreparedOperations:
         """The operation's result, or None: the usual path answers it."""
         if not isinstance(query, str) or not isinstance(context, RequestContext):
             return None
+        reads: list[tuple[str, _Read | _RootRead | _ThreadRead | None]] | None = None
         try:
             document = self._document(query, operation_name)
             if document is None:
@@ -166,7 +170,15 @@ class PreparedOperations:
             # thread of its own.
             values = await gather_with_cancel(*(self._value(read, context)
                                                 for _, read in reads))
-        except Exception:  # the usual path answers it: its value or its error
+        except Exception as error:  # the usual path answers it: its value or its error
+            if isinstance(error, QueryTimeout) and reads is not None and sum(
+                    read is not None for _, read in reads) > 1:
+                # graphql-core runs each root field to its own end: one past the time limit
+                # is answered as such while another answers in time. Rerun past this
+                # deadline, every field would fail at once, the first named for the slow
+                # one; so the usual path gets a time limit of its own (a request handed
+                # back past its limit may take twice the limit, never more).
+                context.deadline = context.db.deadline()
             return None
         if any(value is _NOT_ANSWERED for value in values):
             return None
@@ -290,8 +302,8 @@ class PreparedOperations:
                 **self._converted(definition, arguments)))))
         threads = sum(isinstance(read, _ThreadRead) for _, read in reads)
         if threads and threads + sum(isinstance(read, (_Read, _RootRead)) for _, read in reads) > 1:
-            # Beside another read, one that fails (its time limit) would take the other's
-            # answer with it: the usual path runs them and answers each as it ends.
+            # Its closure turns a failure below it (the time limit too) into a value not
+            # completed: beside another read, the usual path answers both, each as it ends.
             return None
         return reads
 

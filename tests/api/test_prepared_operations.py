@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 from starlette.testclient import TestClient
 from test_page_executor import (  # noqa: F401  (fixtures)
     RESIDUAL,
@@ -22,6 +23,7 @@ from test_page_executor import (  # noqa: F401  (fixtures)
 
 from store.api.prepared_operations import PreparedOperations
 from store.api.schema import MAX_TOKENS
+from store.db import queries
 from store.db.audit_store import AuditStore
 
 
@@ -272,4 +274,30 @@ def test_a_record_past_the_time_limit_answers_as_before(
     monkeypatch.setattr(demo_db, "time_limit", 0.0)
     body = same_bytes(clients, RECORD, {"id": residual_id, "first": 2})
     assert b"query stopped: it ran past the request's time limit" in body
+    assert answered == []
+
+
+def test_one_of_two_pages_past_the_time_limit_is_named_as_graphql_core_names_it(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Both pages are read at once; the assessments' never ends. graphql-core answers the
+    residuals' page in time and stops the other at the limit: the error names `assessments`
+    (column 48), not the page that answered (handed back past the deadline, every field
+    would fail at once, the first named)."""
+    listing = queries.LISTINGS["assessments"]
+    original = type(listing).list
+
+    def runaway(self: Any, connection: Any, *args: Any, **kwargs: Any) -> Any:
+        if self is listing:
+            connection.execute(text("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
+                                    "FROM n) SELECT count(*) FROM n")).scalar_one()
+        return original(self, connection, *args, **kwargs)
+
+    monkeypatch.setattr(type(listing), "list", runaway)
+    monkeypatch.setattr(demo_db, "time_limit", 1.0)
+    body = same_bytes(clients, "{ residuals(first: 2) { nodes { residualId } } "
+                               "assessments(first: 1) { nodes { assessmentId } } }", {})
+    assert body == (b'{"data":null,"errors":[{"message":"query stopped: it ran past the '
+                    b'request\'s time limit","locations":[{"line":1,"column":48}],'
+                    b'"path":["assessments"],"extensions":{"code":"TIMEOUT"}}]}')
     assert answered == []
