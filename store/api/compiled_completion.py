@@ -10,12 +10,11 @@ no arguments, no directives, no deferred or fragment-variable selections — the
 compiled once into one closure per type that builds the response's dicts and lists directly.
 
 A selection may also hold fields that read the database, when their resolvers say how
-(`read_in_thread`: a record by id, a record's page of sightings, a connection's count known
+(thread_reads.py: a record by id, a record's page of sightings, a connection's count known
 with its page): such a selection is compiled only for a caller that runs the closure inside
-one worker thread's read (`ReadScope`, prepared_operations.py), where each such field calls
-its reader on the scope's connection with the arguments graphql-core and strawberry give its
-resolver. The whole value is then read in one transaction and completed in one pass;
-PageExecutor, on the event loop, never gets such a closure.
+one worker thread's read (prepared_operations.py). The whole value is then read in one
+transaction and completed in one pass; PageExecutor, on the event loop, never gets such a
+closure.
 The closures are cached by the field nodes of the (parser-cached) document, so a Workbench
 document is compiled on its first request and reused by every later one.
 
@@ -30,10 +29,7 @@ twice answers as completing it once.
 from __future__ import annotations
 
 import inspect
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
@@ -63,9 +59,10 @@ from graphql.execution.collect_fields import (
     FragmentDetails,
     does_fragment_condition_match,
 )
-from graphql.execution.values import VariableValues, get_argument_values
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
+
+from store.api.thread_reads import known_read, thread_read
 
 Complete = Callable[[Any], Any]  # a value -> its completed response value (or _NotPlain)
 T = TypeVar("T")
@@ -76,54 +73,6 @@ _UNCHANGED: dict[GraphQLScalarType, type] = {GraphQLString: str, GraphQLID: str,
                                              GraphQLBoolean: bool, GraphQLInt: int}
 _MIN_INT, _MAX_INT = GRAPHQL_MIN_INT, GRAPHQL_MAX_INT
 CACHED_SELECTIONS = 2048  # compiled selections kept; past it the cache starts afresh
-
-
-ThreadReader = Callable[..., Any]  # (connection, source, **arguments) -> the resolver's value
-
-
-def read_in_thread(reader: ThreadReader) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Marks a resolver whose value is `reader(connection, source, **arguments)` (its Python
-    arguments, as strawberry gives them): read on a worker thread's connection, so a compiled
-    closure running inside one read (ReadScope) may call it. The resolver must give the same
-    value (it calls the reader through the request's context)."""
-    def marked(resolver: Callable[..., Any]) -> Callable[..., Any]:
-        resolver.thread_reader = reader  # type: ignore[attr-defined]
-        return resolver
-    return marked
-
-
-def known_with_source(read: Callable[[Any], Any]) -> Callable[[Callable[..., Any]], Any]:
-    """Marks an asynchronous resolver of `self` whose value `read(self)` gives when it is not
-    None: the value itself (a connection's count fetched with its page) or a function reading
-    it on a connection (a count read only when selected). Compiled as a read of that value,
-    for callers that run closures inside a read (None: graphql-core completes the whole value)."""
-    def marked(resolver: Callable[..., Any]) -> Callable[..., Any]:
-        resolver.known_read = read  # type: ignore[attr-defined]
-        return resolver
-    return marked
-
-
-@dataclass(frozen=True, slots=True)
-class ReadScope:
-    """One worker thread's read: its connection, the request's coerced variables, and how
-    strawberry converts a field's arguments for its resolver."""
-    connection: Any
-    variables: VariableValues
-    convert: Callable[[StrawberryField, dict[str, Any]], dict[str, Any]]
-
-
-_scopes = threading.local()  # the read a worker thread is running, if any
-
-
-@contextmanager
-def reading_in(scope: ReadScope) -> Iterator[None]:
-    """Runs the closures called within on `scope`'s connection (this thread only)."""
-    before = getattr(_scopes, "scope", None)
-    _scopes.scope = scope
-    try:
-        yield
-    finally:
-        _scopes.scope = before
 
 
 class _NotPlain(Exception):
@@ -212,7 +161,7 @@ class _Compiler:
     def __init__(self, schema: GraphQLSchema, fragments: dict[str, FragmentDetails]) -> None:
         self.schema = schema
         self.fragments = fragments
-        self.reads = False  # a field below reads the database (read_in_thread, known_with_source)
+        self.reads = False  # a field below reads the database (thread_reads.py)
 
     def value(self, return_type: GraphQLOutputType, nodes: tuple[FieldNode, ...]) -> Complete:
         if isinstance(return_type, GraphQLNonNull):
@@ -305,14 +254,14 @@ class _Compiler:
         reader = getattr(resolver and resolver.wrapped_func, "thread_reader", None)
         if reader is not None:
             self.reads = True
-            return _thread_read(field_def, definition, nodes[0], reader), self.value(
+            return thread_read(field_def, definition, nodes[0], reader, _NotPlain), self.value(
                 field_def.type, nodes)
         if field_def.args or any(node.arguments for node in nodes):
             raise _NotCompiled
         known = getattr(resolver and resolver.wrapped_func, "known_read", None)
         if known is not None:
             self.reads = True
-            return _known(known), self.value(field_def.type, nodes)
+            return known_read(known, _NotPlain), self.value(field_def.type, nodes)
         read: Callable[[Any], Any]
         if getattr(field_def.resolve, "_is_default", False):  # a basic field: no resolver
             if definition.default_resolver is not getattr or definition.base_resolver:
@@ -341,47 +290,6 @@ def _method(definition: StrawberryField) -> Callable[[Any], Any]:
         return found
 
     return call
-
-
-def _thread_read(field_def: Any, definition: StrawberryField, node: FieldNode,
-                 reader: ThreadReader) -> Callable[[Any], Any]:
-    """A field read by its resolver's reader on the scope's connection, with the arguments its
-    resolver gets: graphql-core's (`get_argument_values`, as of the field's first node, as
-    graphql-core reads them) converted as strawberry converts them. Outside a scope, or when
-    anything fails (an argument, a cursor, the time limit), _NotPlain: graphql-core runs the
-    resolver and gives its value or its error."""
-    def read(source: Any) -> Any:
-        scope: ReadScope | None = getattr(_scopes, "scope", None)
-        if scope is None:
-            raise _NotPlain
-        try:
-            arguments = scope.convert(definition, get_argument_values(
-                field_def, node, scope.variables))
-            return reader(scope.connection, source, **arguments)
-        except Exception:
-            raise _NotPlain from None
-
-    return read
-
-
-def _known(known: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """A value known with its source, or read by the function it gives on the scope's
-    connection (a count asked for only when selected)."""
-    def read(source: Any) -> Any:
-        value = known(source)
-        if value is None:  # not known with the source: its resolver reads it
-            raise _NotPlain
-        if callable(value):
-            scope: ReadScope | None = getattr(_scopes, "scope", None)
-            if scope is None:
-                raise _NotPlain
-            try:
-                return value(scope.connection)
-            except Exception:
-                raise _NotPlain from None
-        return value
-
-    return read
 
 
 def _object_closure(entries: list[tuple[str, Callable[[Any], Any] | None, Complete | str]]

@@ -24,13 +24,13 @@ from strawberry.types import Info
 from strawberry.types.field import StrawberryField
 from strawberry.types.nodes import SelectedField
 
-from store.api.compiled_completion import read_in_thread
 from store.api.context import RequestContext
 from store.api.filter_types import filter_input
 from store.api.group_types import Groups, dimension_enum
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView
 from store.api.surface_types import Surface, SurfaceFacets
+from store.api.thread_reads import read_in_thread
 from store.api.turn_types import Turn, TurnFacets
 from store.api.types import (
     LAST_HELP,

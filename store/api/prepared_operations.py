@@ -64,11 +64,11 @@ from strawberry.types import ExecutionResult
 from strawberry.types.arguments import convert_arguments
 from strawberry.types.field import StrawberryField
 
-from store.api.compiled_completion import ReadScope, reading_in
 from store.api.context import RequestContext
 from store.api.object_estimate import estimate_objects
 from store.api.page_executor import compiled_completions, page_plans
 from store.api.prepared_pages import PagePlan
+from store.api.thread_reads import ReadScope, reading_in
 from store.api.validated_documents import validated
 from store.api.variable_text import lone_surrogate
 from store.db.queries import QueryTimeout

@@ -11,12 +11,12 @@ from sqlalchemy import Connection as SqlConnection
 from strawberry.types import Info
 
 import store.api.enums  # noqa: F401  the domain enums, registered with strawberry
-from store.api.compiled_completion import known_with_source, read_in_thread
 from store.api.context import RequestContext
 from store.api.facet_types import FacetCount, enum_facets, facet_page_field
 from store.api.log_index import LogIndex
 from store.api.log_types import inclusion_field
 from store.api.record_views import RecordView, fields_of_record
+from store.api.thread_reads import known_with_source, read_in_thread
 from store.db import queries
 from store.model import taxonomy as taxonomy_model
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
@@ -238,7 +238,7 @@ def _read_residual_turns(sql: SqlConnection, source: Residual, first: int | None
                          before: str | None = None,
                          order: OrderEnum = queries.Order.OLDEST_FIRST) -> Any:
     """A residual's page of turns; their count by `count` on the event loop, or (None) on the
-    connection of the read that asks for it (compiled_completion.ReadScope)."""
+    connection of the read that asks for it (thread_reads.ReadScope)."""
     from store.api.turn_types import Turn
 
     residual_id, as_of = str(source.residual_id), source.as_of
