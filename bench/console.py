@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import sqlite3
 import statistics
 import sys
 import time
@@ -30,7 +29,7 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from floor_reads import floor_connection
 from query import build_store, stored_residuals
 from starlette.testclient import TestClient
 
@@ -97,7 +96,7 @@ def main() -> None:
     app = create_app(db, close_db_on_shutdown=False, console=False)
     app.router.routes.extend(uncached.routes())
     client = TestClient(app, base_url="http://127.0.0.1")
-    floor = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    floor = floor_connection(path)
     size = db.tree_head().size
     kind, = floor.execute("SELECT residual_kind FROM contract_residuals GROUP BY 1 "
                           "ORDER BY count(*) DESC LIMIT 1").fetchone()

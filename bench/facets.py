@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sqlite3
 import sys
 from collections.abc import Callable
 from html import unescape
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from floor_reads import floor_connection
 from orders import show, timed
 from starlette.testclient import TestClient
 
@@ -53,7 +52,7 @@ def main() -> None:
     db = AuditStore.open(args.db, read_only=True, time_limit=3600)
     path = sqlite_path(resolve_url(args.db))
     assert path is not None, "the floor reads a SQLite file"
-    raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    raw = floor_connection(path)
     run, repeat = db.execute, args.repeat
 
     def floor(statement: str, params: tuple[Any, ...] = ()) -> tuple[float, float]:

@@ -38,10 +38,15 @@ import argparse
 import asyncio
 import sqlite3
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from floor_reads import floor_connection
 
 from store.api.context import RequestContext
 from store.api.execution import execute_operation
@@ -150,7 +155,7 @@ def opened(db: str) -> tuple[Path, sqlite3.Connection, AuditStore]:
     store itself (read-only, a time limit no figure reaches)."""
     path = sqlite_path(resolve_url(db))
     assert path is not None, "a SQLite store path"
-    raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    raw = floor_connection(path)
     return path, raw, AuditStore.open(db, read_only=True, time_limit=600)
 
 

@@ -51,7 +51,6 @@ import base64
 import json
 import os
 import random
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -62,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from floor_reads import floor_connection
 
 from store.api.context import RequestContext
 from store.api.schema import build_schema
@@ -203,7 +203,7 @@ def main() -> None:
         begun = time.perf_counter()
         build(path, arguments.turns, arguments.journals, arguments.frames, arguments.frames_file)
         print(f"built {path} in {time.perf_counter() - begun:.1f} s")
-    raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    raw = floor_connection(path)
     (turns,) = raw.execute("SELECT count(*) FROM turns").fetchone()
     (occurrences,) = raw.execute("SELECT count(*) FROM residual_occurrences").fetchone()
     journals = [row[0] for row in raw.execute(

@@ -53,6 +53,7 @@ from store.db.schema.engine import resolve_url, sqlite_path
 from store.model.taxonomy import ResidualKind
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from floor_reads import floor_connection
 from journal import journal_lines
 
 WORDS = ["apples", "pears", "the", "a", "of", "grounded", "surface", "teaching", "chain",
@@ -131,7 +132,7 @@ def main() -> None:
     db = AuditStore.open(args.db, read_only=True, time_limit=3600)
     path = sqlite_path(resolve_url(args.db))
     assert path is not None, "the floor reads a SQLite file"
-    raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    raw = floor_connection(path)
     run, size, repeat = db.execute, args.size, args.repeat
     if args.columns:
         shown_columns(run, raw, size, repeat)

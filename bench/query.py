@@ -24,7 +24,8 @@ requests or `--max-seconds`, whichever comes first:
 
 The floor, measured in the same run: the SQL statements the query layer issues for each
 operation (captured by running it once in-process), executed on one plain read-only
-connection (sqlite3 `mode=ro`, or psycopg for PostgreSQL) plus `json.dumps` of the rows,
+connection (sqlite3 `mode=ro` with the page cache the store's readers have,
+bench/floor_reads.py; or psycopg for PostgreSQL) plus `json.dumps` of the rows,
 the same number of times as the server answered sequentially. Prints p50/p95 per operation
 and mode, the ratio server/floor, and CPU per request: the server process's (and its
 workers') user + system time over the phase / its requests, beside the floor's own CPU per
@@ -59,7 +60,7 @@ import orjson
 from sqlalchemy import event, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from floor_reads import floor_connection
 from frames import write_frames
 
 from store.db import queries
@@ -484,10 +485,7 @@ def floor_call(url: str, operation: Operation) -> Callable[[], str]:
     """The operation's statements on one plain read-only connection, rows to JSON."""
     path = sqlite_path(url)
     if path is not None:
-        import sqlite3
-
-        connection: Any = sqlite3.connect(f"file:{path}?mode=ro", uri=True,
-                                          check_same_thread=False)
+        connection: Any = floor_connection(path, check_same_thread=False)
     else:
         import psycopg
         from sqlalchemy.engine import make_url

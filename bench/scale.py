@@ -59,7 +59,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from floor_reads import floor_connection
 from ingest import CORE_AUDIT, GENERATOR
 from query import Operation, capture, floor_call
 from starlette.testclient import TestClient
@@ -209,7 +209,7 @@ class Subject:
         app = create_app(self.store, close_db_on_shutdown=False, console=False)
         app.router.routes.extend(Console(self.store, cache_pages=0).routes())
         self.client = TestClient(app, base_url="http://127.0.0.1")
-        self.raw = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+        self.raw = floor_connection(db, check_same_thread=False)
         self.rows = self.store.engine.connect()
         self.chooser = chooser
         self.refused: dict[str, int] = {}

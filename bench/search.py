@@ -48,6 +48,10 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from floor_reads import floor_connection
+
 from store.api.context import RequestContext
 from store.api.schema import build_schema
 from store.console.pages import Console
@@ -164,7 +168,7 @@ def main() -> None:
     assert path is not None, "a SQLite store path"
     if args.migration:
         _migration(args.db)
-    raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    raw = floor_connection(path)
     match = parse_search(args.search).fts5()
     leaves, residuals = raw.execute(
         "SELECT (SELECT max(tree_size) FROM tree_heads), (SELECT count(*) FROM "

@@ -76,6 +76,21 @@ def test_a_new_store_has_16_kib_pages(db_path: Path, tmp_path: Path) -> None:
     assert _page_size(upgraded) == 16384
 
 
+def test_a_reader_keeps_16_mib_of_pages_in_its_cache(db_path: Path) -> None:
+    # SQLite's default cache (-2000: 2,000 KiB) holds 125 of these 16 KiB pages, fewer than
+    # a 100-row page of residuals reads; a reader keeps 16 MiB (negative: KiB, SQLite's
+    # "PRAGMA cache_size = -N" form). The writer keeps its own 64 MiB.
+    AuditStore.open(str(db_path)).close()
+    with AuditStore.open(str(db_path), read_only=True) as reader:
+        assert reader.execute(lambda c: c.exec_driver_sql("PRAGMA cache_size").scalar()) \
+            == -16384
+    with AuditStore.open(str(db_path)) as store:
+        assert store.execute(lambda c: c.exec_driver_sql("PRAGMA cache_size").scalar()) \
+            == -2000
+        with store.write_engine().connect() as writer:
+            assert writer.exec_driver_sql("PRAGMA cache_size").scalar() == -65536
+
+
 def test_a_store_keeps_the_page_size_it_was_made_with(db_path: Path,
                                                        examples_path: Path) -> None:
     # SQLite's page size is the database's from its first table on: a store made with 4 KiB
