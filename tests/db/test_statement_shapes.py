@@ -39,7 +39,6 @@ from store.db.queries import (
 from store.db.queries import listings as listings_module
 from store.db.queries import pages as pages_module
 from store.db.queries.filters import ColumnFilter, shaped_filter
-from store.db.queries.orders import TIME_ORDERS
 from store.model.journal_digest import TraceIntegrity
 from store.model.surface_records import SurfaceVerification
 from store.model.taxonomy import ResidualKind, ResidualSourceAxis
@@ -131,8 +130,7 @@ def filters(draw: st.DrawFn, name: str) -> Any:
     return None if not given and draw(st.booleans()) else kind(**given)
 
 
-ORDERS = {name: [o for o in queries.LISTINGS[name].orders
-                 if o is not Order.RANK and o not in TIME_ORDERS]
+ORDERS = {name: [o for o in queries.LISTINGS[name].orders if o is not Order.RANK]
           for name in FIELDS}
 
 
@@ -235,25 +233,72 @@ def _ingest(db: Path | str, path: Path) -> None:
     assert json.loads(result.stdout)["batches"]
 
 
+def _two_journal_turns(db: Path | str, tmp_path: Path) -> None:
+    """A journal's turns 1 and 2 ("first", "second"), a second apart, both "violated"."""
+    _ingest(db, _lines(tmp_path / "a.jsonl", [
+        journal_line(journal_entry(n, prompt, DISCLOSURE, "none"))
+        for n, prompt in ((1, "first"), (2, "second"))]))
+
+
+def _runtime_output(db: Path | str, tmp_path: Path, prompt: str) -> None:
+    """A runtime output (core-interop.md: ChatResponse): no clearance, no CORE time."""
+    _ingest(db, _lines(tmp_path / "b.jsonl", [json.dumps({
+        "prompt": prompt, "surface": DISCLOSURE, "grounding_source": "none",
+        "epistemic_state": "decoded"})]))
+
+
 def test_a_column_that_gains_a_null_is_read_with_it_by_the_same_shape(
         store_db: Path | str, tmp_path: Path) -> None:
     # Turns by their normative clearance: first a journal's two turns, both "violated";
     # then a runtime output without a clearance (core-interop.md: ChatResponse). Its row is
     # the order's second part (no value, last): a statement kept from the first read, which
     # had no such part, would not read it.
-    _ingest(store_db, _lines(tmp_path / "a.jsonl", [
-        journal_line(journal_entry(n, prompt, DISCLOSURE, "none"))
-        for n, prompt in ((1, "first"), (2, "second"))]))
+    _two_journal_turns(store_db, tmp_path)
     with AuditStore.open(str(store_db)) as db:
         def prompts() -> list[str]:
             page = db.execute(queries.list_turns, None, 10, order=Order.CLEARANCE_ASC)
             return [turn.prompt for turn in page.items]
 
         assert prompts() == ["first", "second"]
-        _ingest(store_db, _lines(tmp_path / "b.jsonl", [json.dumps({
-            "prompt": "unjudged", "surface": DISCLOSURE, "grounding_source": "none",
-            "epistemic_state": "decoded"})]))
+        _runtime_output(store_db, tmp_path, "unjudged")
         assert prompts() == ["first", "second", "unjudged"]
+
+
+def test_a_store_that_gains_a_turn_without_a_time_reads_it_in_time_orders(
+        store_db: Path | str, tmp_path: Path) -> None:
+    # CORE time orders put turns without a time last (one part of their own, read only
+    # when the store holds such a turn): the answer is asked per request and is part of the
+    # shape, so the statement kept while every turn had a time does not hide the new one.
+    _two_journal_turns(store_db, tmp_path)
+    with AuditStore.open(str(store_db)) as db:
+        def prompts(order: Order) -> list[str]:
+            page = db.execute(queries.list_turns, None, 10, order=order)
+            return [turn.prompt for turn in page.items]
+
+        assert prompts(Order.TIME_DESC) == ["second", "first"]
+        assert prompts(Order.TIME_ASC) == ["first", "second"]
+        _runtime_output(store_db, tmp_path, "untimed")
+        assert prompts(Order.TIME_DESC) == ["second", "first", "untimed"]
+        assert prompts(Order.TIME_ASC) == ["first", "second", "untimed"]
+
+
+def test_a_second_time_ordered_page_of_one_shape_builds_no_statement(
+        journal_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The Workbench's timeline: turns newest first by CORE time, page after page.
+    with per_request():
+        expected = [answer(journal_db, "turns", None, Order.TIME_DESC, 2, False, None)]
+        while expected[-1][2]:  # has a next page
+            expected.append(answer(journal_db, "turns", None, Order.TIME_DESC, 2, False,
+                                   expected[-1][1][-1]))
+    answer(journal_db, "turns", None, Order.TIME_DESC, 2, False, expected[0][1][-1])
+    built = calls_to(monkeypatch, pages_module, "_rows_statement")
+    pages = [answer(journal_db, "turns", None, Order.TIME_DESC, 2, False, None)]
+    while pages[-1][2]:
+        pages.append(answer(journal_db, "turns", None, Order.TIME_DESC, 2, False,
+                            pages[-1][1][-1]))
+    assert pages == expected
+    assert len(pages) == 3  # the journal's six turns, two a page
+    assert built == []
 
 
 def facets(db: AuditStore, name: str, where: Any) -> Any:

@@ -25,7 +25,7 @@ from sqlalchemy.sql.elements import BindParameter
 from store.db.queries.as_of import snapshot_at
 from store.db.queries.filters import equals, storable
 from store.db.queries.keys import MAX_KEY, key_value
-from store.db.queries.orders import Listing, Order, Part, SortKey, in_seq_order
+from store.db.queries.orders import Listing, Order, Part, SortKey, TimeOrder, in_seq_order
 from store.db.queries.pages import PageArgs, page_of
 from store.db.queries.records import Journal, JournalSummary, Page, StoredTurn
 from store.db.schema.tables import ingest_batches as batches_t
@@ -38,31 +38,38 @@ if TYPE_CHECKING:
 # A turn's key by CORE's identity: one entry of turn_fields' (journal_id, turn_id) index.
 _TURN_KEY = select(fields_t.c.turn_key).where(fields_t.c.journal_id == bindparam("journal"),
                                               fields_t.c.turn_id == bindparam("turn_id"))
+_UNTIMED = select(fields_t.c.turn_seq).where(fields_t.c.core_time.is_(None)).limit(1)
 
 
-def in_time_order(connection: Connection, order: Order, statement: Select[Any]) -> Listing:
+def untimed_stored(connection: Connection) -> bool:
+    """Whether any turn has no CORE time: one index probe. Building a statement of two parts
+    costs more than reading a page (SQLAlchemy proxies every column per subquery): a store
+    whose turns all have a time (CORE writes one) reads the timed part alone."""
+    return connection.execute(_UNTIMED).first() is not None
+
+
+def in_time_order(order: Order, statement: Select[Any], untimed: bool) -> Listing:
     """`statement`'s turns (joined to turn_fields) by CORE time, ties by seq; those without a
-    time (a line without one, or one without an offset) last, in seq order. Their sort key is
-    a constant past every time in the order's direction, so one cursor pages both parts.
-    Both parts read turn_fields' (core_time, turn_seq) index in order (NULL times are one
-    range of it); a turn without its turn_fields row (verify names it) is in neither."""
+    time (a line without one, or one without an offset) last, in seq order, when `untimed`
+    (some are stored). Their sort key is a constant past every time in the order's
+    direction, so one cursor pages both parts. Both parts read turn_fields' (core_time,
+    turn_seq) index in order (NULL times are one range of it); a turn without its
+    turn_fields row (verify names it) is in neither."""
     descending = order is Order.TIME_DESC
     time, seq = fields_t.c.core_time, fields_t.c.turn_seq
     timed = Part(statement.where(time.is_not(None)),
                  [SortKey(time, descending), SortKey(seq, descending)], seek=True)
     last = key_value(0 if descending else MAX_KEY)
     # seq > 0: a comparison, so SQLite reads the outer join as the inner one it is here.
-    untimed = Part(statement.where(time.is_(None), seq > key_value(0)),
+    without_time = Part(statement.where(time.is_(None), seq > key_value(0)),
                    [SortKey(last, descending, constant=True), SortKey(seq, descending)])
     # A cursor's own row, by the index: an untimed row's constant matches no time, and
     # whether rows lie past it is then asked of the parts.
     lookup = Part(statement, [SortKey(time, descending), SortKey(seq, descending)])
-    # Building a statement of two parts costs more than reading a page (SQLAlchemy proxies
-    # every column per subquery): a store whose turns all have a time (CORE writes one)
-    # reads the timed part alone. One index probe says so.
-    untimed_stored = connection.execute(
-        select(fields_t.c.turn_seq).where(time.is_(None)).limit(1)).first() is not None
-    return Listing([timed, untimed] if untimed_stored else [timed], lookup)
+    return Listing([timed, without_time] if untimed else [timed], lookup)
+
+
+IN_TIME_ORDER = TimeOrder(untimed_stored, in_time_order)
 
 
 def turn_in_journal(connection: Connection, turns: RecordListing[Any, StoredTurn],

@@ -23,7 +23,7 @@ from store.db.queries.filters import (
     SurfaceFilter,
     TurnFilter,
 )
-from store.db.queries.journals import in_time_order
+from store.db.queries.journals import IN_TIME_ORDER
 from store.db.queries.listings import Filter, Joined, RecordListing
 from store.db.queries.pages import PageArgs
 from store.db.queries.records import (
@@ -134,7 +134,7 @@ TURNS: RecordListing[TurnFilter, StoredTurn] = RecordListing(
     # it (outer: a missing row, which verify names, hides no turn).
     joined=(Joined(SURFACES, "surface_id", prefix="surface_", filtered=True),
             Joined(TURN_FIELDS, "turn_key", prefix="fields_", filtered=True, outer=True)),
-    time_ordered=in_time_order, paged_by_key=True, seq_of=journal_seq,
+    time_ordered=IN_TIME_ORDER, paged_by_key=True, seq_of=journal_seq,
     counter=counted_on_fields, conditions_of=read_by_seq,
     facets=TURN_FACET_SET, facets_type="TurnFacets", facet_fields=tuple(TURN_FACETS),
     combos=turn_combos,

@@ -36,6 +36,7 @@ from store.db.queries.orders import (
     TIME_ORDERS,
     Listing,
     Order,
+    TimeOrder,
     by_column,
 )
 from store.db.queries.pages import counting, page_of
@@ -107,7 +108,7 @@ class RecordListing(Generic[F, R]):
     facets_help: str = ""
     filter_help: str = ""
     # Its rows (as read) in a TIME order: the listing has CORE time (turns).
-    time_ordered: Callable[[Connection, Order, Select[Any]], Listing] | None = None
+    time_ordered: TimeOrder | None = None
     # The columns it can be sorted by (an order's column name, e.g. CODE: the column), each
     # ascending or descending (Order.CODE_ASC, CODE_DESC): every column the console shows.
     # Each leads an index (column, seq), so a page is an index range (without one a page
@@ -250,7 +251,7 @@ class RecordListing(Generic[F, R]):
         snapshot = snapshot_at(connection, as_of)
         if order is Order.RANK and isinstance(where, Searched):
             return ranked_page(self, connection, where, snapshot, first, after, last, before)
-        shaped = None if snapshot is not None or order in TIME_ORDERS else shaped_filter(where)
+        shaped = None if snapshot is not None else shaped_filter(where)
         if shaped is not None:
             return shaped_list(self, connection, shaped, order, first, after, last, before,
                                build or self.record)

@@ -7,13 +7,14 @@ Every order ends with `seq` (unique), so its key is total and a page boundary is
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
     Boolean,
     ColumnElement,
+    Connection,
     Integer,
     Select,
     Text,
@@ -169,6 +170,16 @@ class Listing:
 
     parts: list[Part]
     lookup: Part
+
+
+@dataclass(frozen=True, slots=True)
+class TimeOrder:
+    """How a listing with CORE time reads its rows in a TIME order: `split` asks the store
+    whether some rows have no time (then a second part holds them), per request: that answer
+    is part of the order's shape (statement_shapes.py); `listing` builds the parts for it."""
+
+    split: Callable[[Connection], bool]
+    listing: Callable[[Order, Select[Any], bool], Listing]
 
 
 def in_seq_order(order: Order, statement: Select[Any], seq: ColumnElement[int], *,

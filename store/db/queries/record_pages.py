@@ -31,16 +31,19 @@ def key_of(row: Any) -> Any:
 
 def listing_in(records: RecordListing[Any, Any], connection: Connection, where: Any,
                snapshot: Snapshot | None, order: Order, *, nulls: bool | None = None,
-               few: bool | None = None) -> Listing:
-    """`records`' rows matching `where` in `order`. `nulls` (column orders) and `few`
-    (MOST_SEEN): what the store answered, if already asked; else asked here."""
+               few: bool | None = None, untimed: bool | None = None) -> Listing:
+    """`records`' rows matching `where` in `order`. `nulls` (column orders), `few`
+    (MOST_SEEN) and `untimed` (TIME orders): what the store answered, if already asked; else
+    asked here."""
     read = (records.keyed(where, snapshot) if records.paged_by_key
             else records.joined_rows(where, snapshot))
     if order in COLUMN_ORDERS:
         return records.sorted_by(connection, order, read if records.paged_by_key
                                  else records.rows(where, snapshot), nulls=nulls)
     if order in TIME_ORDERS and records.time_ordered is not None:
-        return records.time_ordered(connection, order, read)
+        if untimed is None:
+            untimed = records.time_ordered.split(connection)
+        return records.time_ordered.listing(order, read, untimed)
     if records.sightings is None:
         seq = None if records.seq_of is None else records.seq_of(where)
         return in_seq_order(order, read, records.table.c.seq if seq is None else seq,
@@ -59,10 +62,13 @@ def shaped_list(records: RecordListing[Any, R], connection: Connection, shaped: 
     request's: the same statements, asked in the same order, as `listing_in` and `page_of`
     build per request."""
     decided: tuple[Any, ...] = (order,)
-    nulls = few = None
+    nulls = few = untimed = None
     if order in COLUMN_ORDERS:
         nulls = records.has_nulls(connection, order)
         decided = (order, nulls)
+    elif order in TIME_ORDERS and records.time_ordered is not None:
+        untimed = records.time_ordered.split(connection)
+        decided = (order, untimed)
     elif order is Order.MOST_SEEN and records.sightings is not None:
         few = bool(shaped.params) and few_of(connection.execute(
             records.shapes.get(("few", shaped.key), lambda: few_rows_probe(
@@ -72,7 +78,7 @@ def shaped_list(records: RecordListing[Any, R], connection: Connection, shaped: 
         decided = (order, few)
     where = shaped.where
     listing = records.shapes.get(("listing", shaped.key, decided), lambda: listing_in(
-        records, connection, where, None, order, nulls=nulls, few=bool(few)))
+        records, connection, where, None, order, nulls=nulls, few=bool(few), untimed=untimed))
     request = PageRequest.of(order, first, after, last, before)
     statements = records.shapes.get(("page", shaped.key, decided, request.shape),
                                     lambda: PageStatements(listing, request))
