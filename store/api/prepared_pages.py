@@ -5,11 +5,13 @@ node { residualId residualKind … } } }`) costs graphql-core and the views far 
 SQL: per row a record, its view, an edge, then the completion of every field. When the
 selection under a listing's connection is only `totalCount`, `pageInfo`, `edges` (`cursor`,
 `node`, `snippet`), `nodes` and `__typename`, and every field of the node is a leaf read
-from one column of the row (converted as the record and its view convert it), the
+from one column of the row (converted as the record and its view convert it), or computed
+from that column's value alone (a view's `FromValue`, e.g. a turn's promptExcerpt), the
 connection's response value is built here straight from the rows: one dict per row, written
 out once per column list (as row_records.py writes a record's builder), and the connection's
-dict around them. The page is the one `RecordListing.list` cuts (same statement, cursors and
-paging), its count the one `RecordListing.count` gives, both in one read.
+dict around them. The page is the one `RecordListing.list` cuts (same statements, cursors and
+paging; a list paged by key, turns, from the rows it reads by key), its count the one
+`RecordListing.count` gives, all in one read.
 
 Each value is completed as graphql-core completes it: a column read as it is when it is
 already of its field's type (a text for a String or ID, an int within 32 bits for an Int); an
@@ -55,7 +57,7 @@ from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
 from store.api.compiled_completion import SelectionCache, completion, selected_fields
-from store.api.record_views import record_path, view_converter
+from store.api.record_views import FromValue, record_path, view_converter
 from store.db import queries
 from store.db.queries.records import Page
 from store.db.queries.row_records import RowRecord
@@ -203,7 +205,7 @@ class _Planner:
         self.fragments = fragments
         self.listing = listing
         self.view = view
-        if listing.paged_by_key or not isinstance(listing.record, RowRecord):
+        if not isinstance(listing.record, RowRecord):
             raise _Unplanned
         self.record: RowRecord[Any] = listing.record
         self.plain_json = True  # until a leaf of another type is met
@@ -331,14 +333,18 @@ class _Planner:
                 or not is_leaf_type(get_nullable_type(field_def.type))):
             raise _Unplanned
         python_name = strawberry_field.python_name
-        if python_name in getattr(self.view, "_computed", {}):
+        computed = getattr(self.view, "_computed", {}).get(python_name)
+        if computed is not None and not isinstance(computed, FromValue):
             raise _Unplanned
         try:
-            path = record_path(self.record.record_type, python_name, self.view)
+            path = (computed.path if computed is not None
+                    else record_path(self.record.record_type, python_name, self.view))
             column, record_convert = self.record.column_of(path)
         except (TypeError, KeyError):
             raise _Unplanned from None
-        to_view = view_converter(strawberry_field.type)
+        # A computed field's value is its function's: the view converts nothing after it.
+        to_view = (view_converter(strawberry_field.type) if computed is None
+                   else _computing(computed.compute))
         complete = completion(self.schema, field_def.type)
 
         def slow(value: Any) -> Any:
@@ -366,6 +372,10 @@ class _Planner:
         if leaf_type is GraphQLBoolean:
             fast = None
         return column, slow, fast
+
+
+def _computing(compute: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
+    return lambda value, as_of: compute(value)
 
 
 def _no_slow(value: Any) -> Any:

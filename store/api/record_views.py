@@ -42,6 +42,22 @@ class RecordView:
         return built
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class FromValue:
+    """A computed field (a `_computed` entry) that is a function of one value the record
+    holds, at `path` (its field names in turn): so a page built from rows
+    (store/api/prepared_pages.py) computes it from that value's column alone."""
+
+    path: tuple[str, ...]
+    compute: Callable[[Any], Any]
+
+    def __call__(self, record: Any) -> Any:
+        value = record
+        for name in self.path:
+            value = getattr(value, name)
+        return self.compute(value)
+
+
 def record_path(record_type: type[Any], name: str, view: type[Any]) -> tuple[str, ...]:
     """Where the record keeps `name`: its attribute, or that of a dataclass it holds."""
     if hasattr(record_type, name) or name in _field_names(record_type):  # or a property

@@ -13,7 +13,7 @@ from strawberry.types import Info
 from store.api.context import RequestContext
 from store.api.facet_types import FacetCount, enum_facets, facet_page_field
 from store.api.log_types import inclusion_field
-from store.api.record_views import RecordView, fields_of_record
+from store.api.record_views import FromValue, RecordView, fields_of_record
 from store.api.surface_types import Surface
 from store.api.types import Assessment, Residual
 from store.db import queries
@@ -53,6 +53,10 @@ def _evidence(key: str, description: str) -> Any:
 
     return strawberry.field(payload, description=f"{description} Exactly as CORE wrote it in "
                             "the line (JSON; null when absent or null).")
+
+
+def _excerpt(text: str | None) -> str | None:
+    return None if text is None else text[:EXCERPT]
 
 
 @fields_of_record(
@@ -103,9 +107,8 @@ class Turn(RecordView):
             ethics_detail=turn.fields.verdict_ethics_detail),
         # CORE cuts with Python's [:120] (J:26-27, 112-122): a page of the Trace timeline
         # then carries 120 characters of each, not whole prompts and surfaces.
-        "prompt_excerpt": lambda turn: None if turn.prompt is None else turn.prompt[:EXCERPT],
-        "surface_excerpt": lambda turn: (None if turn.surface.surface is None
-                                         else turn.surface.surface[:EXCERPT])}
+        "prompt_excerpt": FromValue(("prompt",), _excerpt),
+        "surface_excerpt": FromValue(("surface", "surface"), _excerpt)}
 
     leeway_evidence = _evidence("leeway_evidence", "CORE's leeway record: class_name, license, "
                                 "theta, claim_disclosure, source_digest, "

@@ -5,6 +5,7 @@ of more than columns — to the usual path."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -78,6 +79,49 @@ def test_every_order_and_direction_answers_the_same_bytes(
     assert body.startswith(b'{"data":{"residuals":{"totalCount":')
 
 
+TIMELINE_NODE = ("turnKey journalId turnId timestamp promptExcerpt surfaceExcerpt traceHash "
+                 "traceIntegrity groundingSource kind checkpointEmitted turnCostMs seq")
+
+
+@pytest.mark.parametrize("arguments", [
+    "first: 4", "order: TIME_DESC, first: 4", "order: TIME_ASC, last: 2",
+    "order: NEWEST_FIRST, first: 3, asOf: 83", "first: 2, asOf: 66",
+    "filter: {kind: [WORKBENCH_JOURNAL]}, order: CLEARANCE_DESC, first: 3",
+])
+def test_turns_paged_by_key_are_built_from_the_rows_read_by_key(
+        clients: tuple[TestClient, TestClient], prepared: list[str],  # noqa: F811
+        arguments: str) -> None:
+    """A page of turns is cut by keys, then its rows read by key: built from those rows, its
+    excerpts cut from their columns; then the page after it (or before it)."""
+    query = (f"query T($after: String, $before: String) {{ turns({arguments}, after: $after, "
+             f"before: $before) {{ pageInfo {{ hasNextPage hasPreviousPage startCursor "
+             f"endCursor }} edges {{ cursor node {{ {TIMELINE_NODE} }} }} }} }}")
+    same_bytes(clients, query, {})
+    info = clients[0].post("/graphql", json={"query": query}).json()["data"]["turns"]
+    moved = ({"before": info["pageInfo"]["startCursor"]} if "last" in arguments
+             else {"after": info["pageInfo"]["endCursor"]})
+    same_bytes(clients, query, moved)
+    assert prepared and set(prepared) == {"turns"}
+
+
+def test_the_trace_timeline_is_built_from_its_rows_with_core_s_excerpts(
+        clients: tuple[TestClient, TestClient], prepared: list[str]) -> None:  # noqa: F811
+    # core-workbench.md: the timeline row shows prompt_excerpt and surface_excerpt, CORE's
+    # first 120 characters of each (no ellipsis).
+    plain = clients[1]
+    for order in ("OLDEST_FIRST", "TIME_DESC"):
+        body = same_bytes(clients, WORKBENCH["TraceTimeline"], {"order": order})
+        assert prepared.pop() == "turns"
+        nodes = json.loads(body)["data"]["turns"]["nodes"]
+        surfaces = plain.post("/graphql", json={"query": "query S($order: Order!) { turns("
+                              "filter: {kind: [WORKBENCH_JOURNAL]}, order: $order) { nodes { "
+                              "surface { surface } } } }", "variables": {"order": order}}
+                              ).json()["data"]["turns"]["nodes"]
+        whole = [node["surface"]["surface"] for node in surfaces]
+        assert [node["surfaceExcerpt"] for node in nodes] == [text[:120] for text in whole]
+        assert any(len(text) > 120 for text in whole)  # a cut one among them
+
+
 def test_the_nested_records_columns_of_a_list_are_read_from_their_prefixed_columns(
         clients: tuple[TestClient, TestClient], prepared: list[str]) -> None:  # noqa: F811
     """An assessment's batch is a record nested in it (its columns `batch_*`)."""
@@ -100,8 +144,8 @@ def test_the_nested_records_columns_of_a_list_are_read_from_their_prefixed_colum
     "{ residuals(first: 2) { nodes { residualId seq @skip(if: true) } } }",
     # the same node selected twice, differently
     "{ residuals(first: 2) { edges { node { residualId } } nodes { seq } } }",
-    # turns are paged by key, their records read in a second statement
-    "{ turns(first: 2) { nodes { turnKey } } }",
+    # a turn's surface: a record in it, not a column
+    "{ turns(first: 2) { nodes { turnKey surface { surfaceId } } } }",
 ])
 def test_what_is_not_only_columns_takes_the_usual_path(
         clients: tuple[TestClient, TestClient], prepared: list[str],  # noqa: F811

@@ -247,7 +247,8 @@ class RecordListing(Generic[F, R]):
         """A page of its records matching `where`, in `order` (keyset pages: first/after
         forwards, last/before backwards), as of tree size `as_of` (None: now). `build`: what
         each row becomes instead of a record (a row builder with `by_position`, as
-        store/api/prepared_pages.py gives; not for a list paged by key nor a search's RANK)."""
+        store/api/prepared_pages.py gives; a list paged by key builds its rows read by key
+        with it; not for a search's RANK)."""
         snapshot = snapshot_at(connection, as_of)
         if order is Order.RANK and isinstance(where, Searched):
             return ranked_page(self, connection, where, snapshot, first, after, last, before)
@@ -258,7 +259,7 @@ class RecordListing(Generic[F, R]):
         listing = listing_in(self, connection, where, snapshot, order)
         if self.paged_by_key:
             return self.by_key(connection, page_of(connection, listing, order, key_of, first,
-                                                   after, last, before), snapshot)
+                                                   after, last, before), snapshot, build)
         return page_of(connection, listing, order, build or self.record, first, after, last,
                        before)
 
@@ -277,18 +278,19 @@ class RecordListing(Generic[F, R]):
         return self.by_key(connection, page_of(connection, listing, order, key_of, first,
                                                after, last, before), snapshot)
 
-    def by_key(self, connection: Connection, keys: Page[Any], snapshot: Snapshot | None
-                ) -> Page[R]:
-        """A page of `keyed` rows' keys (cut by keys) as its records, read by key in one
-        statement, in the page's order."""
-        records = self.by_keys(connection, keys.items, snapshot)
+    def by_key(self, connection: Connection, keys: Page[Any], snapshot: Snapshot | None,
+               build: Any = None) -> Page[R]:
+        """A page of `keyed` rows' keys (cut by keys) as its records (or what `build` makes
+        of their rows), read by key in one statement, in the page's order."""
+        records = self.by_keys(connection, keys.items, snapshot, build)
         return Page([records[key] for key in keys.items], keys.cursors, keys.has_next_page,
                     keys.has_previous_page)
 
     def by_keys(self, connection: Connection, keys: Sequence[str],
-                snapshot: Snapshot | None = None) -> dict[str, R]:
-        """Its records keyed `keys` (those stored by `snapshot`), by key. Reads of now run one
-        statement built once; as of a tree head, one built for it."""
+                snapshot: Snapshot | None = None, build: Any = None) -> dict[str, R]:
+        """Its records keyed `keys` (those stored by `snapshot`), by key; `build`: what each
+        row becomes instead (as `list` takes it). Reads of now run one statement built once;
+        as of a tree head, one built for it."""
         wanted = [key for key in keys if not isinstance(key, str) or storable(key)]
         if not wanted:
             return {}
@@ -303,10 +305,12 @@ class RecordListing(Generic[F, R]):
             rows = connection.execute(self.rows(None, snapshot).where(column.in_(wanted)))
         columns = tuple(rows.keys())
         place = columns.index(self.key)
-        if isinstance(self.record, RowRecord):  # read by place: the columns are fixed here
-            build = self.record.by_position(columns)
-            return {row[place]: build(row) for row in rows}
-        return {row[place]: self.record(row) for row in rows}
+        maker = build or self.record
+        by_position = getattr(maker, "by_position", None)
+        if by_position is not None:  # read by place: the columns are fixed here
+            make = by_position(columns)
+            return {row[place]: make(row) for row in rows}
+        return {row[place]: maker(row) for row in rows}
 
     def count(self, connection: Connection, where: F | None = None,
               as_of: int | None = None) -> int:

@@ -84,7 +84,8 @@ def shaped_list(records: RecordListing[Any, R], connection: Connection, shaped: 
                                     lambda: PageStatements(listing, request))
     if records.paged_by_key:
         return records.by_key(connection, shaped_page(connection, statements, request,
-                                                      shaped.params, order, key_of), None)
+                                                      shaped.params, order, key_of), None,
+                              build)
     return shaped_page(connection, statements, request, shaped.params, order, build)
 
 
