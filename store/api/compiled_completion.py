@@ -39,6 +39,7 @@ from graphql import (
     FieldNode,
     FragmentSpreadNode,
     GraphQLBoolean,
+    GraphQLEnumType,
     GraphQLID,
     GraphQLInt,
     GraphQLLeafType,
@@ -72,6 +73,8 @@ T = TypeVar("T")
 _UNCHANGED: dict[GraphQLScalarType, type] = {GraphQLString: str, GraphQLID: str,
                                              GraphQLBoolean: bool, GraphQLInt: int}
 _MIN_INT, _MAX_INT = GRAPHQL_MIN_INT, GRAPHQL_MAX_INT
+# The schema's own scalars that complete to a text (DateTime) or an int (LogIndex).
+_TEXT_OR_INT_SCALARS = frozenset({"DateTime", "LogIndex"})
 CACHED_SELECTIONS = 2048  # compiled selections kept; past it the cache starts afresh
 
 
@@ -103,35 +106,55 @@ class SelectionCache(Generic[T]):
         return made
 
 
+def plain_leaf(leaf_type: Any) -> bool:
+    """Whether `leaf_type`'s values complete to texts, ints or bools only (an enum's names too):
+    a response of such leaves may be written by orjson (response_json.py); not a float, nor a
+    JSON scalar's structure."""
+    return (isinstance(leaf_type, GraphQLEnumType) or leaf_type in _UNCHANGED
+            or getattr(leaf_type, "name", None) in _TEXT_OR_INT_SCALARS)
+
+
 class CompiledCompletions:
     """The compiled completion of (return type, field nodes), made on first use."""
 
     def __init__(self, schema: GraphQLSchema) -> None:
         self.schema = schema
-        # (the closure, whether it reads the database: runs only inside a ReadScope)
-        self._cache: SelectionCache[tuple[Complete, bool] | None] = SelectionCache()
+        # (the closure, whether it reads the database: runs only inside a ReadScope, whether
+        # every leaf it completes is a plain_leaf)
+        self._cache: SelectionCache[tuple[Complete, bool, bool] | None] = SelectionCache()
 
     def of(self, return_type: GraphQLOutputType, field_details_list: FieldDetailsList,
            fragments: dict[str, FragmentDetails], *, reads: bool = False) -> Complete | None:
         """The closure completing a value of `return_type` selected by `field_details_list`,
         or None when graphql-core must complete it. With `reads`, the closure may read the
         database, and must be called inside `reading_in` (it raises _NotPlain outside)."""
+        made = self._made(return_type, field_details_list, fragments)
+        if made is None or (made[1] and not reads):
+            return None
+        return made[0]
+
+    def plain_json(self, return_type: GraphQLOutputType, field_details_list: FieldDetailsList,
+                   fragments: dict[str, FragmentDetails]) -> bool:
+        """Whether the closure `of` gives completes every leaf to a text, an int, a bool or
+        null (plain_leaf): its value's JSON may be written by orjson."""
+        made = self._made(return_type, field_details_list, fragments)
+        return made is not None and made[2]
+
+    def _made(self, return_type: GraphQLOutputType, field_details_list: FieldDetailsList,
+              fragments: dict[str, FragmentDetails]) -> tuple[Complete, bool, bool] | None:
         nodes = tuple(details.node for details in field_details_list)
 
-        def make() -> tuple[Complete, bool] | None:
+        def make() -> tuple[Complete, bool, bool] | None:
             try:
                 if any(details.defer_usage is not None or details.fragment_variable_values
                        is not None for details in field_details_list):
                     raise _NotCompiled
                 compiler = _Compiler(self.schema, fragments)
-                return compiler.value(return_type, nodes), compiler.reads
+                return compiler.value(return_type, nodes), compiler.reads, compiler.plain_json
             except _NotCompiled:
                 return None
 
-        made = self._cache.made(return_type, nodes, make)
-        if made is None or (made[1] and not reads):
-            return None
-        return made[0]
+        return self._cache.made(return_type, nodes, make)
 
 
 def selected_fields(schema: GraphQLSchema, fragments: dict[str, FragmentDetails],
@@ -162,6 +185,7 @@ class _Compiler:
         self.schema = schema
         self.fragments = fragments
         self.reads = False  # a field below reads the database (thread_reads.py)
+        self.plain_json = True  # every leaf below is a plain_leaf
 
     def value(self, return_type: GraphQLOutputType, nodes: tuple[FieldNode, ...]) -> Complete:
         if isinstance(return_type, GraphQLNonNull):
@@ -195,6 +219,8 @@ class _Compiler:
         if isinstance(return_type, GraphQLObjectType) and return_type.is_type_of is None:
             return self._object(return_type, nodes)
         if is_leaf_type(return_type):
+            if not plain_leaf(return_type):
+                self.plain_json = False
             return _leaf(return_type)
         raise _NotCompiled  # an interface or a union: its runtime type is resolved per value
 

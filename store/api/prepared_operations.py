@@ -102,6 +102,7 @@ class _RootRead:
     reader: Callable[..., Awaitable[Any]]
     arguments: dict[str, Any]
     complete: Callable[[Any], Any]
+    plain_json: bool  # every leaf it completes is a text, an int, a bool or null
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +114,7 @@ class _ThreadRead:
     arguments: dict[str, Any]
     complete: Callable[[Any], Any]
     variables: VariableValues
+    plain_json: bool  # every leaf it completes is a text, an int, a bool or null
 
 
 RootReader = Callable[..., Awaitable[Any]]
@@ -129,7 +131,8 @@ def read_by(reader: RootReader) -> Callable[[Callable[..., Any]], Callable[..., 
 
 class PlainResult(ExecutionResult):
     """A result whose data holds only texts, ints, bools, nulls, lists and dicts (each plan's
-    plain_json): its response may be encoded by orjson (AuditGraphQL.encode_json)."""
+    or compiled closure's plain_json): its response may be encoded by orjson
+    (AuditGraphQL.encode_json)."""
 
 
 class PreparedOperations:
@@ -182,8 +185,8 @@ class PreparedOperations:
             return None
         if any(value is _NOT_ANSWERED for value in values):
             return None
-        plain = all(read is None or (isinstance(read, _Read) and read.plan.plain_json)
-                    for _, read in reads)  # a root reader's leaves are not checked
+        plain = all(read is None or (read.plan.plain_json if isinstance(read, _Read)
+                                     else read.plain_json) for _, read in reads)
         data = {name: value for (name, _), value in zip(reads, values, strict=True)}
         return (PlainResult if plain else ExecutionResult)(data=data, errors=None)
 
@@ -278,7 +281,8 @@ class PreparedOperations:
                 if complete is None:  # not a plain selection: graphql-core completes it
                     return None
                 reads.append((response_name, _RootRead(reader, self._converted(
-                    definition, arguments), complete)))
+                    definition, arguments), complete, self.completions.plain_json(
+                    field_def.type, details, document.fragments))))
                 continue
             thread_reader = getattr(resolver, "thread_reader", None)
             if thread_reader is not None:
@@ -287,7 +291,8 @@ class PreparedOperations:
                 if complete is None:  # graphql-core completes it
                     return None
                 reads.append((response_name, _ThreadRead(thread_reader, self._converted(
-                    definition, arguments), complete, coerced)))
+                    definition, arguments), complete, coerced, self.completions.plain_json(
+                    field_def.type, details, document.fragments))))
                 continue
             listed = getattr(resolver, "listed_page", None)
             if listed is None:

@@ -41,7 +41,6 @@ from graphql import (
     GRAPHQL_MIN_INT,
     FieldNode,
     GraphQLBoolean,
-    GraphQLEnumType,
     GraphQLID,
     GraphQLInt,
     GraphQLObjectType,
@@ -56,15 +55,18 @@ from sqlalchemy import Connection
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
-from store.api.compiled_completion import SelectionCache, completion, selected_fields
+from store.api.compiled_completion import (
+    SelectionCache,
+    completion,
+    plain_leaf,
+    selected_fields,
+)
 from store.api.record_views import FromValue, record_path, view_converter
 from store.db import queries
 from store.db.queries.records import Page
 from store.db.queries.row_records import RowRecord
 
 _UNCHANGED = {GraphQLString: "str", GraphQLID: "str", GraphQLInt: "int"}
-# The schema's own scalars that complete to a text (DateTime) or an int (LogIndex).
-_TEXT_OR_INT_SCALARS = frozenset({"DateTime", "LogIndex"})
 
 
 class _NotPrepared(Exception):
@@ -358,8 +360,7 @@ class _Planner:
                 raise _NotPrepared from None
 
         leaf_type = get_nullable_type(field_def.type)
-        if not (isinstance(leaf_type, GraphQLEnumType) or leaf_type in _UNCHANGED
-                or leaf_type is GraphQLBoolean or leaf_type.name in _TEXT_OR_INT_SCALARS):
+        if not plain_leaf(leaf_type):
             self.plain_json = False
         fast: Any = None
         if record_convert is None and to_view is None:

@@ -22,13 +22,17 @@ from graphql import (
     get_named_type,
     is_leaf_type,
     is_non_null_type,
+    parse,
 )
+from graphql.execution.collect_fields import FieldDetails
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from store.api.context import RequestContext
 from store.api.error_codes import graphql_response
 from store.api.page_executor import PageExecutor
+from store.api.prepared_operations import PlainResult
+from store.api.response_json import PlainResponse, response_json
 from store.api.schema import build_schema
 from store.db.audit_store import AuditStore
 
@@ -230,3 +234,46 @@ def test_a_record_and_its_sightings_are_answered_by_the_prepared_documents(
     fast = prepared_answer(demo_db, document)
     assert fast is not None and '"problemText"' in fast
     assert fast == answer(PLAIN, demo_db, document)
+
+
+def _prepared_result(db: AuditStore, document: str) -> Any:
+    prepared = FAST.prepared
+    assert prepared is not None
+
+    async def run() -> Any:
+        return await prepared.answer(document, None, None, RequestContext(db))
+
+    return asyncio.run(run())
+
+
+def test_a_record_whose_leaves_are_texts_ints_and_bools_is_written_by_orjson(
+        demo_db: AuditStore, record_roots: list[str]) -> None:
+    # Strawberry writes json.dumps(response, separators=(",", ":")); a result marked plain
+    # may be written by orjson (response_json.py), which must give the same bytes.
+    document = (f"{{ {record_roots[0]} {{ residualId residualKind explanation occurrenceCount "
+                "evidenceSpans { text start end } occurrences(first: 3) { totalCount pageInfo "
+                "{ endCursor } nodes { problemText assessment { assessmentId runnable } batch "
+                "{ batchId ingestedAt } } } } }")
+    result = _prepared_result(demo_db, document)
+    assert isinstance(result, PlainResult)
+    response = graphql_response(result.data, result.errors or [])
+    written = response_json(PlainResponse(response))
+    assert isinstance(written, bytes)  # orjson's
+    assert written == json.dumps(response, separators=(",", ":")).encode()
+    assert b'"ingestedAt":"' in written
+
+
+@pytest.mark.parametrize(("selection", "plain"), [
+    ("turnKey turnId timestamp traceIntegrity refusalEmitted seq", True),
+    # A JSON scalar's value may hold floats, which orjson and json.dumps spell differently.
+    ("turnKey pipelineRecord", False),
+])
+def test_a_selection_is_plain_when_every_leaf_is_a_text_an_int_or_a_bool(
+        selection: str, plain: bool) -> None:
+    prepared = FAST.prepared
+    assert prepared is not None
+    field = parse(f"{{ turn {{ {selection} }} }}").definitions[0].selection_set.selections[0]
+    turn_type = FAST._schema.get_type("Turn")
+    details = [FieldDetails(field, None)]
+    assert prepared.completions.of(turn_type, details, {}) is not None
+    assert prepared.completions.plain_json(turn_type, details, {}) is plain
