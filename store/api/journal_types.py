@@ -6,6 +6,7 @@ its journal run) and a turn found by (journal, turnId) as well as by its turnKey
 from typing import Annotated, Any, ClassVar
 
 import strawberry
+from sqlalchemy import Connection as SqlConnection
 from strawberry.types import Info
 
 from store.api.context import RequestContext
@@ -78,9 +79,21 @@ class Journal(RecordView):
                     ) -> Connection[TurnView]:  # type: ignore[valid-type]
         journal = str(self.journal_id)  # type: ignore[attr-defined]
         listing = queries.LISTINGS["turns"]
+        where = queries.TurnFilter(journal=[RecordId(journal)])
+        plan = info.context.page_plan(info, listing, TurnView)
+        if plan is not None:  # the selection asks for columns only: built from the rows
+            def read(connection: SqlConnection) -> Any:
+                return plan.read_with(
+                    lambda build: journals.journal_turns(
+                        connection, listing, journal, first, after, build=build, last=last,
+                        before=before, as_of=self.as_of),
+                    lambda: queries.count_turns(connection, where, self.as_of))
+
+            built = await info.context.run(read)
+            if built is not None:
+                return built  # type: ignore[no-any-return]  # a PreparedValue, answered as it is
         page = await info.context.run(journals.journal_turns, listing, journal, first, after,
                                       last=last, before=before, as_of=self.as_of)
-        where = queries.TurnFilter(journal=[RecordId(journal)])
         return connection(page, lambda turn: TurnView.of(turn, self.as_of),
                           _count(info, where, self.as_of))
 

@@ -145,26 +145,29 @@ class PagePlan:
              order: queries.Order, as_of: int | None) -> PreparedValue | None:
         """The page and its count, in one read (a worker thread's transaction); None when
         the usual path must answer (what graphql-core would answer with an error)."""
+        return self.read_with(
+            lambda build: listing.list(connection, where, first, after, last=last,
+                                       before=before, order=order, as_of=as_of, build=build),
+            lambda: listing.count(connection, where, as_of=as_of))
+
+    def read_with(self, page_of: Callable[[NodeRows], Page[Any]],
+                  count: Callable[[], int]) -> PreparedValue | None:
+        """The value of a page `page_of(row builder)` reads (a page of the listing, however
+        cut) and of its `count` (called only when totalCount is selected), read by the
+        caller's connection; None when the usual path must answer."""
         try:
-            return self._read(connection, listing, where, first, after, last, before, order,
-                              as_of)
+            page = page_of(self.rows)
+            total = None
+            if self.counts:
+                try:
+                    total = count()
+                except Exception:  # the usual path raises it at totalCount: let it
+                    raise _NotPrepared from None
+                if not GRAPHQL_MIN_INT <= total <= GRAPHQL_MAX_INT:
+                    raise _NotPrepared
+            return PreparedValue(self.shape(page, total))
         except _NotPrepared:
             return None
-
-    def _read(self, connection: Connection, listing: queries.RecordListing[Any, Any],
-              where: Any, first: int | None, after: str | None, last: int | None,
-              before: str | None, order: queries.Order, as_of: int | None) -> PreparedValue:
-        page = listing.list(connection, where, first, after, last=last, before=before,
-                            order=order, as_of=as_of, build=self.rows)
-        count = None
-        if self.counts:
-            try:
-                count = listing.count(connection, where, as_of=as_of)
-            except Exception:  # the usual path raises it at totalCount: let it
-                raise _NotPrepared from None
-            if not GRAPHQL_MIN_INT <= count <= GRAPHQL_MAX_INT:
-                raise _NotPrepared
-        return PreparedValue(self.shape(page, count))
 
 
 class PagePlans:

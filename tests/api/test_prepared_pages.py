@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 from test_page_executor import (  # noqa: F401  (fixtures)
+    JOURNAL,
     WORKBENCH,
     clients,
     demo_db,
@@ -35,6 +36,23 @@ def prepared(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return answer
 
     monkeypatch.setattr(prepared_pages.PagePlan, "read", counted)
+    return built
+
+
+@pytest.fixture
+def pages_built(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Each page value a plan built from its rows, however its page was read (a listing's,
+    or a journal's turns)."""
+    built: list[dict[str, Any]] = []
+    read_with = prepared_pages.PagePlan.read_with
+
+    def counted(self: prepared_pages.PagePlan, *args: Any) -> Any:
+        answer = read_with(self, *args)
+        if answer is not None:  # None: the usual path answers
+            built.append(answer.value)
+        return answer
+
+    monkeypatch.setattr(prepared_pages.PagePlan, "read_with", counted)
     return built
 
 
@@ -102,6 +120,35 @@ def test_turns_paged_by_key_are_built_from_the_rows_read_by_key(
              else {"after": info["pageInfo"]["endCursor"]})
     same_bytes(clients, query, moved)
     assert prepared and set(prepared) == {"turns"}
+
+
+@pytest.mark.parametrize(("arguments", "turn_ids"), [
+    ("first: 4", [1, 2, 3, 4]), ("last: 2", [5, 6]), ("first: 2, after: $after", [1, 2])])
+@pytest.mark.parametrize("as_of", ["", ", asOf: 83"])
+def test_a_journal_s_turns_are_built_from_their_rows(
+        clients: tuple[TestClient, TestClient], pages_built: list[dict[str, Any]],  # noqa: F811
+        arguments: str, turn_ids: list[int], as_of: str) -> None:
+    """The Workbench's RunDetail: a journal's page of turns in turn order, read through its
+    (journal_id, turn_seq) index, built from the rows read by key; then the page after it."""
+    declared = "($after: String)" if "$after" in arguments else ""
+    query = (f'query J{declared} {{ journal(id: "{JOURNAL}"{as_of}) {{ turnCount '
+             f"turns({arguments}) {{ totalCount pageInfo {{ hasNextPage hasPreviousPage "
+             f"endCursor }} nodes {{ {TIMELINE_NODE} }} }} }} }}")
+    first = json.loads(same_bytes(clients, query, {}))["data"]["journal"]["turns"]
+    assert pages_built == [first]  # the fast server's; strawberry's own never plans
+    assert first["totalCount"] == 6  # the bundled journal's six turns
+    assert [node["turnId"] for node in first["nodes"]] == turn_ids
+    if declared:
+        after = json.loads(same_bytes(clients, query, {"after": first["pageInfo"]["endCursor"]}))
+        assert [node["turnId"] for node in after["data"]["journal"]["turns"]["nodes"]] == [3, 4]
+
+
+def test_the_workbench_run_detail_is_built_from_its_rows(
+        clients: tuple[TestClient, TestClient],  # noqa: F811
+        pages_built: list[dict[str, Any]]) -> None:
+    body = json.loads(same_bytes(clients, WORKBENCH["RunDetail"], {"journal": JOURNAL}))
+    assert pages_built == [body["data"]["journal"]["turns"]]
+    assert len(pages_built[0]["nodes"]) == 6
 
 
 def test_the_trace_timeline_is_built_from_its_rows_with_core_s_excerpts(
