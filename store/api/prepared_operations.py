@@ -22,23 +22,23 @@ makes before it executes:
   converted by strawberry (`convert_arguments`), as its resolver receives them.
 
 A record by id is read and completed in one worker thread, in one transaction: the record,
-then each field below that reads (ReadScope), as the closure reaches it. Such a field is
-answered here only as the document's one read (beside `__typename`): a failure below it
-(the time limit too) is a value its closure does not complete, which the usual path answers
-alone, within the request's limit.
+then each field below that reads (ReadScope), as the closure reaches it. A failure below it
+(the time limit too) is a value its closure does not complete, which the usual path answers.
 
 Anything else — a check that fails, an argument that does not convert, a cursor refused, a
 value the plan hands back (None: graphql-core would answer an error), a time limit reached,
 any exception — answers nothing here, and the request runs the usual way from the start,
 which gives its answer or its error: a read-only request can be run twice. One of several
-root reads past the time limit hands the request back with a time limit of its own, so
-that graphql-core answers each root field as it ends (at most twice the limit in all). The
+root reads past the time limit (the deadline passed, whatever the failure it raised) hands
+the request back with a time limit of its own, so that graphql-core answers each root field
+as it ends (at most twice the limit in all). The
 answer is the dict graphql-core's execution gives, field for field and in the same order
 (tests/api/test_prepared_operations.py compares the bytes with strawberry's own execution).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -174,13 +174,15 @@ class PreparedOperations:
             values = await gather_with_cancel(*(self._value(read, context)
                                                 for _, read in reads))
         except Exception as error:  # the usual path answers it: its value or its error
-            if isinstance(error, QueryTimeout) and reads is not None and sum(
-                    read is not None for _, read in reads) > 1:
+            past = isinstance(error, QueryTimeout) or time.monotonic() >= context.deadline
+            if past and reads is not None and sum(read is not None for _, read in reads) > 1:
                 # graphql-core runs each root field to its own end: one past the time limit
                 # is answered as such while another answers in time. Rerun past this
                 # deadline, every field would fail at once, the first named for the slow
                 # one; so the usual path gets a time limit of its own (a request handed
-                # back past its limit may take twice the limit, never more).
+                # back past its limit may take twice the limit, never more). A read in one
+                # thread fails below its root as a value not completed, not as the time
+                # limit: the deadline says so.
                 context.deadline = context.db.deadline()
             return None
         if any(value is _NOT_ANSWERED for value in values):
@@ -305,11 +307,6 @@ class PreparedOperations:
                 return None
             reads.append((response_name, _Read(plan, listed.listing, listed.reading(
                 **self._converted(definition, arguments)))))
-        threads = sum(isinstance(read, _ThreadRead) for _, read in reads)
-        if threads and threads + sum(isinstance(read, (_Read, _RootRead)) for _, read in reads) > 1:
-            # Its closure turns a failure below it (the time limit too) into a value not
-            # completed: beside another read, the usual path answers both, each as it ends.
-            return None
         return reads
 
     def _converted(self, definition: StrawberryField, arguments: dict[str, Any]

@@ -25,6 +25,7 @@ from store.api.prepared_operations import PreparedOperations
 from store.api.schema import MAX_TOKENS
 from store.db import queries
 from store.db.audit_store import AuditStore
+from store.db.queries import occurrences as occurrences_module
 
 
 @pytest.fixture
@@ -50,9 +51,9 @@ def answered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     ("ResidualWithOccurrences", {"id": RESIDUAL, "first": 1}, ["residual"]),
     ("ResidualsByTaxonomy", {}, ["residuals"]),
     ("LedgerStatus", {}, ["ledger,batches"]),
-    # beside its page, the facets: executed (the page built from its rows), so that each
-    # answers alone (test_page_executor.py: the time limit of one of two root fields)
-    ("SurfacesByGroundingSource", {"groundingSource": ["TEACHING"], "first": 2}, []),
+    # a page and, beside it, the facet counts: each in a worker thread of its own
+    ("SurfacesByGroundingSource", {"groundingSource": ["TEACHING"], "first": 2},
+     ["surfaces,surfaceFacets"]),
     ("FacetOverview", {}, ["residualFacets"]),
     ("FacetOverview", {"filter": {"kind": ["MISSING_ROLE"], "axis": ["ROLE"]}},
      ["residualFacets"]),
@@ -241,9 +242,9 @@ def test_the_next_page_of_sightings_and_the_workbench_document_are_answered_alik
 @pytest.mark.parametrize(("query", "shown", "fields"), [
     ("{ residual(id: \"nope\") { residualId } __typename }",
      b'{"data":{"residual":null,"__typename":"Query"}}', ["residual,__typename"]),
-    # two reads: the usual path, so that each answers alone
+    # two reads, each in a worker thread of its own
     ("{ assessment(id: \"nope\") { assessmentId } surface(id: \"nope\") { surfaceId } }",
-     b'{"data":{"assessment":null,"surface":null}}', []),
+     b'{"data":{"assessment":null,"surface":null}}', ["assessment,surface"]),
 ])
 def test_a_record_not_stored_is_null(
         clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
@@ -300,4 +301,54 @@ def test_one_of_two_pages_past_the_time_limit_is_named_as_graphql_core_names_it(
     assert body == (b'{"data":null,"errors":[{"message":"query stopped: it ran past the '
                     b'request\'s time limit","locations":[{"line":1,"column":48}],'
                     b'"path":["assessments"],"extensions":{"code":"TIMEOUT"}}]}')
+    assert answered == []
+
+
+def test_sightings_past_the_time_limit_beside_a_page_are_named_as_graphql_core_names_them(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A page and a record with its sightings are read at once, each in a worker thread; the
+    sightings never end. Below the record's root, the closure fails as a value not
+    completed, not as the time limit: the deadline hands the request back with a limit of
+    its own, and graphql-core answers the page and names the record's `occurrences` (handed
+    back past the deadline, both root fields would fail at once, the first named)."""
+    residual_id = _most_seen(clients[1])
+    original = occurrences_module.record_seq_page
+
+    def runaway(connection: Any, *args: Any, **kwargs: Any) -> Any:
+        connection.execute(text("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
+                                "FROM n) SELECT count(*) FROM n")).scalar_one()
+        return original(connection, *args, **kwargs)
+
+    monkeypatch.setattr(occurrences_module, "record_seq_page", runaway)
+    monkeypatch.setattr(demo_db, "time_limit", 1.0)
+    body = json.loads(same_bytes(clients, "query P($id: ID!) { residuals(first: 2) { nodes { "
+                                          "residualId } } residual(id: $id) { residualId "
+                                          "occurrences(first: 1) { totalCount } } }",
+                                 {"id": residual_id}))
+    assert [error["path"] for error in body["errors"]] == [["residual", "occurrences"]]
+    assert body["errors"][0]["extensions"] == {"code": "TIMEOUT"}
+    assert len(body["data"]["residuals"]["nodes"]) == 2  # the page, answered in time
+    assert answered == []
+
+
+def test_facet_counts_past_the_time_limit_beside_a_page_are_named_as_graphql_core_names_them(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        demo_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """SurfacesByGroundingSource's page and facet counts are read at once, each in a worker
+    thread; the counts never end. Their closure fails as a value not completed, not as the
+    time limit: the deadline hands the request back with a limit of its own, and
+    graphql-core names `surfaceFacets`, not the page that answered in time (handed back past
+    the deadline, both would fail at once, the first named)."""
+    def runaway(connection: Any, *args: Any) -> Any:
+        connection.execute(text("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
+                                "FROM n) SELECT count(*) FROM n")).scalar_one()
+
+    monkeypatch.setattr(queries, "surface_facets", runaway)
+    monkeypatch.setattr(demo_db, "time_limit", 1.0)
+    body = json.loads(same_bytes(clients, WORKBENCH["SurfacesByGroundingSource"],
+                                 {"groundingSource": ["TEACHING"], "first": 2}))
+    assert [error["path"] for error in body["errors"]] == [["surfaceFacets"]]
+    assert body["errors"][0]["extensions"] == {"code": "TIMEOUT"}
+    assert body["data"] is None  # surfaceFacets is non-null: its error nulls the data
     assert answered == []
