@@ -128,20 +128,14 @@ class CompiledCompletions:
         """The closure completing a value of `return_type` selected by `field_details_list`,
         or None when graphql-core must complete it. With `reads`, the closure may read the
         database, and must be called inside `reading_in` (it raises _NotPlain outside)."""
-        made = self._made(return_type, field_details_list, fragments)
-        if made is None or (made[1] and not reads):
-            return None
-        return made[0]
+        found = self.compiled(return_type, field_details_list, fragments, reads=reads)
+        return None if found is None else found[0]
 
-    def plain_json(self, return_type: GraphQLOutputType, field_details_list: FieldDetailsList,
-                   fragments: dict[str, FragmentDetails]) -> bool:
-        """Whether the closure `of` gives completes every leaf to a text, an int, a bool or
-        null (plain_leaf): its value's JSON may be written by orjson."""
-        made = self._made(return_type, field_details_list, fragments)
-        return made is not None and made[2]
-
-    def _made(self, return_type: GraphQLOutputType, field_details_list: FieldDetailsList,
-              fragments: dict[str, FragmentDetails]) -> tuple[Complete, bool, bool] | None:
+    def compiled(self, return_type: GraphQLOutputType, field_details_list: FieldDetailsList,
+                 fragments: dict[str, FragmentDetails], *, reads: bool = False
+                 ) -> tuple[Complete, bool] | None:
+        """`of`'s closure and whether it completes every leaf to a text, an int, a bool or
+        null (plain_leaf: its value's JSON may be written by orjson), in one lookup."""
         nodes = tuple(details.node for details in field_details_list)
 
         def make() -> tuple[Complete, bool, bool] | None:
@@ -154,7 +148,10 @@ class CompiledCompletions:
             except _NotCompiled:
                 return None
 
-        return self._cache.made(return_type, nodes, make)
+        made = self._cache.made(return_type, nodes, make)
+        if made is None or (made[1] and not reads):
+            return None
+        return made[0], made[2]
 
 
 def selected_fields(schema: GraphQLSchema, fragments: dict[str, FragmentDetails],

@@ -279,22 +279,22 @@ class PreparedOperations:
             arguments = get_argument_values(field_def, node, coerced)
             reader = getattr(resolver, "root_reader", None)
             if reader is not None:
-                complete = self.completions.of(field_def.type, details, document.fragments)
-                if complete is None:  # not a plain selection: graphql-core completes it
+                compiled = self.completions.compiled(field_def.type, details,
+                                                     document.fragments)
+                if compiled is None:  # not a plain selection: graphql-core completes it
                     return None
                 reads.append((response_name, _RootRead(reader, self._converted(
-                    definition, arguments), complete, self.completions.plain_json(
-                    field_def.type, details, document.fragments))))
+                    definition, arguments), *compiled)))
                 continue
             thread_reader = getattr(resolver, "thread_reader", None)
             if thread_reader is not None:
-                complete = self.completions.of(field_def.type, details, document.fragments,
-                                               reads=True)
-                if complete is None:  # graphql-core completes it
+                compiled = self.completions.compiled(field_def.type, details,
+                                                     document.fragments, reads=True)
+                if compiled is None:  # graphql-core completes it
                     return None
+                complete, plain_json = compiled
                 reads.append((response_name, _ThreadRead(thread_reader, self._converted(
-                    definition, arguments), complete, coerced, self.completions.plain_json(
-                    field_def.type, details, document.fragments))))
+                    definition, arguments), complete, coerced, plain_json)))
                 continue
             listed = getattr(resolver, "listed_page", None)
             if listed is None:

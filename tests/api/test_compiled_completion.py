@@ -276,4 +276,4 @@ def test_a_selection_is_plain_when_every_leaf_is_a_text_an_int_or_a_bool(
     turn_type = FAST._schema.get_type("Turn")
     details = [FieldDetails(field, None)]
     assert prepared.completions.of(turn_type, details, {}) is not None
-    assert prepared.completions.plain_json(turn_type, details, {}) is plain
+    assert prepared.completions.compiled(turn_type, details, {})[1] is plain
