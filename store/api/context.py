@@ -63,6 +63,15 @@ class RequestContext:
     ) -> R:
         return await self.db.run(self.deadline, query, *args, **kwargs)
 
+    async def run_quick(
+        self,
+        query: Callable[Concatenate[Connection, P], R],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> R:
+        """`run` for a read whose Python work is bounded (AuditStore.run_quick)."""
+        return await self.db.run_quick(self.deadline, query, *args, **kwargs)
+
     async def _load_assessment_residuals(
         self, keys: list[AsOfKey]
     ) -> list[list[queries.StoredResidual]]:

@@ -89,11 +89,11 @@ class Journal(RecordView):
                         before=before, as_of=self.as_of),
                     lambda: queries.count_turns(connection, where, self.as_of))
 
-            built = await info.context.run(read)
+            built = await info.context.run_quick(read)
             if built is not None:
                 return built  # type: ignore[no-any-return]  # a PreparedValue, answered as it is
-        page = await info.context.run(journals.journal_turns, listing, journal, first, after,
-                                      last=last, before=before, as_of=self.as_of)
+        page = await info.context.run_quick(journals.journal_turns, listing, journal, first,
+                                            after, last=last, before=before, as_of=self.as_of)
         return connection(page, lambda turn: TurnView.of(turn, self.as_of),
                           _count(info, where, self.as_of))
 

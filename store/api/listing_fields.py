@@ -112,7 +112,7 @@ def _one_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> Str
     @read_in_thread(read_one)  # a record and its sightings: one read (prepared_operations.py)
     async def one(self: Any, info: Ctx, id: strawberry.ID, as_of: AsOf = None
                   ) -> view | None:  # type: ignore[valid-type]
-        return await info.context.run(  # type: ignore[no-any-return]  # a view or None
+        return await info.context.run_quick(  # type: ignore[no-any-return]  # a view or None
             read_one, self, id, as_of=as_of)
 
     return strawberry.field(one, description=listing.one_help)
@@ -148,10 +148,12 @@ def _list_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> St
         where = reading[0]
         plan = None if search is not None else info.context.page_plan(info, listing, view)
         if plan is not None:  # the selection asks for columns only: built from the rows
-            built: Any = await info.context.run(plan.read, listing, *reading)
+            built: Any = await info.context.run_quick(plan.read, listing, *reading)
             if built is not None:  # else answered the usual way, as graphql-core answers it
                 return built  # type: ignore[no-any-return]  # a PreparedValue, answered as it is
-        page, marked = await info.context.run(_listed, listing, *reading)
+        # A search's full-text statement may take long in one step of SQLite's: a thread's.
+        run = info.context.run if search is not None else info.context.run_quick
+        page, marked = await run(_listed, listing, *reading)
         count = functools.partial(info.context.run, listing.count, where, as_of=as_of)
         found = connection(page, lambda record: view.of(record, as_of), count)
         if marked is not None:

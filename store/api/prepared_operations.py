@@ -169,8 +169,8 @@ class PreparedOperations:
             reads = self._reads(document, variables or {}, operation_name)
             if reads is None:
                 return None
-            # The root fields at once, as graphql-core runs a query's: each read in a worker
-            # thread of its own.
+            # The root fields at once, as graphql-core runs a query's: each read first here,
+            # then, if it is not quick, in a worker thread of its own (AuditStore.run_quick).
             values = await gather_with_cancel(*(self._value(read, context)
                                                 for _, read in reads))
         except Exception as error:  # the usual path answers it: its value or its error
@@ -200,8 +200,10 @@ class PreparedOperations:
         if isinstance(read, _RootRead):  # raises where graphql-core must complete
             return read.complete(await read.reader(context, **read.arguments))
         if isinstance(read, _ThreadRead):  # raises where graphql-core must complete
-            return await context.run(self._read_in_thread, read)
-        built = await context.run(read.plan.read, read.listing, *read.reading)
+            # A search's full-text statement may take long in one step of SQLite's: a thread's.
+            run = context.run if read.arguments.get("search") is not None else context.run_quick
+            return await run(self._read_in_thread, read)
+        built = await context.run_quick(read.plan.read, read.listing, *read.reading)
         return _NOT_ANSWERED if built is None else built.value
 
     def _read_in_thread(self, connection: Connection, read: _ThreadRead) -> Any:

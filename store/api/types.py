@@ -103,8 +103,8 @@ def sightings_field(list_sightings: Callable[..., Any], key: str, node: type[Any
         last: Annotated[int | None, strawberry.argument(description=LAST_HELP)] = None,
         before: str | None = None, order: OrderEnum = queries.Order.OLDEST_FIRST,
     ) -> Any:
-        return await info.context.run(read_sightings, self, first, after, last=last,
-                                      before=before, order=order)
+        return await info.context.run_quick(read_sightings, self, first, after, last=last,
+                                            before=before, order=order)
 
     occurrences.__annotations__["return"] = Connection[node]  # type: ignore[valid-type]
     return strawberry.field(occurrences, description=description)

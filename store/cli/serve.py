@@ -145,8 +145,9 @@ def _time_limit(_: click.Context, __: click.Parameter, value: float) -> float:
 @click.option("--read-threads", default=DEFAULT_READ_THREADS, show_default=True,
               type=click.IntRange(1, 64), metavar="N",
               help="Queries each server process runs at once (the rest wait their turn "
-                   "within the time limit); more lets quick ones pass slow ones, at a cost "
-                   "in CPU per request.")
+                   "within the time limit; on SQLite a page or a record is first read at "
+                   "once, for up to 4 ms); more lets quick ones pass slow ones, at a cost in "
+                   "CPU per request.")
 @click.option("--max-objects", default=DEFAULT_MAX_OBJECTS, show_default=True,
               type=click.IntRange(1), metavar="N",
               help="Refuse a query that may resolve more than N objects (nested pages "

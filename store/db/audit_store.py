@@ -14,6 +14,7 @@ from typing import IO, Concatenate, ParamSpec, TypeVar
 import anyio.to_thread
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import ArgumentError, DatabaseError
+from sqlalchemy.pool import QueuePool
 
 from store.db.log.kept_checkpoints import (
     KeptCheckpoint,
@@ -22,9 +23,9 @@ from store.db.log.kept_checkpoints import (
 )
 from store.db.log.stored_log import StoredLog, TreeHead, latest_head, stored_origin
 from store.db.planner_statistics import analyze_grown_tables
-from store.db.queries import LedgerStatus, ledger_status
+from store.db.queries import LedgerStatus, QueryTimeout, ledger_status
 from store.db.queries.ledger import provisional_origin
-from store.db.read_threads import DEFAULT_READ_THREADS, ReadThreads
+from store.db.read_threads import DEFAULT_READ_THREADS, FIRST_TRY_SECONDS, ReadThreads
 from store.db.schema.engine import (
     create_store_engine,
     opened_immutable,
@@ -131,6 +132,27 @@ class AuditStore:
 
         async with self.reads.turn(deadline):
             return await anyio.to_thread.run_sync(call)
+
+    async def run_quick(self, deadline: float, query: Callable[Concatenate[Connection, P], R],
+                        *args: P.args, **kwargs: P.kwargs) -> R:
+        """`run` for a read whose Python work is bounded (a page, a record): on a SQLite
+        reader first here on the event loop's thread, cut short after FIRST_TRY_SECONDS
+        (read_threads.py), and only if it was, `run` again in a worker thread."""
+        if self._first_try_here():
+            try:
+                return self.execute_until(min(deadline, time.monotonic() + FIRST_TRY_SECONDS),
+                                          query, *args, **kwargs)
+            except QueryTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+        return await self.run(deadline, query, *args, **kwargs)
+
+    def _first_try_here(self) -> bool:
+        """Whether a read may first run on the event loop's thread: a SQLite reader's, with a
+        pooled connection free (taking one must not wait: the loop would wait with it)."""
+        pool = self.engine.pool
+        return (self.read_only and self.engine.dialect.name == "sqlite"
+                and isinstance(pool, QueuePool) and pool.checkedout() < pool.size())
 
     def probe(self) -> LedgerStatus:
         """The newest tree head, read on a connection of its own, outside the pool: it answers

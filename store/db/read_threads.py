@@ -25,6 +25,13 @@ import anyio
 from store.db.queries import QueryTimeout
 
 DEFAULT_READ_THREADS = 3
+# A quick read (AuditStore.run_quick: a page, a record: Python work bounded by the page size)
+# on a SQLite reader first runs on the event loop's own thread, cut short after this long by
+# SQLite's progress handler (as a time limit is), and only then in a read thread. Most such
+# reads end well within it and skip the hand-off to a thread and back and the GIL passing
+# between threads; a slow one (a filter no index serves) loses this much and holds the loop
+# no longer than this and one step of SQLite's.
+FIRST_TRY_SECONDS = 0.004
 
 
 class ReadsBusy(QueryTimeout):

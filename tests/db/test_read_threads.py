@@ -128,3 +128,78 @@ def test_a_store_runs_its_queries_in_at_most_its_read_threads(tmp_path: Path) ->
         anyio.run(main)
     assert most == [2]
     assert threading.get_ident() not in threads  # worker threads, never the event loop's
+
+
+# A statement SQLite steps through for as long as it is let: far past FIRST_TRY_SECONDS.
+COUNT_TO = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) " \
+           "SELECT count(*) FROM n"
+
+
+def _served(tmp_path: Path, **options: Any) -> AuditStore:
+    db = str(tmp_path / "audit.db")
+    AuditStore.open(db).close()  # made, then served read-only
+    return AuditStore.open(db, read_only=True, **options)
+
+
+def test_a_quick_read_answers_while_every_read_thread_is_held(tmp_path: Path) -> None:
+    # Held by slow reads, the server's one read thread would keep a page waiting until its
+    # deadline (ReadsBusy); the page runs on the event loop's thread and answers.
+    with _served(tmp_path, read_threads=1) as store:
+        threads: list[int] = []
+
+        def query(connection: Any) -> int:
+            threads.append(threading.get_ident())
+            return int(connection.exec_driver_sql("SELECT 7").scalar_one())
+
+        async def quick() -> int:
+            return await store.run_quick(time.monotonic() + 0.5, query)
+
+        async def main() -> int:
+            return await while_held(store.reads, quick)
+
+        assert anyio.run(main) == 7
+        assert threads == [threading.get_ident()]  # the loop's own thread
+
+
+def test_a_quick_read_that_is_slow_ends_in_a_read_thread_and_the_loop_runs_meanwhile(
+        tmp_path: Path) -> None:
+    with _served(tmp_path) as store:
+        threads: list[int] = []
+        ticks_before_the_answer: list[int] = []
+        ticks = [0]
+
+        def slow(connection: Any) -> int:
+            threads.append(threading.get_ident())
+            return int(connection.exec_driver_sql(COUNT_TO, (3_000_000,)).scalar_one())
+
+        async def ticker(done: anyio.Event) -> None:
+            while not done.is_set():
+                ticks[0] += 1
+                await anyio.sleep(0.001)
+
+        async def main() -> int:
+            done = anyio.Event()
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(ticker, done)
+                await anyio.sleep(0)
+                answer = await store.run_quick(store.deadline(), slow)
+                ticks_before_the_answer.append(ticks[0])
+                done.set()
+            return answer
+
+        assert anyio.run(main) == 3_000_000  # the whole answer, not the first try's part
+        loop = threading.get_ident()
+        assert threads[0] == loop and len(threads) == 2 and threads[1] != loop
+        assert ticks_before_the_answer[0] > 1  # the loop went on while the thread read
+
+
+def test_a_quick_read_past_its_deadline_is_refused_as_any_read_is(tmp_path: Path) -> None:
+    with _served(tmp_path) as store:
+        def slow(connection: Any) -> int:
+            return int(connection.exec_driver_sql(COUNT_TO, (10**12,)).scalar_one())
+
+        async def main() -> None:
+            await store.run_quick(time.monotonic() + 0.2, slow)
+
+        with pytest.raises(QueryTimeout):
+            anyio.run(main)
