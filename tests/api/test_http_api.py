@@ -228,6 +228,31 @@ def test_a_request_left_waiting_for_a_read_thread_past_its_limit_says_so(
         {"ledger": {"treeSize": LEDGER_LENGTH}}]
 
 
+def test_a_page_answers_while_another_read_holds_the_one_read_thread_on_sqlite(
+        example_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A page is a quick read (AuditStore.run_quick): on SQLite it is first read on the event
+    # loop's thread and does not wait for the held one; on PostgreSQL it waits its turn.
+    monkeypatch.setattr(example_db, "reads", ReadThreads(1))
+    monkeypatch.setattr(example_db, "time_limit", 0.3)
+    app = create_app(example_db, close_db_on_shutdown=False)
+    answers: list[Any] = []
+
+    async def scenario() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            answered = await while_held(example_db.reads, lambda: http.post(
+                "/graphql", json={"query": "{ residuals(first: 2) { totalCount } }"}))
+            answers.append(answered.json())
+
+    anyio.run(scenario)
+    if example_db.engine.dialect.name == "sqlite":
+        assert answers == [{"data": {"residuals": {"totalCount": 12}}}]
+    else:
+        assert [error_messages(body) for body in answers] == [[
+            "query not started: the server's 1 read thread(s) stayed busy past the "
+            "request's time limit"]]
+
+
 def test_occurrence_counts_come_with_the_page_in_one_statement(
     client: TestClient, example_db: AuditStore
 ) -> None:
