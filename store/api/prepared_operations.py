@@ -43,6 +43,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import strawberry
 from graphql import (
     DocumentNode,
@@ -74,6 +75,10 @@ from store.api.variable_text import lone_surrogate
 from store.db.queries import QueryTimeout
 
 CACHED_DOCUMENTS = 128  # query texts, as ParserCache's; past it the cache starts afresh
+# A document's reads for the same variables (a view refreshed, clients watching one page):
+# its variables coerced, objects estimated, fields collected and arguments converted once.
+# Reads hold no row and no time: only what the document and its variables say.
+KEPT_READS = 256  # (document, variables) pairs; past it the cache starts afresh
 _NOT_ANSWERED: Any = object()  # a page its plan hands back to the usual path
 
 
@@ -154,6 +159,8 @@ class PreparedOperations:
         self.plans = page_plans(self.graphql_schema)
         self.completions = compiled_completions(self.graphql_schema)
         self._documents: dict[tuple[str, str | None], _Document | None] = {}
+        self._kept_reads: dict[tuple[str, str | None, bytes], list[
+            tuple[str, _Read | _RootRead | _ThreadRead | None]] | None] = {}
 
     async def answer(self, query: str | None, variables: Mapping[str, Any] | None,
                      operation_name: str | None, context: RequestContext
@@ -166,7 +173,7 @@ class PreparedOperations:
             document = self._document(query, operation_name)
             if document is None:
                 return None
-            reads = self._reads(document, variables or {}, operation_name)
+            reads = self._kept_reads_of(query, operation_name, document, variables or {})
             if reads is None:
                 return None
             # The root fields at once, as graphql-core runs a query's: each read first here,
@@ -241,6 +248,22 @@ class PreparedOperations:
                     return None
                 fragments[definition.name.value] = FragmentDetails(definition)
         return _Document(document, chosen[0], fragments)
+
+    def _kept_reads_of(self, query: str, operation_name: str | None, document: _Document,
+                       variables: Mapping[str, Any]
+                       ) -> list[tuple[str, _Read | _RootRead | _ThreadRead | None]] | None:
+        """`_reads`, kept for the same document and variables (KEPT_READS)."""
+        try:
+            key = (query, operation_name, orjson.dumps(variables, option=orjson.OPT_SORT_KEYS))
+        except TypeError:  # not JSON's values (a lone surrogate, a Python caller's own)
+            return self._reads(document, variables, operation_name)
+        if key in self._kept_reads:
+            return self._kept_reads[key]
+        reads = self._reads(document, variables, operation_name)
+        if len(self._kept_reads) >= KEPT_READS:
+            self._kept_reads.clear()
+        self._kept_reads[key] = reads
+        return reads
 
     def _reads(self, document: _Document, variables: Mapping[str, Any],
                operation_name: str | None

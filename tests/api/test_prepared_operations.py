@@ -21,6 +21,7 @@ from test_page_executor import (  # noqa: F401  (fixtures)
     server_app,
 )
 
+from store.api import prepared_operations
 from store.api.prepared_operations import PreparedOperations
 from store.api.schema import MAX_TOKENS
 from store.db import queries
@@ -352,3 +353,27 @@ def test_facet_counts_past_the_time_limit_beside_a_page_are_named_as_graphql_cor
     assert body["errors"][0]["extensions"] == {"code": "TIMEOUT"}
     assert body["data"] is None  # surfaceFacets is non-null: its error nulls the data
     assert answered == []
+
+
+def test_a_document_sent_again_reuses_its_reads_for_the_same_variables_only(
+        clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A view refreshed reuses its coerced variables and converted arguments; other variables
+    # are read afresh, and past KEPT_READS pairs the kept reads start afresh.
+    monkeypatch.setattr(prepared_operations, "KEPT_READS", 2)
+    built: list[dict[str, Any]] = []
+    reads = PreparedOperations._reads
+
+    def counted(self: PreparedOperations, document: Any, variables: Any, *args: Any) -> Any:
+        built.append(dict(variables))
+        return reads(self, document, variables, *args)
+
+    monkeypatch.setattr(PreparedOperations, "_reads", counted)
+    missing_role = {"kind": ["MISSING_ROLE"], "first": 3}
+    hazard = {"kind": ["HAZARD_BLOCKED"], "first": 3}
+    sent = [missing_role, missing_role, hazard, missing_role, {"first": 1}, missing_role]
+    bodies = [same_bytes(clients, WORKBENCH["ResidualsByTaxonomy"], variables)
+              for variables in sent]
+    assert answered == ["residuals"] * len(sent)  # every one by the fast server
+    assert built == [missing_role, hazard, {"first": 1}, missing_role]
+    assert bodies[0] == bodies[1] == bodies[3] == bodies[5] != bodies[2]
