@@ -10,6 +10,8 @@ every request queued behind a slow read (a filter no index serves, up to the tim
 beside one, 7 clients got 33 requests a second, against 183-195 with 40 and 242-366 with
 three (docs/benchmarks.md, "Reads at once"). Three is the default; `core-audit serve
 --read-threads` sets it, and `--workers` adds processes, each with its own threads and GIL.
+A quick read on SQLite first tries on the event loop's thread (FIRST_TRY_SECONDS below) and
+takes a read thread only if that try is cut short.
 """
 
 from __future__ import annotations
