@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import Connection
@@ -71,6 +71,12 @@ class RequestContext:
     ) -> R:
         """`run` for a read whose Python work is bounded (AuditStore.run_quick)."""
         return await self.db.run_quick(self.deadline, query, *args, **kwargs)
+
+    def reader_for(self, search: str | None) -> Callable[..., Awaitable[Any]]:
+        """How to run a page or a record read with `search` (None: none): `run_quick`, or
+        `run` for a search, whose full-text statement may take long in one step of SQLite's,
+        which the first try's time limit cannot cut short."""
+        return self.run if search is not None else self.run_quick
 
     async def _load_assessment_residuals(
         self, keys: list[AsOfKey]

@@ -151,9 +151,7 @@ def _list_field(listing: queries.RecordListing[Any, Any], view: type[Any]) -> St
             built: Any = await info.context.run_quick(plan.read, listing, *reading)
             if built is not None:  # else answered the usual way, as graphql-core answers it
                 return built  # type: ignore[no-any-return]  # a PreparedValue, answered as it is
-        # A search's full-text statement may take long in one step of SQLite's: a thread's.
-        run = info.context.run if search is not None else info.context.run_quick
-        page, marked = await run(_listed, listing, *reading)
+        page, marked = await info.context.reader_for(search)(_listed, listing, *reading)
         count = functools.partial(info.context.run, listing.count, where, as_of=as_of)
         found = connection(page, lambda record: view.of(record, as_of), count)
         if marked is not None:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import strawberry
@@ -123,6 +123,20 @@ class _ThreadRead:
 
 
 RootReader = Callable[..., Awaitable[Any]]
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _kept(cache: dict[K, V], limit: int, key: K, make: Callable[[], V]) -> V:
+    """`cache[key]`, made by `make()` when missing; at `limit` entries the cache starts
+    afresh (ParserCache's way: no order kept per hit)."""
+    if key in cache:
+        return cache[key]
+    made = make()
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = made
+    return made
 
 
 def read_by(reader: RootReader) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -207,8 +221,7 @@ class PreparedOperations:
         if isinstance(read, _RootRead):  # raises where graphql-core must complete
             return read.complete(await read.reader(context, **read.arguments))
         if isinstance(read, _ThreadRead):  # raises where graphql-core must complete
-            # A search's full-text statement may take long in one step of SQLite's: a thread's.
-            run = context.run if read.arguments.get("search") is not None else context.run_quick
+            run = context.reader_for(read.arguments.get("search"))
             return await run(self._read_in_thread, read)
         built = await context.run_quick(read.plan.read, read.listing, *read.reading)
         return _NOT_ANSWERED if built is None else built.value
@@ -218,14 +231,8 @@ class PreparedOperations:
             return read.complete(read.reader(connection, None, **read.arguments))
 
     def _document(self, query: str, operation_name: str | None) -> _Document | None:
-        key = (query, operation_name)
-        if key in self._documents:
-            return self._documents[key]
-        made = self._parsed(query, operation_name)
-        if len(self._documents) >= CACHED_DOCUMENTS:
-            self._documents.clear()
-        self._documents[key] = made
-        return made
+        return _kept(self._documents, CACHED_DOCUMENTS, (query, operation_name),
+                     lambda: self._parsed(query, operation_name))
 
     def _parsed(self, query: str, operation_name: str | None) -> _Document | None:
         try:
@@ -257,13 +264,8 @@ class PreparedOperations:
             key = (query, operation_name, orjson.dumps(variables, option=orjson.OPT_SORT_KEYS))
         except TypeError:  # not JSON's values (a lone surrogate, a Python caller's own)
             return self._reads(document, variables, operation_name)
-        if key in self._kept_reads:
-            return self._kept_reads[key]
-        reads = self._reads(document, variables, operation_name)
-        if len(self._kept_reads) >= KEPT_READS:
-            self._kept_reads.clear()
-        self._kept_reads[key] = reads
-        return reads
+        return _kept(self._kept_reads, KEPT_READS, key,
+                     lambda: self._reads(document, variables, operation_name))
 
     def _reads(self, document: _Document, variables: Mapping[str, Any],
                operation_name: str | None

@@ -67,6 +67,10 @@ class AuditStore:
         self.time_limit = time_limit
         self.reads = ReadThreads(read_threads)
         self._write_engine: Engine | None = None
+        # A SQLite reader's pooled connections: a quick read may try on the loop's thread.
+        self._pool: QueuePool | None = engine.pool if (
+            read_only and engine.dialect.name == "sqlite" and isinstance(engine.pool, QueuePool)
+        ) else None
         self._probe_engine: Engine | None = None
 
     @classmethod
@@ -150,9 +154,7 @@ class AuditStore:
     def _first_try_here(self) -> bool:
         """Whether a read may first run on the event loop's thread: a SQLite reader's, with a
         pooled connection free (taking one must not wait: the loop would wait with it)."""
-        pool = self.engine.pool
-        return (self.read_only and self.engine.dialect.name == "sqlite"
-                and isinstance(pool, QueuePool) and pool.checkedout() < pool.size())
+        return self._pool is not None and self._pool.checkedout() < self._pool.size()
 
     def probe(self) -> LedgerStatus:
         """The newest tree head, read on a connection of its own, outside the pool: it answers

@@ -203,54 +203,53 @@ def test_time_limit_stops_a_runaway_request(client: TestClient, example_db: Audi
         LEDGER_LENGTH)
 
 
-def test_a_request_left_waiting_for_a_read_thread_past_its_limit_says_so(
-        example_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    # One read thread, held by another request's read: the next request waits its turn for
-    # its time limit, then answers with the reason; once the thread is free, reads go on.
+BUSY = ("query not started: the server's 1 read thread(s) stayed busy past the request's "
+        "time limit")
+
+
+def _posted_with_one_read_thread(example_db: AuditStore, monkeypatch: pytest.MonkeyPatch,
+                                 held: str, *after: str) -> list[tuple[int, Any]]:
+    """(status, body) of `held` posted while another request's read holds the store's one
+    read thread (a 0.3 s time limit), then of each of `after` once it is free."""
     monkeypatch.setattr(example_db, "reads", ReadThreads(1))
     monkeypatch.setattr(example_db, "time_limit", 0.3)
     app = create_app(example_db, close_db_on_shutdown=False)
-    answers: list[Any] = []
+    answers: list[tuple[int, Any]] = []
 
     async def scenario() -> None:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             waited = await while_held(example_db.reads, lambda: http.post(
-                "/graphql", json={"query": "{ ledger { treeSize } }"}))
-            answers.append((waited.status_code, error_messages(waited.json())))
-            after = await http.post("/graphql", json={"query": "{ ledger { treeSize } }"})
-            answers.append(after.json()["data"])
+                "/graphql", json={"query": held}))
+            answers.append((waited.status_code, waited.json()))
+            for query in after:
+                answered = await http.post("/graphql", json={"query": query})
+                answers.append((answered.status_code, answered.json()))
 
     anyio.run(scenario)
-    assert answers == [
-        (200, ["query not started: the server's 1 read thread(s) stayed busy past the "
-               "request's time limit"]),
-        {"ledger": {"treeSize": LEDGER_LENGTH}}]
+    return answers
+
+
+def test_a_request_left_waiting_for_a_read_thread_past_its_limit_says_so(
+        example_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One read thread, held by another request's read: the next request waits its turn for
+    # its time limit, then answers with the reason; once the thread is free, reads go on.
+    (status, waited), (_, after) = _posted_with_one_read_thread(
+        example_db, monkeypatch, "{ ledger { treeSize } }", "{ ledger { treeSize } }")
+    assert [(status, error_messages(waited)), after["data"]] == [
+        (200, [BUSY]), {"ledger": {"treeSize": LEDGER_LENGTH}}]
 
 
 def test_a_page_answers_while_another_read_holds_the_one_read_thread_on_sqlite(
         example_db: AuditStore, monkeypatch: pytest.MonkeyPatch) -> None:
     # A page is a quick read (AuditStore.run_quick): on SQLite it is first read on the event
     # loop's thread and does not wait for the held one; on PostgreSQL it waits its turn.
-    monkeypatch.setattr(example_db, "reads", ReadThreads(1))
-    monkeypatch.setattr(example_db, "time_limit", 0.3)
-    app = create_app(example_db, close_db_on_shutdown=False)
-    answers: list[Any] = []
-
-    async def scenario() -> None:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-            answered = await while_held(example_db.reads, lambda: http.post(
-                "/graphql", json={"query": "{ residuals(first: 2) { totalCount } }"}))
-            answers.append(answered.json())
-
-    anyio.run(scenario)
+    [(_, answered)] = _posted_with_one_read_thread(
+        example_db, monkeypatch, "{ residuals(first: 2) { totalCount } }")
     if example_db.engine.dialect.name == "sqlite":
-        assert answers == [{"data": {"residuals": {"totalCount": 12}}}]
+        assert answered == {"data": {"residuals": {"totalCount": 12}}}
     else:
-        assert [error_messages(body) for body in answers] == [[
-            "query not started: the server's 1 read thread(s) stayed busy past the "
-            "request's time limit"]]
+        assert error_messages(answered) == [BUSY]
 
 
 def test_occurrence_counts_come_with_the_page_in_one_statement(
