@@ -22,7 +22,7 @@ would answer with an error (null where null is not allowed, a value that does no
 coerce), a count past 32 bits, a failed count: no value (None), and the resolver answers by
 its usual path, so the answer or its error is the one graphql-core gives. Only the fields a
 request selects are read: a column it does not ask for is not converted (its JSON is not
-decoded).
+decoded), and a list read by key (turns) does not read it at all (`NodeRows.columns`).
 
 PageExecutor (page_executor.py) makes the plans available to a request's resolvers
 (`RequestContext.page_plans`) and returns a `PreparedValue` as it is; strawberry's own
@@ -90,6 +90,8 @@ class NodeRows:
     def __init__(self, fields: list[tuple[str, str | None, Callable[[Any], Any], Any]]) -> None:
         # (response name, column (None: the constant), slow completion, fast kind)
         self.fields = fields
+        # What a list read by key reads for it (RecordListing.by_keys): these columns alone.
+        self.columns = frozenset(column for _, column, _, _ in fields if column is not None)
         self._built: dict[tuple[str, ...], Callable[[Sequence[Any]], dict[str, Any]]] = {}
 
     def by_position(self, columns: Sequence[str]) -> Callable[[Sequence[Any]], dict[str, Any]]:

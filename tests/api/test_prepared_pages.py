@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from sent_sql import sent_statements
 from starlette.testclient import TestClient
 from test_page_executor import (  # noqa: F401  (fixtures)
     JOURNAL,
@@ -19,6 +20,7 @@ from test_page_executor import (  # noqa: F401  (fixtures)
 )
 
 from store.api import prepared_pages
+from store.db.audit_store import AuditStore
 from store.db.queries import pages
 
 
@@ -119,6 +121,29 @@ def test_turns_paged_by_key_are_built_from_the_rows_read_by_key(
     moved = ({"before": info["pageInfo"]["startCursor"]} if "last" in arguments
              else {"after": info["pageInfo"]["endCursor"]})
     same_bytes(clients, query, moved)
+    assert prepared and set(prepared) == {"turns"}
+
+
+@pytest.mark.parametrize("as_of", ["", ", asOf: 83"])
+def test_turns_read_by_key_read_only_the_columns_asked_for(
+        clients: tuple[TestClient, TestClient], demo_db: AuditStore,  # noqa: F811
+        prepared: list[str], as_of: str) -> None:
+    """A page of turns asking for a few fields reads those columns of its turns by key, not
+    each turn's verbatim line nor its surface's columns; asking for the surface's text reads
+    that column too. The answers are strawberry's own, byte for byte."""
+    def read_by_key(node: str) -> str:
+        query = f"{{ turns(first: 3{as_of}) {{ nodes {{ {node} }} }} }}"
+        with sent_statements(demo_db) as sent:
+            same_bytes(clients, query, {})
+        by_key = [sql for sql, _ in sent if "turns.turn_key IN" in sql]
+        assert len(by_key) == 2, sent  # the plan's server's, then strawberry's own
+        return by_key[0]
+
+    few = read_by_key("turnId prompt traceHash")
+    assert "turns.prompt" in few and "turns.trace_hash" in few
+    assert "turns.line" not in few and "surface_records.surface " not in few
+    assert "turns.line" in read_by_key("turnId pipelineRecord")  # not a column: usual path
+    assert "surface_records.surface AS surface_surface" in read_by_key("surfaceExcerpt")
     assert prepared and set(prepared) == {"turns"}
 
 

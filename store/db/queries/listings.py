@@ -59,6 +59,7 @@ class Filter(Protocol):
 
 F = TypeVar("F", bound=Filter)
 R = TypeVar("R")
+KEPT_COLUMN_LISTS = 64  # column lists a listing keeps its read-by-key statement for
 
 # (the filtered rows with their sightings and joined columns, the filter, the snapshot,
 # facet names) -> the rows grouped by those facets, each group with its records `n` and
@@ -129,9 +130,10 @@ class RecordListing(Generic[F, R]):
     # journal are read by seq. None (or a callable answering None): the filter's conditions.
     conditions_of: Callable[[Any, list[ColumnElement[bool]], bool],
                             list[ColumnElement[bool]] | None] | None = None
-    # Statements built once, on first use, and run with parameters (reads of now only).
-    _built: dict[str, Select[Any]] = field(default_factory=dict, init=False, repr=False,
-                                           compare=False, hash=False)
+    # Its rows read by key (reads of now), built on first use and run with parameters, by
+    # the columns read (None: every one); at most KEPT_COLUMN_LISTS, then afresh.
+    _built: dict[frozenset[str] | None, Select[Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False)
     # Its page, count and probe statements by shape (statement_shapes.py).
     shapes: Shapes[Any] = field(default_factory=Shapes, init=False, repr=False,
                                  compare=False, hash=False)
@@ -296,14 +298,21 @@ class RecordListing(Generic[F, R]):
         if not wanted:
             return {}
         column = self.table.c[self.key]
+        # A builder that names the columns it reads (a page plan's) gets those alone: a
+        # turn's verbatim line and its surface's ~25 columns are most of a page's SQL.
+        reads: frozenset[str] | None = getattr(build, "columns", None)
         if snapshot is None:
-            statement = self._built.get("by_keys")
+            statement = self._built.get(reads)
             if statement is None:
-                statement = self._built.setdefault("by_keys", self.rows(None).where(
-                    column.in_(bindparam("keys", expanding=True))))
+                if len(self._built) >= KEPT_COLUMN_LISTS:  # selections are the client's
+                    self._built.clear()
+                statement = self._built.setdefault(reads, self._reading(
+                    self.rows(None).where(column.in_(bindparam("keys", expanding=True))),
+                    reads))
             rows = connection.execute(statement, {"keys": wanted})
         else:
-            rows = connection.execute(self.rows(None, snapshot).where(column.in_(wanted)))
+            rows = connection.execute(self._reading(
+                self.rows(None, snapshot).where(column.in_(wanted)), reads))
         columns = tuple(rows.keys())
         place = columns.index(self.key)
         maker = build or self.record
@@ -312,6 +321,15 @@ class RecordListing(Generic[F, R]):
             make = by_position(columns)
             return {row[place]: make(row) for row in rows}
         return {row[place]: maker(row) for row in rows}
+
+    def _reading(self, statement: Select[Any], reads: frozenset[str] | None) -> Select[Any]:
+        """`statement` with only its key and the columns named `reads` (None: all of them);
+        its joins stay, so it reads the same rows."""
+        if reads is None:
+            return statement
+        return statement.with_only_columns(
+            *(c for c in statement.selected_columns if c.key == self.key or c.key in reads),
+            maintain_column_froms=True)
 
     def count(self, connection: Connection, where: F | None = None,
               as_of: int | None = None) -> int:
