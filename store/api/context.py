@@ -84,7 +84,7 @@ class RequestContext:
         produced: dict[AsOfKey, list[queries.StoredResidual]] = {}
         for as_of in dict.fromkeys(as_of for _, as_of in keys):  # one statement per asOf
             ids = [assessment_id for assessment_id, key_as_of in keys if key_as_of == as_of]
-            found = await self.run(queries.assessment_residuals, ids, as_of=as_of)
+            found = await self.run_quick(queries.assessment_residuals, ids, as_of=as_of)
             produced.update(((assessment_id, as_of), found[assessment_id]) for assessment_id in ids)
         return [produced[key] for key in keys]
 
@@ -93,7 +93,7 @@ class RequestContext:
         produced: dict[tuple[str, int | None], queries.TurnConstruction] = {}
         for as_of in dict.fromkeys(as_of for _, as_of in keys):  # one round per asOf
             turns = [turn for turn, key_as_of in keys if key_as_of == as_of]
-            found = await self.run(queries.turn_constructions, turns, as_of=as_of)
+            found = await self.run_quick(queries.turn_constructions, turns, as_of=as_of)
             produced.update(((key, as_of), value) for key, value in found.items())
         return [produced[(turn.turn_key, as_of)] for turn, as_of in keys]
 
@@ -102,7 +102,7 @@ class RequestContext:
         produced: dict[AsOfKey, queries.StoredTurn | None] = {}
         for as_of in dict.fromkeys(as_of for _, as_of in keys):
             ids = [assessment_id for assessment_id, key_as_of in keys if key_as_of == as_of]
-            found = await self.run(queries.assessment_turns, ids, as_of=as_of)
+            found = await self.run_quick(queries.assessment_turns, ids, as_of=as_of)
             produced.update(((assessment_id, as_of), found[assessment_id]) for assessment_id in ids)
         return [produced[key] for key in keys]
 

@@ -51,7 +51,7 @@ class Journal(RecordView):
                                   "CORE's run lists as its artifact_refs.")
     async def batches(self, info: Ctx) -> list[Batch]:
         ids = list((await self._summary(info)).batch_ids)
-        return [Batch.of(found) for found in await info.context.run(batches_by_id, ids)]
+        return [Batch.of(found) for found in await info.context.run_quick(batches_by_id, ids)]
 
     # Its summary counts every turn of the journal: read when one of its fields is asked for
     # (once for the three), not to find the journal or page its turns.
@@ -124,7 +124,7 @@ class JournalFields:
     @strawberry.field(description="One journal by its id (its turn 1's turnKey).")
     async def journal(self, info: Ctx, id: strawberry.ID, as_of: AsOf = None
                       ) -> Journal | None:
-        found = await info.context.run(journals.journal_by_id, str(id), as_of)
+        found = await info.context.run_quick(journals.journal_by_id, str(id), as_of)
         return None if found is None else Journal.of(found, as_of)
 
     @strawberry.field(description="One turn: by its turnKey (id), or by CORE's own identity, "
@@ -144,8 +144,8 @@ class JournalFields:
             raise queries.QueryError("turn: give id, or journal and turnId")
         turns = queries.LISTINGS["turns"]
         if turn_id is None:
-            found = await info.context.run(turns.get, str(id), as_of=as_of)
+            found = await info.context.run_quick(turns.get, str(id), as_of=as_of)
         else:
-            found = await info.context.run(journals.turn_in_journal, turns, str(journal),
+            found = await info.context.run_quick(journals.turn_in_journal, turns, str(journal),
                                            turn_id, as_of)
         return None if found is None else TurnView.of(found, as_of)
