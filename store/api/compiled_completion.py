@@ -177,6 +177,21 @@ def completion(schema: GraphQLSchema, return_type: GraphQLOutputType) -> Complet
     return _Compiler(schema, {}).value(return_type, ())
 
 
+def selection_completion(schema: GraphQLSchema, fragments: dict[str, FragmentDetails],
+                         return_type: GraphQLOutputType, nodes: tuple[FieldNode, ...]
+                         ) -> tuple[Complete, bool] | None:
+    """The closure completing a value of `return_type` selected by `nodes` (an object's
+    fields, a list's items) as graphql-core does, and whether every leaf it completes is a
+    plain_leaf; None when graphql-core must complete it or a field below reads the database.
+    The closure raises for a value graphql-core would answer with an error."""
+    compiler = _Compiler(schema, fragments)
+    try:
+        made = compiler.value(return_type, nodes)
+    except _NotCompiled:
+        return None
+    return None if compiler.reads else (made, compiler.plain_json)
+
+
 class _Compiler:
     def __init__(self, schema: GraphQLSchema, fragments: dict[str, FragmentDetails]) -> None:
         self.schema = schema

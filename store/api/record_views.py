@@ -58,6 +58,25 @@ class FromValue:
         return self.compute(value)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class FromValues:
+    """A computed field (a `_computed` entry) that is an object made by `make` from values
+    the record holds, each of its fields' at its path (field names in turn): so a page built
+    from rows builds it from those values' columns alone (a turn's verdicts)."""
+
+    make: Callable[..., Any]
+    paths: Mapping[str, tuple[str, ...]]  # the object's field -> where the record holds it
+
+    def __call__(self, record: Any) -> Any:
+        values = {}
+        for name, path in self.paths.items():
+            value = record
+            for step in path:
+                value = getattr(value, step)
+            values[name] = value
+        return self.make(**values)
+
+
 def record_path(record_type: type[Any], name: str, view: type[Any]) -> tuple[str, ...]:
     """Where the record keeps `name`: its attribute, or that of a dataclass it holds."""
     if hasattr(record_type, name) or name in _field_names(record_type):  # or a property

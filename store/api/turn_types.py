@@ -13,7 +13,7 @@ from strawberry.types import Info
 from store.api.context import RequestContext
 from store.api.facet_types import FacetCount, enum_facets, facet_page_field
 from store.api.log_types import inclusion_field
-from store.api.record_views import FromValue, RecordView, fields_of_record
+from store.api.record_views import FromValue, FromValues, RecordView, fields_of_record
 from store.api.surface_types import Surface
 from store.api.types import Assessment, Residual
 from store.db import queries
@@ -100,11 +100,12 @@ class Turn(RecordView):
     surface_excerpt: str | None
     as_of: strawberry.Private[int | None]  # the tree size it was read as of, for its fields
     _computed: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
-        "verdicts": lambda turn: Verdicts(
-            identity=turn.verdict_identity, safety=turn.verdict_safety,
-            ethics=turn.verdict_ethics, identity_detail=turn.fields.verdict_identity_detail,
-            safety_detail=turn.fields.verdict_safety_detail,
-            ethics_detail=turn.fields.verdict_ethics_detail),
+        "verdicts": FromValues(Verdicts, {
+            "identity": ("verdict_identity",), "safety": ("verdict_safety",),
+            "ethics": ("verdict_ethics",),
+            "identity_detail": ("fields", "verdict_identity_detail"),
+            "safety_detail": ("fields", "verdict_safety_detail"),
+            "ethics_detail": ("fields", "verdict_ethics_detail")}),
         # CORE cuts with Python's [:120] (J:26-27, 112-122): a page of the Trace timeline
         # then carries 120 characters of each, not whole prompts and surfaces.
         "prompt_excerpt": FromValue(("prompt",), _excerpt),

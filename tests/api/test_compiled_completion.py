@@ -177,6 +177,47 @@ def test_random_selections_answer_the_same_bytes(demo_db: AuditStore, document: 
     assert fast == answer(PLAIN, demo_db, document), document
 
 
+def _argumentless(draw: st.DrawFn, object_type: GraphQLObjectType, depth: int) -> str:
+    """A random selection set of `object_type`'s fields without arguments (what a list's page
+    may be built from its rows with), objects nested `depth` levels at most."""
+    parts: list[str] = []
+    names = sorted(name for name, field in object_type.fields.items() if not field.args)
+    for index, name in enumerate(draw(st.lists(st.sampled_from(names), min_size=1,
+                                               max_size=6, unique=True))):
+        named = get_named_type(object_type.fields[name].type)
+        alias = draw(st.sampled_from(["", f"n{depth}_{index}: "]))
+        if is_leaf_type(named):
+            parts.append(f"{alias}{name}")
+        elif isinstance(named, GraphQLObjectType) and depth > 0:
+            parts.append(f"{alias}{name} {{ {_argumentless(draw, named, depth - 1)} }}")
+    if draw(st.booleans()) or not parts:
+        parts.append("__typename")
+    return " ".join(parts)
+
+
+PAGE_ROOTS = ["turns(first: 3)", "turns(first: 2, order: TIME_DESC, asOf: 83)",
+              "surfaces(first: 3)", "residuals(first: 3)", "assessments(first: 2)"]
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_random_node_selections_of_a_page_answer_the_same_bytes(
+        demo_db: AuditStore, data: st.DataObject) -> None:
+    """A page's nodes with random selections of fields without arguments (objects and lists
+    in them too): built from the page's rows (prepared_pages.py) where its plan can, by
+    graphql-core otherwise, the same bytes as strawberry's own execution."""
+    root = data.draw(st.sampled_from(PAGE_ROOTS))
+    connection = get_named_type(FAST._schema.query_type.fields[root.split("(")[0]].type)
+    assert isinstance(connection, GraphQLObjectType)
+    node_type = get_named_type(connection.fields["nodes"].type)
+    assert isinstance(node_type, GraphQLObjectType)
+    selection = data.draw(st.composite(lambda draw: _argumentless(draw, node_type, 2))())
+    document = f"{{ {root} {{ nodes {{ {selection} }} edges {{ cursor }} }} }}"
+    fast = answer(FAST, demo_db, document)
+    assert fast == answer(PLAIN, demo_db, document), document
+
+
 @pytest.fixture(scope="module")
 def record_roots(demo_db: AuditStore) -> list[str]:
     """Root fields read and completed in one worker thread by the server's prepared

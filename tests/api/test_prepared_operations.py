@@ -127,7 +127,8 @@ def test_aliases_directives_fragments_and_named_operations_are_answered_alike(
     ("{ residualFacets { facet(field: ORGAN, first: 1) { values { value } } } }",
      {}, b'"facet"'),
     ("{ residualFacets { total facet(field: ORGAN) { hasMore } } }", {}, b'"total"'),
-    ("{ residuals(first: 1) { nodes { evidenceSpans { text } } } }", {}, b'"evidenceSpans"'),
+    ("{ residuals(first: 1) { nodes { occurrences(first: 1) { totalCount } } } }", {},
+     b'"occurrences"'),
     # a record by id with a field below it that reads and has no reader of its own
     ("{ assessment(id: \"nope\") { residuals { residualId } } }", {}, b'"assessment":null'),
     ("{ assessment(id: \"nope\") { turn { turnKey } } }", {}, b'"assessment":null'),

@@ -13,6 +13,7 @@ from sent_sql import sent_statements
 from starlette.testclient import TestClient
 from test_page_executor import (  # noqa: F401  (fixtures)
     JOURNAL,
+    RESIDUAL,
     WORKBENCH,
     clients,
     demo_db,
@@ -63,6 +64,11 @@ def pages_built(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
      "residuals"),
     ("SurfacesByGroundingSource", {"groundingSource": ["TEACHING"], "first": 2}, "surfaces"),
     ("LedgerStatus", {}, "batches"),
+    # each turn's verdicts and its surface's chains, hops and checked files (lists and
+    # objects read from the row's columns)
+    ("TurnsByGrounding", {}, "turns"),
+    ("TurnsByGrounding", {"groundingSource": ["TEACHING", "VAULT"], "first": 2}, "turns"),
+    ("PracticeResiduals", {"residualIds": [RESIDUAL, "0" * 64]}, "residuals"),
 ])
 def test_the_workbench_lists_are_built_from_their_rows(
         clients: tuple[TestClient, TestClient], prepared: list[str], operation: str,  # noqa: F811
@@ -208,22 +214,46 @@ def test_the_nested_records_columns_of_a_list_are_read_from_their_prefixed_colum
 @pytest.mark.parametrize("query", [
     # a search: snippets are read beside the page
     '{ residuals(search: "role", first: 2) { edges { snippet node { residualId } } } }',
-    # a list of objects, a field with arguments, a field with a resolver
-    "{ residuals(first: 2) { nodes { residualId evidenceSpans { text } } } }",
+    # a field with arguments, a field with a resolver, in a node or in an object in it
     "{ residuals(first: 2) { nodes { residualId occurrences(first: 1) { totalCount } } } }",
+    "{ turns(first: 2) { nodes { turnKey surface { occurrences(first: 1) { totalCount } } } } }",
+    "{ turns(first: 2) { nodes { turnKey surface { inclusionProof { leafIndex } } } } }",
     "{ residuals(first: 2) { nodes { residualId inclusionProof { leafIndex } } } }",
     # a directive: collected as its variable says, per request
     "{ residuals(first: 2) { nodes { residualId seq @skip(if: true) } } }",
-    # the same node selected twice, differently
+    # the same node selected twice, differently (in an object of it, too)
     "{ residuals(first: 2) { edges { node { residualId } } nodes { seq } } }",
-    # a turn's surface: a record in it, not a column
-    "{ turns(first: 2) { nodes { turnKey surface { surfaceId } } } }",
+    "{ turns(first: 2) { edges { node { surface { surfaceId } } } nodes { surface { seq } } } }",
 ])
 def test_what_is_not_only_columns_takes_the_usual_path(
         clients: tuple[TestClient, TestClient], prepared: list[str],  # noqa: F811
         query: str) -> None:
     assert same_bytes(clients, query, {}).startswith(b'{"data":{')
     assert prepared == []
+
+
+@pytest.mark.parametrize(("query", "listing"), [
+    # lists of objects and of texts read from a JSON column
+    ("{ residuals(first: 3) { nodes { residualId evidenceSpans { text start end "
+     "sentenceIndex __typename } } } }", "residuals"),
+    ("{ surfaces(first: 4) { nodes { surfaceId candidateChainIds hopChainIds subjectDomains "
+     "checkedAgainst { kind id sha256 version } } } }", "surfaces"),
+    # a turn's surface, a record joined to it, and its verdicts, made of its columns
+    ("{ turns(first: 4) { nodes { turnKey surface { surfaceId surface verification "
+     "checkedAgainst { kind id } __typename } verdicts { identity identityDetail safety "
+     "safetyDetail ethics ethicsDetail __typename } proposalCandidates { candidateId "
+     "sourceKind } } } }", "turns"),
+    ("{ turns(first: 3, asOf: 83) { edges { cursor node { surface { surfaceId "
+     "occurrenceCount } } } nodes { surface { surfaceId occurrenceCount } } } }", "turns"),
+])
+def test_objects_and_lists_read_from_the_row_s_columns_are_built_from_the_rows(
+        clients: tuple[TestClient, TestClient], prepared: list[str],  # noqa: F811
+        query: str, listing: str) -> None:
+    """A node's lists and objects whose values its row's columns hold (a JSON column's list,
+    a joined record's columns, verdicts made of the turn's and its fields' columns) are built
+    from the rows as well, completed as graphql-core completes them."""
+    assert same_bytes(clients, query, {}).startswith(b'{"data":{')
+    assert prepared == [listing]
 
 
 @pytest.mark.parametrize(("spoils", "shown"), [

@@ -48,16 +48,20 @@ class RowRecord(Generic[R]):
         """The same record, read from columns named `prefix` + field."""
         return RowRecord(self.record_type, self.read, prefix)
 
+    def _how(self, name: str) -> Convert | RowRecord[Any] | None:
+        """How its field `name` is read (None: its column as it is); KeyError for a field the
+        record does not have."""
+        record_type: Any = self.record_type  # a dataclass (RowRecord's records are)
+        if name not in {field.name for field in dataclasses.fields(record_type)}:
+            raise KeyError(name)
+        return dict(self.read).get(name)
+
     def column_of(self, path: Sequence[str]) -> tuple[str, Convert | None]:
         """The column a field of the record (or of a record nested in it, `path` its field
         names in turn) is read from, and its converter (None: as it is); KeyError when the
         path does not end at a column (a nested record as a whole, a property)."""
-        how = dict(self.read)
         name, rest = path[0], path[1:]
-        record_type: Any = self.record_type  # a dataclass (RowRecord's records are)
-        if name not in {field.name for field in dataclasses.fields(record_type)}:
-            raise KeyError(name)
-        read = how.get(name)
+        read = self._how(name)
         if isinstance(read, RowRecord):
             if not rest:
                 raise KeyError(name)
@@ -66,6 +70,17 @@ class RowRecord(Generic[R]):
         if rest:
             raise KeyError(name)
         return self.prefix + name, read
+
+    def nested_at(self, path: Sequence[str]) -> RowRecord[Any] | None:
+        """The record nested at `path` (field names in turn), read from its prefixed columns;
+        None when the path ends at a column; KeyError for a field the record does not have."""
+        name, rest = path[0], path[1:]
+        read = self._how(name)
+        if not isinstance(read, RowRecord):
+            if rest:
+                raise KeyError(name)
+            return None
+        return read if not rest else read.nested_at(rest)
 
     def by_position(self, columns: Sequence[str]) -> Callable[[Sequence[Any]], R]:
         """The builder of rows whose columns are `columns`, in that order (a result's keys):
