@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Unpack
 
 import orjson
-from sqlalchemy import Connection, Select, select
+from sqlalchemy import Connection, Select, bindparam, select
 
 from store.db.queries.as_of import Snapshot, held, snapshot_at
 from store.db.queries.filters import any_of, equals
@@ -58,22 +58,42 @@ def _without_row(turn: TurnLine) -> TurnConstruction:
         TurnConstruction())
 
 
+def _construction_reads(snapshot: Snapshot | None) -> tuple[Select[Any], Select[Any],
+                                                             Select[Any]]:
+    """turn_constructions' statements as of `snapshot`: the turns' rows (`keys`), the links of
+    those with one (`linked`), and the linked assessments (`ids`), each list a parameter."""
+    return (select(constructions_t).where(
+                constructions_t.c.turn_key.in_(bindparam("keys", expanding=True)),
+                *held(snapshot, constructions_t)),
+            select(links_t.c.turn_key, links_t.c.assessment_id).where(
+                links_t.c.turn_key.in_(bindparam("linked", expanding=True)),
+                *held(snapshot, links_t)).order_by(links_t.c.turn_key, links_t.c.ordinal),
+            ASSESSMENTS.rows(None, snapshot).where(
+                assessments_t.c.assessment_id.in_(bindparam("ids", expanding=True))))
+
+
+# Reads of now: built once (building them cost more than running them for one turn).
+_READS_OF_NOW: list[tuple[Select[Any], Select[Any], Select[Any]]] = []
+
+
 def turn_constructions(connection: Connection, stored: Sequence[TurnLine], *,
                        as_of: int | None = None) -> dict[str, TurnConstruction]:
-    """Per turn (by key), its construction status and assessments, as of `as_of`: three
-    statements for a whole page of turns."""
+    """Per turn (by key), its construction status and assessments, as of `as_of`: at most
+    three statements for a whole page of turns (none for what no row links)."""
     snapshot = snapshot_at(connection, as_of)
-    keys = list({turn.turn_key for turn in stored})
-    rows = {row.turn_key: row for row in connection.execute(
-        select(constructions_t).where(any_of(constructions_t.c.turn_key, keys),
-                                      *held(snapshot, constructions_t)))}
-    links = connection.execute(
-        select(links_t.c.turn_key, links_t.c.assessment_id)
-        .where(any_of(links_t.c.turn_key, list(rows)), *held(snapshot, links_t))
-        .order_by(links_t.c.turn_key, links_t.c.ordinal)).all()
-    ids = list({link.assessment_id for link in links})
+    if snapshot is not None:
+        by_rows, by_links, by_ids = _construction_reads(snapshot)
+    else:
+        if not _READS_OF_NOW:
+            _READS_OF_NOW.append(_construction_reads(None))
+        by_rows, by_links, by_ids = _READS_OF_NOW[0]
+    keys = list(dict.fromkeys(turn.turn_key for turn in stored))
+    rows = {row.turn_key: row for row in connection.execute(by_rows, {"keys": keys})
+            } if keys else {}
+    links = connection.execute(by_links, {"linked": list(rows)}).all() if rows else []
+    ids = list(dict.fromkeys(link.assessment_id for link in links))
     assessments = {a.assessment_id: a for a in map(ASSESSMENTS.record, connection.execute(
-        ASSESSMENTS.rows(None, snapshot).where(any_of(assessments_t.c.assessment_id, ids))))}
+        by_ids, {"ids": ids}))} if ids else {}
     found: dict[str, TurnConstruction] = {}
     for turn in stored:
         row = rows.get(turn.turn_key)
