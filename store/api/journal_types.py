@@ -12,6 +12,7 @@ from strawberry.types import Info
 from store.api.context import RequestContext
 from store.api.listing_fields import Last, record_view
 from store.api.record_views import RecordView, fields_of_record
+from store.api.thread_reads import read_in_thread
 from store.api.types import AsOf, Batch, Connection, OrderEnum, connection
 from store.db import queries
 from store.db.queries import journals
@@ -104,6 +105,24 @@ def _count(info: Ctx, where: queries.TurnFilter, as_of: int | None) -> Any:
     return count
 
 
+def _asked_turn(id: Any, journal: Any, turn_id: int | None) -> None:
+    """QueryError unless a turn is asked for by its key alone, or by journal and turnId."""
+    by_key, by_journal = id is not None, journal is not None or turn_id is not None
+    if by_key == by_journal or (by_journal and (journal is None or turn_id is None)):
+        raise queries.QueryError("turn: give id, or journal and turnId")
+
+
+def _read_turn(sql: SqlConnection, _: Any, id: Any = None, journal: Any = None,
+               turn_id: int | None = None, as_of: int | None = None) -> Any:
+    """The turn asked for (by key, or by journal and turnId) as of `as_of`, as its view; None
+    when none matches."""
+    _asked_turn(id, journal, turn_id)
+    turns = queries.LISTINGS["turns"]
+    found = (turns.get(sql, str(id), as_of=as_of) if turn_id is None
+             else journals.turn_in_journal(sql, turns, str(journal), turn_id, as_of))
+    return None if found is None else TurnView.of(found, as_of)
+
+
 class JournalFields:
     """The Query fields of journals, and `turn` by either identity."""
 
@@ -129,6 +148,7 @@ class JournalFields:
 
     @strawberry.field(description="One turn: by its turnKey (id), or by CORE's own identity, "
                                   "its journal and turnId (both). Null when none matches.")
+    @read_in_thread(lambda sql, source, **asked: _read_turn(sql, source, **asked))
     async def turn(
         self, info: Ctx,
         id: Annotated[strawberry.ID | None, strawberry.argument(
@@ -139,13 +159,6 @@ class JournalFields:
             description="The journal's turn_id (from 1).")] = None,
         as_of: AsOf = None,
     ) -> TurnView | None:  # type: ignore[valid-type]
-        by_key, by_journal = id is not None, journal is not None or turn_id is not None
-        if by_key == by_journal or (by_journal and (journal is None or turn_id is None)):
-            raise queries.QueryError("turn: give id, or journal and turnId")
-        turns = queries.LISTINGS["turns"]
-        if turn_id is None:
-            found = await info.context.run_quick(turns.get, str(id), as_of=as_of)
-        else:
-            found = await info.context.run_quick(journals.turn_in_journal, turns, str(journal),
-                                           turn_id, as_of)
-        return None if found is None else TurnView.of(found, as_of)
+        _asked_turn(id, journal, turn_id)  # refused before any read
+        return await info.context.run_quick(  # type: ignore[no-any-return]  # a view or None
+            _read_turn, self, id=id, journal=journal, turn_id=turn_id, as_of=as_of)

@@ -15,6 +15,7 @@ from store.api.facet_types import FacetCount, enum_facets, facet_page_field
 from store.api.log_types import inclusion_field
 from store.api.record_views import FromValue, FromValues, RecordView, fields_of_record
 from store.api.surface_types import Surface
+from store.api.thread_reads import read_in_thread
 from store.api.types import Assessment, Residual
 from store.db import queries
 from store.model.construction import ConstructionStatus
@@ -124,21 +125,20 @@ class Turn(RecordView):
                                   "(practice_evidence_v1).")
     async def _construction(self, info: Info[RequestContext, None]
                             ) -> queries.TurnConstruction:
-        # turn_key and line are fields fields_of_record adds from the record.
-        turn = queries.TurnLine(str(self.turn_key), self.kind.value,  # type: ignore[attr-defined]
-                                self.line)  # type: ignore[attr-defined]
-        return await info.context.turn_constructions.load((turn, self.as_of))
+        return await info.context.turn_constructions.load((_turn_line(self), self.as_of))
 
     @strawberry.field(description="What the line's construction_evidence came to, as CORE's "
                                   "seam reports it: RECORDED or MISSING_EVIDENCE (a null "
                                   "payload: construction_evidence_not_persisted). Null for a "
                                   "turn of another kind, or a payload not projected by asOf.")
+    @read_in_thread(lambda sql, turn: _read_construction(sql, turn).status)
     async def construction_status(self, info: Info[RequestContext, None]
                                   ) -> ConstructionStatus | None:
         return (await self._construction(info)).status
 
     @strawberry.field(description="Why nothing was projected (status MISSING_EVIDENCE); null "
                                   "when recorded. Reasons: docs/graphql.md.")
+    @read_in_thread(lambda sql, turn: _read_construction(sql, turn).missing_reason)
     async def construction_missing_reason(self, info: Info[RequestContext, None]
                                           ) -> str | None:
         return (await self._construction(info)).missing_reason
@@ -147,21 +147,43 @@ class Turn(RecordView):
                                   "construction_evidence, in the payload's order, stored as the "
                                   "equivalent frame stores them (its problem text; source_ref: "
                                   "this turn's turnKey).")
+    @read_in_thread(lambda sql, turn: [Assessment.of(a, turn.as_of) for a in
+                                       _read_construction(sql, turn).assessments])
     async def assessments(self, info: Info[RequestContext, None]) -> list[Assessment]:
         return [Assessment.of(a, self.as_of)
                 for a in (await self._construction(info)).assessments]
 
     @strawberry.field(description="The residuals its assessments project to (ADR-0225), each "
                                   "once, sorted by residualId as CORE orders a record's.")
+    @read_in_thread(lambda sql, turn: _residuals_of(turn, [found for found in (
+        queries.assessment_residuals(sql, [a.assessment_id for a in _read_construction(
+            sql, turn).assessments], as_of=turn.as_of)).values()]))
     async def residuals(self, info: Info[RequestContext, None]) -> list[Residual]:
         construction = await self._construction(info)
         loads = [info.context.assessment_residuals.load((a.assessment_id, self.as_of))
                  for a in construction.assessments]
-        produced = {r.residual.residual_id: r
-                    for found in await asyncio.gather(*loads) for r in found}
-        return [Residual.of(produced[rid], self.as_of) for rid in sorted(produced)]
+        return _residuals_of(self, await asyncio.gather(*loads))
 
     inclusion_proof = inclusion_field("turns", "turn_key")
+
+
+def _turn_line(turn: Any) -> queries.TurnLine:
+    """What a turn view's construction is read from (turn_key and line: fields
+    fields_of_record adds from the record)."""
+    return queries.TurnLine(str(turn.turn_key), turn.kind.value, turn.line)
+
+
+def _read_construction(sql: Any, turn: Any) -> queries.TurnConstruction:
+    """A turn view's construction, read on `sql` (a read in one thread: ReadScope)."""
+    line = _turn_line(turn)
+    return queries.turn_constructions(sql, [line], as_of=turn.as_of)[line.turn_key]
+
+
+def _residuals_of(turn: Any, produced_by: list[list[queries.StoredResidual]]) -> list[Residual]:
+    """The residuals its assessments produced (each assessment's, in turn), each once, sorted
+    by residual_id."""
+    produced = {r.residual.residual_id: r for found in produced_by for r in found}
+    return [Residual.of(produced[rid], turn.as_of) for rid in sorted(produced)]
 
 
 @fields_of_record(

@@ -222,7 +222,8 @@ def test_random_node_selections_of_a_page_answer_the_same_bytes(
 def record_roots(demo_db: AuditStore) -> list[str]:
     """Root fields read and completed in one worker thread by the server's prepared
     documents: one record by id (the demo store's most-seen residual, an assessment, a
-    surface, and an id no record has), and facet counts."""
+    surface, and an id no record has), a journal's turn (by journal and turnId, by key, and
+    asked for both ways: refused), and facet counts."""
     found = json.loads(answer(PLAIN, demo_db, (
         "{ residuals(order: MOST_SEEN, first: 1) { nodes { residualId } } "
         "assessments(first: 1) { nodes { assessmentId } } "
@@ -231,7 +232,9 @@ def record_roots(demo_db: AuditStore) -> list[str]:
     return [f'residual(id: "{residual}")', f'residual(id: "{residual}", asOf: 47)',
             f'assessment(id: "{found["assessments"]["nodes"][0]["assessmentId"]}")',
             f'surface(id: "{found["surfaces"]["nodes"][0]["surfaceId"]}")',
-            'residual(id: "nope")', "residualFacets", "residualFacets(asOf: 47)",
+            'residual(id: "nope")', f'turn(journal: "{JOURNAL}", turnId: 2)',
+            f'turn(journal: "{JOURNAL}", turnId: 1, asOf: 83)', f'turn(id: "{JOURNAL}")',
+            f'turn(id: "{JOURNAL}", turnId: 1)', "residualFacets", "residualFacets(asOf: 47)",
             'residualFacets(filter: {kind: [MISSING_ROLE]})', "turnFacets", "surfaceFacets"]
 
 

@@ -17,6 +17,8 @@ import pytest
 from construction_data import REFUSED_ID, RESIDUALS, RUNNABLE_ID, TURN_KEY, recorded_payload
 from graphql_requests import graphql_data
 from starlette.testclient import TestClient
+from test_page_executor import server_app
+from test_prepared_operations import answered  # noqa: F401  (a fixture)
 from turn_data import DISCLOSURE, journal_entry, journal_line
 
 from store.api.app import create_app
@@ -47,14 +49,21 @@ FIRST_HEAD: list[int] = []
 
 
 @pytest.fixture
-def client(backend_url: str) -> Iterator[TestClient]:
+def construction_db(backend_url: str) -> Iterator[AuditStore]:
+    """The store above, read-only."""
     with AuditStore.open(backend_url) as store:
         store.ingest([journal_line(e) for e in FIRST_JOURNAL], source="journal.jsonl")
         FIRST_HEAD[:] = [store.tree_head().size]
         store.ingest([EXAMPLE_A], source="adr_0225_frames.jsonl")
         store.ingest([journal_line(e) for e in SECOND_JOURNAL], source="second.jsonl")
-    db = AuditStore.open(backend_url, read_only=True)
-    with TestClient(create_app(db), base_url="http://127.0.0.1") as test_client:
+    with AuditStore.open(backend_url, read_only=True) as db:
+        yield db
+
+
+@pytest.fixture
+def client(construction_db: AuditStore) -> Iterator[TestClient]:
+    app = create_app(construction_db, close_db_on_shutdown=False)
+    with TestClient(app, base_url="http://127.0.0.1") as test_client:
         yield test_client
 
 
@@ -129,3 +138,26 @@ def test_a_residuals_turns_page(client: TestClient) -> None:
                           after=first["pageInfo"]["endCursor"])["residual"]["turns"]
     assert second["nodes"] == [{"prompt": "Tom gained 3, again.", "batchId": 3}]
     assert second["pageInfo"]["hasNextPage"] is False
+
+
+def test_the_workbench_turn_view_is_read_in_one_thread_as_strawberry_answers_it(
+        construction_db: AuditStore, monkeypatch: pytest.MonkeyPatch,
+        answered: list[str]) -> None:  # noqa: F811
+    """TurnDetail (graphql/workbench/) on the turn with recorded evidence: answered by the
+    prepared documents, the turn, its construction, its assessments and their residuals read
+    in one worker thread, byte for byte what strawberry's own execution answers."""
+    fast = server_app(construction_db, plain_leaves=True, monkeypatch=monkeypatch)
+    plain = server_app(construction_db, plain_leaves=False, monkeypatch=monkeypatch)
+    body = {"query": (REPO / "graphql" / "workbench" / "TurnDetail.graphql").read_text(
+        encoding="utf-8"), "variables": {"turnKey": TURN_KEY}}
+    with TestClient(fast, base_url="http://127.0.0.1") as fast_client, TestClient(
+            plain, base_url="http://127.0.0.1") as plain_client:
+        answers = [c.post("/graphql", json=body).content for c in (fast_client, plain_client)]
+    assert answered == ["turn"]  # the fast server's; strawberry's own has none
+    assert answers[0] == answers[1]
+    turn = json.loads(answers[0])["data"]["turn"]
+    assert (turn["constructionStatus"], [a["assessmentId"] for a in turn["assessments"]],
+            [r["residualId"] for r in turn["residuals"]]) == (
+        "RECORDED", [REFUSED_ID, RUNNABLE_ID],
+        [RESIDUALS["direction_unbound"], RESIDUALS["action_cue_unbound"],
+         RESIDUALS["changed_object_unbound"]])

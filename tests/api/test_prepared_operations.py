@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import text
 from starlette.testclient import TestClient
 from test_page_executor import (  # noqa: F401  (fixtures)
+    JOURNAL,
     RESIDUAL,
     WORKBENCH,
     clients,
@@ -60,6 +61,10 @@ def answered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
      ["residualFacets"]),
     ("DominantResidualKinds", {}, ["residualFacets"]),
     ("TurnFacetOverview", {"groundingSource": ["TEACHING"]}, ["turnFacets"]),
+    # a turn with its construction, assessments and residuals: one read in one thread
+    ("TurnDetail", {"journal": JOURNAL, "turnId": 2}, ["turn"]),
+    ("TurnDetail", {"journal": JOURNAL, "turnId": 99}, ["turn"]),
+    ("TurnsByGrounding", {"groundingSource": ["TEACHING", "VAULT"], "first": 2}, ["turns"]),
 ])
 def test_the_workbench_lists_are_answered_without_execution(
         clients: tuple[TestClient, TestClient], answered: list[str],  # noqa: F811
