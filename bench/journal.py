@@ -9,7 +9,9 @@ second apart, offsets varied), optionally after frames (residual occurrences bes
 N from bench/frames.py, or a file of them (`--frames-file`, e.g. the output of
 ../shared/bench/gen_frames.py --frames 400000: ~1M occurrences). It times, in-process through
 the server's schema (built once, with its limits and executor, as `serve` does), every call
-inside one running event loop as the server runs them (the query in a worker thread):
+inside one running event loop as the server answers it (a document the prepared documents
+answer, store/api/prepared_operations.py, by them, any other by strawberry's execution;
+reads first tried on the loop's thread, then in a worker thread, as the server's):
 
   turn          turn(journal, turnId) with every typed journal field and pipelineRecord, at
                 random (journal, turnId)
@@ -28,6 +30,8 @@ inside one running event loop as the server runs them (the query in a worker thr
                 and batches
   turns         TurnsByGrounding (graphql/workbench/) with no variable given: the first 20
                 turns of the store and their totalCount
+  turn view     TurnDetail (graphql/workbench/): one turn with every field, its surface,
+                verdicts, payloads and construction, at random (journal, turnId)
   no field      { __typename }: what any request costs the server before a field resolves
 
 Each is timed three ways in the same run: the whole GraphQL request (`request`: the server's
@@ -39,7 +43,8 @@ connection (`mode=ro`): the statement that finds the same rows by the same index
 turn_seq) and (core_time, turn_seq)), joined to turns, fetched and `json.dumps`'d; for the
 grounding, one statement counting the journal's turns by all five columns at once; for the
 runs, one statement counting every journal's turns from the (journal_id, turn_id) index; for
-the turns, their count and the first 20 turns joined to their surfaces. Prints p50
+the turns, their count and the first 20 turns joined to their surfaces; for the turn view,
+the turn's as for `turn`. Prints p50
 and p95 of each and the request's ratio to its floor. It asserts nothing about time.
 """
 
@@ -94,6 +99,7 @@ WORKBENCH = Path(__file__).resolve().parents[1] / "graphql" / "workbench"
 GROUNDING = (WORKBENCH / "RunGroundingDistribution.graphql").read_text(encoding="utf-8")
 RUNS = (WORKBENCH / "Runs.graphql").read_text(encoding="utf-8")
 TURNS_BY_GROUNDING = (WORKBENCH / "TurnsByGrounding.graphql").read_text(encoding="utf-8")
+TURN_DETAIL = (WORKBENCH / "TurnDetail.graphql").read_text(encoding="utf-8")
 
 FLOOR_TURN = """SELECT t.*, f.* FROM turn_fields f JOIN turns t ON t.turn_key = f.turn_key
     WHERE f.journal_id = ? AND f.turn_id = ?"""
@@ -233,9 +239,15 @@ def main() -> None:
     schema = build_schema()  # once, as the server does
     turns_listing = queries.LISTINGS["turns"]
 
+    prepared = schema.prepared
+    assert prepared is not None
+
     async def graphql(document: str, **variables: Any) -> None:
-        result = await schema.execute(document, variable_values=variables,
-                                      context_value=RequestContext(db))
+        context = RequestContext(db)  # as AuditGraphQL.execute_single answers a request
+        result = await prepared.answer(document, variables, None, context)
+        if result is None:
+            result = await schema.execute(document, variable_values=variables,
+                                          context_value=context)
         assert not result.errors, result.errors
 
     operations: list[tuple[str, Callable[[int], Awaitable[Any]], Callable[[int], Any] | None,
@@ -283,6 +295,9 @@ def main() -> None:
                     db.execute(turns_listing.list, queries.TurnFilter(), 20)),
          lambda i: json.dumps([raw.execute("SELECT count(*) FROM turns").fetchall(),
                                raw.execute(FLOOR_TURNS).fetchall()])),
+        ("turn view (TurnDetail)",
+         lambda i: graphql(TURN_DETAIL, journal=picks[i][0], turnId=picks[i][1]),
+         None, lambda i: json.dumps(raw.execute(FLOOR_TURN, picks[i]).fetchall())),
         ("{ __typename }", lambda i: graphql(NO_FIELD), None, lambda i: json.dumps({})),
     ]
 

@@ -61,7 +61,9 @@ def assessment_residuals(
     connection: Connection, assessment_ids: Sequence[str], *, as_of: int | None = None
 ) -> dict[str, list[StoredResidual]]:
     """The residuals each assessment produced, in projection (ordinal) order, with their
-    sightings as of `as_of`; one statement for a whole page of assessments."""
+    sightings as of `as_of`; one statement for a whole page of assessments, none for none."""
+    if not assessment_ids:
+        return {}
     rows = connection.execute(
         RESIDUALS.rows(None, snapshot_at(connection, as_of))
         .add_columns(occurrences_t.c.assessment_id.label("produced_by"))
