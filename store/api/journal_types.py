@@ -82,19 +82,16 @@ class Journal(RecordView):
         listing = queries.LISTINGS["turns"]
         where = queries.TurnFilter(journal=[RecordId(journal)])
         plan = info.context.page_plan(info, listing, TurnView)
+        # The turns filtered by the journal, in turn order: as `turns(filter: {journal})`
+        # reads them, its statements kept by shape (journal order: RecordListing.list).
         if plan is not None:  # the selection asks for columns only: built from the rows
-            def read(connection: SqlConnection) -> Any:
-                return plan.read_with(
-                    lambda build: journals.journal_turns(
-                        connection, listing, journal, first, after, build=build, last=last,
-                        before=before, as_of=self.as_of),
-                    lambda: queries.count_turns(connection, where, self.as_of))
-
-            built = await info.context.run_quick(read)
+            built = await info.context.run_quick(
+                plan.read, listing, where, first, after, last, before, queries.Order.OLDEST_FIRST,
+                self.as_of)
             if built is not None:
-                return built  # type: ignore[no-any-return]  # a PreparedValue, answered as it is
-        page = await info.context.run_quick(journals.journal_turns, listing, journal, first,
-                                            after, last=last, before=before, as_of=self.as_of)
+                return built  # type: ignore[return-value]  # a PreparedValue, answered as it is
+        page = await info.context.run_quick(listing.list, where, first, after, last=last,
+                                            before=before, as_of=self.as_of)
         return connection(page, lambda turn: TurnView.of(turn, self.as_of),
                           _count(info, where, self.as_of))
 

@@ -84,21 +84,6 @@ def turn_in_journal(connection: Connection, turns: RecordListing[Any, StoredTurn
     return None if key is None else turns.by_keys(connection, [key], snapshot).get(key)
 
 
-def journal_turns(connection: Connection, turns: RecordListing[Any, StoredTurn], journal: str,
-                  first: int | None = None, after: str | None = None, *, build: Any = None,
-                  **page: Unpack[PageArgs]) -> Page[StoredTurn]:
-    """The journal's turns in turn order (OLDEST_FIRST, or NEWEST_FIRST), keyset paged: turn
-    order is seq order, read along the (journal_id, turn_seq) index; the page is cut by keys,
-    then its turns (or what `build` makes of their rows, as `RecordListing.list` takes it)
-    read by key."""
-    order = page.get("order", Order.OLDEST_FIRST)
-    snapshot = snapshot_at(connection, page.get("as_of"))
-    statement = turns.keyed(None, snapshot).where(equals(fields_t.c.journal_id, journal))
-    listing = in_seq_order(order, statement, fields_t.c.turn_seq, listing="a journal's turns")
-    return turns.page_by_key(connection, listing, order, snapshot, first, after,
-                             page.get("last"), page.get("before"), build)
-
-
 def _journal_rows(as_of_seq: int | None) -> Select[Any]:
     """One row per journal: its turn 1 (turn_key, seq, timestamp). A journal turn's fields
     row holds its turns row's turn_id (turn_fields.py; verify derives it again), so turns'

@@ -267,19 +267,9 @@ class RecordListing(Generic[F, R]):
 
     def keyed(self, where: F | None = None, snapshot: Snapshot | None = None) -> Select[Any]:
         """The keys of its rows matching `where`, stored by `snapshot`, through the joins its
-        records are read with (so the same rows): what a page is cut from (`page_by_key`)."""
+        records are read with (so the same rows): what a page is cut from (`by_key`)."""
         return self.filtered(where, snapshot, reading=True).with_only_columns(
             self.table.c[self.key])
-
-    def page_by_key(self, connection: Connection, listing: Listing, order: Order,
-                    snapshot: Snapshot | None, first: int | None = None,
-                    after: str | None = None, last: int | None = None,
-                    before: str | None = None, build: Any = None) -> Page[R]:
-        """A page of `listing` (of its `keyed` rows) cut by keys, then its records (or what
-        `build` makes of their rows, as `list` takes it) read by key in one statement, in
-        the page's order."""
-        return self.by_key(connection, page_of(connection, listing, order, key_of, first,
-                                               after, last, before), snapshot, build)
 
     def by_key(self, connection: Connection, keys: Page[Any], snapshot: Snapshot | None,
                build: Any = None) -> Page[R]:
