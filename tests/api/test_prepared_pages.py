@@ -139,11 +139,13 @@ def test_turns_read_by_key_read_only_the_columns_asked_for(
     that column too. The answers are strawberry's own, byte for byte."""
     def read_by_key(node: str) -> str:
         query = f"{{ turns(first: 3{as_of}) {{ nodes {{ {node} }} }} }}"
+        same_bytes(clients, query, {})
         with sent_statements(demo_db) as sent:
-            same_bytes(clients, query, {})
-        by_key = [sql for sql, _ in sent if "turns.turn_key IN" in sql]
-        assert len(by_key) == 2, sent  # the plan's server's, then strawberry's own
-        return by_key[0]
+            clients[0].post("/graphql", json={"query": query})  # the server with the plans
+        # One statement (sent twice when a loaded machine cut its first try on the event
+        # loop's thread short: AuditStore.run_quick reads it again in a read thread).
+        (by_key,) = {sql for sql, _ in sent if "turns.turn_key IN" in sql}
+        return by_key
 
     few = read_by_key("turnId prompt traceHash")
     assert "turns.prompt" in few and "turns.trace_hash" in few
