@@ -14,15 +14,16 @@ graphql-core then runs the resolver and gives its value or its error.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from graphql import FieldNode
 from graphql.execution.values import VariableValues, get_argument_values
 from strawberry.types.field import StrawberryField
 
+V = TypeVar("V")
 ThreadReader = Callable[..., Any]  # (connection, source, **arguments) -> the resolver's value
 
 
@@ -50,11 +51,13 @@ def known_with_source(read: Callable[[Any], Any]) -> Callable[[Callable[..., Any
 
 @dataclass(frozen=True, slots=True)
 class ReadScope:
-    """One worker thread's read: its connection, the request's coerced variables, and how
-    strawberry converts a field's arguments for its resolver."""
+    """One worker thread's read: its connection, the request's coerced variables, how
+    strawberry converts a field's arguments for its resolver, and what its readers keep
+    (`kept_in_read`)."""
     connection: Any
     variables: VariableValues
     convert: Callable[[StrawberryField, dict[str, Any]], dict[str, Any]]
+    kept: dict[Any, Any] = field(default_factory=dict)
 
 
 _scopes = threading.local()  # the read a worker thread is running, if any
@@ -69,6 +72,19 @@ def reading_in(scope: ReadScope) -> Iterator[None]:
         yield
     finally:
         _scopes.scope = before
+
+
+def kept_in_read(key: Hashable, read: Callable[[], V]) -> V:
+    """`read()`, once per `key` within the read this thread runs (ReadScope): several fields
+    below a record that read the same thing (a turn's construction, where the usual path
+    shares it through a loader) read it once. Outside a read, every call reads."""
+    scope: ReadScope | None = getattr(_scopes, "scope", None)
+    if scope is None:
+        return read()
+    if key not in scope.kept:
+        scope.kept[key] = read()
+    found: V = scope.kept[key]
+    return found
 
 
 def _on_scope(read: Callable[[ReadScope], Any], failed: type[Exception]) -> Any:

@@ -15,7 +15,7 @@ from store.api.facet_types import FacetCount, enum_facets, facet_page_field
 from store.api.log_types import inclusion_field
 from store.api.record_views import FromValue, FromValues, RecordView, fields_of_record
 from store.api.surface_types import Surface
-from store.api.thread_reads import read_in_thread
+from store.api.thread_reads import kept_in_read, read_in_thread
 from store.api.types import Assessment, Residual
 from store.db import queries
 from store.model.construction import ConstructionStatus
@@ -155,9 +155,9 @@ class Turn(RecordView):
 
     @strawberry.field(description="The residuals its assessments project to (ADR-0225), each "
                                   "once, sorted by residualId as CORE orders a record's.")
-    @read_in_thread(lambda sql, turn: _residuals_of(turn, [found for found in (
-        queries.assessment_residuals(sql, [a.assessment_id for a in _read_construction(
-            sql, turn).assessments], as_of=turn.as_of)).values()]))
+    @read_in_thread(lambda sql, turn: _residuals_of(turn, list(queries.assessment_residuals(
+        sql, [a.assessment_id for a in _read_construction(sql, turn).assessments],
+        as_of=turn.as_of).values())))
     async def residuals(self, info: Info[RequestContext, None]) -> list[Residual]:
         construction = await self._construction(info)
         loads = [info.context.assessment_residuals.load((a.assessment_id, self.as_of))
@@ -174,9 +174,11 @@ def _turn_line(turn: Any) -> queries.TurnLine:
 
 
 def _read_construction(sql: Any, turn: Any) -> queries.TurnConstruction:
-    """A turn view's construction, read on `sql` (a read in one thread: ReadScope)."""
+    """A turn view's construction, read on `sql` (a read in one thread: ReadScope), once for
+    the fields of the turn that ask for it."""
     line = _turn_line(turn)
-    return queries.turn_constructions(sql, [line], as_of=turn.as_of)[line.turn_key]
+    return kept_in_read(("turn construction", line.turn_key, turn.as_of), lambda: (
+        queries.turn_constructions(sql, [line], as_of=turn.as_of)[line.turn_key]))
 
 
 def _residuals_of(turn: Any, produced_by: list[list[queries.StoredResidual]]) -> list[Residual]:

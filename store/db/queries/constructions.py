@@ -4,6 +4,7 @@ assessments projected to a residual."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Unpack
@@ -72,8 +73,10 @@ def _construction_reads(snapshot: Snapshot | None) -> tuple[Select[Any], Select[
                 assessments_t.c.assessment_id.in_(bindparam("ids", expanding=True))))
 
 
-# Reads of now: built once (building them cost more than running them for one turn).
-_READS_OF_NOW: list[tuple[Select[Any], Select[Any], Select[Any]]] = []
+@functools.cache
+def _reads_of_now() -> tuple[Select[Any], Select[Any], Select[Any]]:
+    """The reads of now, built once: building them cost more than running them for a turn."""
+    return _construction_reads(None)
 
 
 def turn_constructions(connection: Connection, stored: Sequence[TurnLine], *,
@@ -81,12 +84,8 @@ def turn_constructions(connection: Connection, stored: Sequence[TurnLine], *,
     """Per turn (by key), its construction status and assessments, as of `as_of`: at most
     three statements for a whole page of turns (none for what no row links)."""
     snapshot = snapshot_at(connection, as_of)
-    if snapshot is not None:
-        by_rows, by_links, by_ids = _construction_reads(snapshot)
-    else:
-        if not _READS_OF_NOW:
-            _READS_OF_NOW.append(_construction_reads(None))
-        by_rows, by_links, by_ids = _READS_OF_NOW[0]
+    by_rows, by_links, by_ids = (_reads_of_now() if snapshot is None
+                                 else _construction_reads(snapshot))
     keys = list(dict.fromkeys(turn.turn_key for turn in stored))
     rows = {row.turn_key: row for row in connection.execute(by_rows, {"keys": keys})
             } if keys else {}
