@@ -6,7 +6,7 @@ list or an object one column holds, completed by the compiled completion of its 
 or is an object of several columns: a record joined to the row (a turn's surface, non-null)
 or one a view's `FromValues` makes of the record's values (a turn's verdicts). NodeRows
 writes, once per column list, the function that builds the node's dict from a row read by
-the columns' places; a value it cannot complete as graphql-core would raises NotPrepared.
+the columns' places; a value it cannot complete as graphql-core would raises _NotPrepared.
 """
 
 from __future__ import annotations
@@ -52,13 +52,15 @@ from store.db.queries.row_records import RowRecord
 _UNCHANGED: dict[Any, str] = {GraphQLString: "str", GraphQLID: "str", GraphQLInt: "int"}
 
 
-class NotPrepared(Exception):
+# Two signals between this module and prepared_pages.py (which imports them), never errors
+# a caller sees: each hands the field to the usual path.
+class _NotPrepared(Exception):
     """A page the rows alone do not answer as graphql-core would: the resolver's usual path
     answers it."""
 
 
-class Unplanned(Exception):
-    """A selection this module does not answer (the usual path always does)."""
+class _Unplanned(Exception):
+    """A selection the plans do not answer (the usual path always does)."""
 
 
 # A node's field: (response name, column (None: a constant or a nested object), slow
@@ -122,7 +124,7 @@ class NodeRows:
                     continue
                 place = places.get(column)
                 if place is None:  # the usual path reads it by name and fails: let it
-                    raise NotPrepared
+                    raise _NotPrepared
                 namespace[f"slow_{number}"] = slow
                 value = f"r[{place}]"
                 if fast == "str":
@@ -161,14 +163,14 @@ class NodePlanner:
         """(response name, field name, its nodes) of the selection; no arguments."""
         named = get_nullable_type(object_type)
         if not isinstance(named, GraphQLObjectType) or named.is_type_of is not None:
-            raise Unplanned
+            raise _Unplanned
         grouped = selected_fields(self.schema, self.fragments, named, nodes)
         if grouped is None:
-            raise Unplanned
+            raise _Unplanned
         found = []
         for response_name, field_nodes in grouped.items():
             if any(node.arguments for node in field_nodes):
-                raise Unplanned
+                raise _Unplanned
             found.append((response_name, field_nodes[0].name.value, field_nodes))
         return found
 
@@ -209,13 +211,13 @@ class NodePlanner:
         computed = getattr(view, "_computed", {}).get(python_name)
         if isinstance(computed, FromValues):
             if not isinstance(field_def.type, GraphQLNonNull):
-                raise Unplanned
+                raise _Unplanned
             made_object = _object_of(field_def.type, computed.make)
             return None, None, _Nested(tuple(self._entries(
                 made_object, nodes, lambda inner, inner_nodes: self._made_field(
                     made_object, inner, inner_nodes, computed, at))))
         if computed is not None and not isinstance(computed, FromValue):
-            raise Unplanned
+            raise _Unplanned
         try:
             path = at + (computed.path if computed is not None
                          else record_path(record_type, python_name, view))
@@ -225,13 +227,13 @@ class NodePlanner:
                 if (not isinstance(field_def.type, GraphQLNonNull)
                         or not isinstance(inner_view, type)
                         or not issubclass(inner_view, RecordView)):
-                    raise Unplanned  # a nullable one's null: the usual path's
+                    raise _Unplanned  # a nullable one's null: the usual path's
                 return None, None, _Nested(tuple(self._node_fields(
                     _object_of(field_def.type, inner_view), nodes, inner_view,
                     nested.record_type, path)))
             column, record_convert = self.record.column_of(path)
         except (TypeError, KeyError):
-            raise Unplanned from None
+            raise _Unplanned from None
         # A computed field's value is its function's: the view converts nothing after it.
         to_view = (view_converter(strawberry_field.type) if computed is None
                    else _computing(computed.compute))
@@ -245,11 +247,11 @@ class NodePlanner:
         field_def, strawberry_field = _plain_field(made_object, name)
         place = computed.paths.get(strawberry_field.python_name)
         if place is None:
-            raise Unplanned
+            raise _Unplanned
         try:
             column, record_convert = self.record.column_of(at + place)
         except KeyError:
-            raise Unplanned from None
+            raise _Unplanned from None
         return self._column_value(field_def, nodes, column, record_convert, None)
 
     def _column_value(self, field_def: Any, nodes: tuple[FieldNode, ...], column: str,
@@ -267,7 +269,7 @@ class NodePlanner:
         else:
             compiled = selection_completion(self.schema, self.fragments, field_def.type, nodes)
             if compiled is None:
-                raise Unplanned
+                raise _Unplanned
             complete, plain = compiled
             if not plain:
                 self.plain_json = False
@@ -280,7 +282,7 @@ class NodePlanner:
                     value = to_view(value, None)  # a plain selection reads no as_of
                 return complete(value)
             except Exception:
-                raise NotPrepared from None
+                raise _NotPrepared from None
 
         fast: Any = None
         if not is_leaf_type(leaf_type) or leaf_type is GraphQLBoolean:
@@ -290,32 +292,32 @@ class NodePlanner:
         elif isinstance(record_convert, type) and issubclass(record_convert, enum.Enum):
             try:
                 fast = {member.value: slow(member.value) for member in record_convert}
-            except NotPrepared:
-                raise Unplanned from None
+            except _NotPrepared:
+                raise _Unplanned from None
         return column, slow, fast
 
 
 def _plain_field(object_type: GraphQLObjectType, name: str) -> tuple[Any, StrawberryField]:
     """The field `name` of `object_type` and its strawberry field, when it is read off its
-    source as it is (no arguments, extensions nor resolver); Unplanned otherwise."""
+    source as it is (no arguments, extensions nor resolver); _Unplanned otherwise."""
     field_def = object_type.fields.get(name)
     strawberry_field = None if field_def is None else (field_def.extensions or {}).get(
         GraphQLCoreConverter.DEFINITION_BACKREF)
     if (field_def is None or field_def.args or not isinstance(strawberry_field, StrawberryField)
             or strawberry_field.extensions or strawberry_field.base_resolver is not None
             or not getattr(field_def.resolve, "_is_default", False)):
-        raise Unplanned
+        raise _Unplanned
     return field_def, strawberry_field
 
 
 def _object_of(field_type: Any, view: Any) -> GraphQLObjectType:
     """The object type of a field whose values are `view`s (strawberry's type of that
-    class); Unplanned for another."""
+    class); _Unplanned for another."""
     node_object = get_nullable_type(field_type)
     definition = getattr(node_object, "extensions", {}).get(
         GraphQLCoreConverter.DEFINITION_BACKREF)
     if getattr(definition, "origin", None) is not view:
-        raise Unplanned
+        raise _Unplanned
     node: GraphQLObjectType = node_object
     return node
 
@@ -325,6 +327,6 @@ def _computing(compute: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
 
 
 def _no_slow(value: Any) -> Any:
-    raise NotPrepared
+    raise _NotPrepared
 
 

@@ -49,7 +49,7 @@ from graphql.execution.collect_fields import FragmentDetails
 from sqlalchemy import Connection
 
 from store.api.compiled_completion import SelectionCache
-from store.api.node_rows import NodePlanner, NodeRows, NotPrepared, Unplanned
+from store.api.node_rows import NodePlanner, NodeRows, _NotPrepared, _Unplanned
 from store.db import queries
 from store.db.queries.records import Page
 from store.db.queries.row_records import RowRecord
@@ -93,11 +93,11 @@ class PagePlan:
                 try:
                     total = count()
                 except Exception:  # the usual path raises it at totalCount: let it
-                    raise NotPrepared from None
+                    raise _NotPrepared from None
                 if not GRAPHQL_MIN_INT <= total <= GRAPHQL_MAX_INT:
-                    raise NotPrepared
+                    raise _NotPrepared
             return PreparedValue(self.shape(page, total))
-        except NotPrepared:
+        except _NotPrepared:
             return None
 
 
@@ -121,7 +121,7 @@ class PagePlans:
             try:
                 return _Planner(self.schema, fragments, listing, view).connection(
                     return_type, nodes)
-            except Unplanned:
+            except _Unplanned:
                 return None
 
         return self._cache.made(return_type, nodes, make)
@@ -138,7 +138,7 @@ class _Planner:
     def __init__(self, schema: GraphQLSchema, fragments: dict[str, FragmentDetails],
                  listing: queries.RecordListing[Any, Any], view: type[Any]) -> None:
         if not isinstance(listing.record, RowRecord):
-            raise Unplanned
+            raise _Unplanned
         self.nodes = NodePlanner(schema, fragments, listing.record, view)
 
     def connection(self, return_type: Any, nodes: tuple[FieldNode, ...]) -> PagePlan:
@@ -164,7 +164,7 @@ class _Planner:
                     edge, rows = self._edge(item_type, field_nodes, rows)
                     parts.append((response_name, edge))
             else:
-                raise Unplanned
+                raise _Unplanned
         if rows is None:  # no node selected: nothing to build per row but the page
             rows = NodeRows([])
 
@@ -176,7 +176,7 @@ class _Planner:
     def _same(self, rows: NodeRows | None, made: NodeRows) -> NodeRows:
         """A node selected twice (edges' node and nodes) must select the same fields."""
         if rows is not None and rows.signature != made.signature:
-            raise Unplanned
+            raise _Unplanned
         return made if rows is None else rows
 
     def _page_info(self, field_type: Any, nodes: tuple[FieldNode, ...]
@@ -193,7 +193,7 @@ class _Planner:
             elif name in reads:
                 entries.append((response_name, reads[name]))
             else:
-                raise Unplanned
+                raise _Unplanned
         return lambda page, count: {key: read(page) for key, read in entries}
 
     def _edge(self, edge_type: Any, nodes: tuple[FieldNode, ...], rows: NodeRows | None
@@ -212,7 +212,7 @@ class _Planner:
                                                         field_nodes))
                 items.append(f"{response_name!r}: node")
             else:
-                raise Unplanned
+                raise _Unplanned
         namespace: dict[str, Any] = {}
         # Response names are GraphQL names, type names GraphQL names: repr()'d, nothing else.
         exec("def edges(page, count):\n    return [{" + ", ".join(items) + "} for cursor, node"
