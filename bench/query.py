@@ -44,6 +44,7 @@ import contextlib
 import functools
 import http.client
 import json
+import math
 import os
 import socket
 import subprocess
@@ -63,6 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from floor_reads import floor_connection
 from frames import write_frames
 
+from store.db import audit_store as audit_store_module
 from store.db import queries
 from store.db.audit_store import AuditStore
 from store.db.schema.engine import resolve_url, sqlite_path
@@ -176,7 +178,12 @@ def operations(database: AuditStore) -> list[Operation]:
 
 
 def capture(database: AuditStore, operation: Operation) -> None:
-    """Run the operation in-process once; keep every SQL statement (and parameters) it sent."""
+    """Run the operation in-process once; keep every SQL statement (and parameters) it sent.
+
+    Its quick reads' first try on the loop's thread is not cut short here: a first try cut
+    short (a cold page cache reads past FIRST_TRY_SECONDS) is read again in a worker thread,
+    and its statement was captured twice, doubling the floor (0.41 -> 0.80 ms for the 100-row
+    page)."""
     from store.api.execution import execute_operation
 
     sent: list[tuple[str, Any]] = []
@@ -185,12 +192,15 @@ def capture(database: AuditStore, operation: Operation) -> None:
         if not statement.lstrip().upper().startswith(_NOT_SQL):
             sent.append((statement, parameters))
 
+    cut_short_after = audit_store_module.FIRST_TRY_SECONDS
+    audit_store_module.FIRST_TRY_SECONDS = math.inf
     event.listen(database.engine, "before_cursor_execute", record)
     try:
         result = asyncio.run(execute_operation(database, operation.document,
                                                operation.variables, None))
     finally:
         event.remove(database.engine, "before_cursor_execute", record)
+        audit_store_module.FIRST_TRY_SECONDS = cut_short_after
     if result.get("errors"):
         sys.exit(f"{operation.name}: {result['errors']}")
     operation.statements = sent
