@@ -125,7 +125,7 @@ def _copy_after(src: Connection, dst: Connection, start: int) -> int:
     insert_rows(dst, "turn_tallies", [dict(row) for row in turn_rows.mappings()])
     counts = src.execute(select(sighting_counts)
                          .where(sighting_counts.c.batch_id > last_batch)
-                         .order_by(sighting_counts.c.batch_id, sighting_counts.c.record_id)
+                         .order_by(sighting_counts.c.batch_id, sighting_counts.c.record_seq)
                          .execution_options(yield_per=COPY_CHUNK))
     for chunk in counts.mappings().partitions():
         insert_rows(dst, "sighting_counts", [dict(row) for row in chunk])

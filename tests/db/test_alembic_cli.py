@@ -19,8 +19,9 @@ from store.db.schema.guards import expected_pg_guards, expected_sqlite_guards
 REPO = Path(__file__).resolve().parents[2]
 REV0004_DATA = REPO / "tests" / "data" / "store-rev0004.db"  # tests/data/README.md
 # `alembic history`, oldest last: each revision and the one it follows.
-STEPS = ["0017 -> 0018 (head)", "0016 -> 0017", "0015 -> 0016", "0014 -> 0015", "0013 -> 0014",
-         "0012 -> 0013", "0011 -> 0012", "0010 -> 0011", "0009 -> 0010", "0008 -> 0009",
+STEPS = ["0018 -> 0019 (head)", "0017 -> 0018", "0016 -> 0017", "0015 -> 0016",
+         "0014 -> 0015", "0013 -> 0014", "0012 -> 0013", "0011 -> 0012", "0010 -> 0011",
+         "0009 -> 0010", "0008 -> 0009",
          "0007 -> 0008", "0006 -> 0007", "0005 -> 0006", "0004 -> 0005", "0003 -> 0004",
          "0002 -> 0003", "0001 -> 0002", "<base> -> 0001"]
 
@@ -42,7 +43,7 @@ def schema_of(db: Path) -> set[tuple[str, str, str]]:
 
 def test_history_and_heads_list_the_revisions() -> None:
     heads = alembic("heads")
-    assert (heads.returncode, heads.stdout) == (0, "0018 (head)\n"), heads.stderr
+    assert (heads.returncode, heads.stdout) == (0, "0019 (head)\n"), heads.stderr
     history = alembic("history")
     assert history.returncode == 0, history.stderr
     steps = [line.split(",")[0] for line in history.stdout.splitlines() if " -> " in line]
@@ -70,7 +71,7 @@ def test_current_reads_the_store_named_by_x_db_or_core_audit_db(tmp_path: Path) 
     for args, env in ((("-x", f"db={db}"), None), (("-x", f"db={url_of(db)}"), None),
                       ((), {"CORE_AUDIT_DB": str(db)})):
         current = alembic(*args, "current", env=env)
-        assert (current.returncode, current.stdout) == (0, "0018 (head)\n"), current.stderr
+        assert (current.returncode, current.stdout) == (0, "0019 (head)\n"), current.stderr
 
 
 def test_an_old_store_upgraded_by_alembic_equals_one_upgraded_by_core_audit(tmp_path: Path

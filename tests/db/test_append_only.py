@@ -18,7 +18,7 @@ PRIMARY_KEY = {
     "contract_residuals": ("residual_id",),
     "residual_occurrences": ("assessment_id", "ordinal"),
     "residual_tallies": ("batch_id", "ordinal"),
-    "sighting_counts": ("batch_id", "record_id"),
+    "sighting_counts": ("batch_id", "record_seq"),
     "tree_heads": ("batch_id",),
 }
 EDITABLE = {

@@ -125,7 +125,7 @@ def test_the_table_names_every_index_of_the_schema_once(every_table_store: Path)
     schema = set(indexes(every_table_store))
     assert schema - set(named) == set(), "indexes the design's table does not name"
     assert set(named) - schema == set(), "named in the design's table, not in the schema"
-    assert len(named) == 48  # the schema at revision 0018
+    assert len(named) == 48  # the schema at revision 0019
 
 
 @pytest.mark.parametrize(("index", "request_sent"), ROWS, ids=[index for index, _ in ROWS])

@@ -59,6 +59,14 @@ LINKS = [  # (turn_key, ordinal, assessment_id, seq, batch_id)
     (TURN_1, 1, "53270f582bf6eae709ef12b83be91797ae8bb8eabddc36c61dd63c0f307c6807", 41, 3),
     (TURN_3, 0, "914f7ef746b257ad5ffb80147c6cf89f9f1afa534c7c4436cd9556a2d1dccd4d", 46, 3),
 ]
+# The fixture's sighting counts (revision 0010 named each record by id; 0019 by seq):
+# (batch_id, record_seq, record_table, sightings), by batch and seq.
+SIGHTING_COUNTS_0010 = [
+    (1, 2, "contract_residuals", 1), (1, 4, "contract_residuals", 1),
+    (1, 6, "contract_residuals", 1), (1, 9, "contract_residuals", 1),
+    (1, 12, "contract_residuals", 1), (1, 15, "contract_residuals", 1),
+    (2, 19, "surface_records", 5), (2, 26, "surface_records", 1),
+]
 # The residuals they project to were stored by batch 1 (the ADR-0225 frames: the same spans,
 # sentence_index null): only the turns' sightings are new.
 # 33 leaves + 16: 5 statuses, 3 links, 3 assessments, 4 sightings, 0 residuals, the batch row
@@ -95,10 +103,19 @@ def test_upgrade_projects_the_stored_turns_as_one_batch(store: Path) -> None:
     before = {table: table_dump(store, table) for table in REV0010_TABLES}
     old_heads = heads(store)
     run("db", "upgrade", "--db", store)  # to head: 0012, then 0013's search texts, 0014-0018
-    assert query(store, "SELECT version_num FROM alembic_version") == [("0018",)]
+    assert query(store, "SELECT version_num FROM alembic_version") == [("0019",)]
     # Every row stored before is still there, unchanged, in its place; so are the heads.
     for table, rows in before.items():
-        assert table_dump(store, table)[:len(rows)] == rows, table
+        if table != "sighting_counts":  # revision 0019 counts them afresh, by record seq
+            assert table_dump(store, table)[:len(rows)] == rows, table
+    counts = query(store, "SELECT * FROM sighting_counts ORDER BY batch_id, record_seq")
+    assert counts[:8] == SIGHTING_COUNTS_0010
+    assert counts[8:] == query(  # batch 3's: each residual its turns sighted, counted here
+        store, "SELECT 3, r.seq, 'contract_residuals', count(*) FROM residual_occurrences o "
+               "JOIN contract_residuals r ON r.residual_id = o.residual_id WHERE o.residual_id "
+               "IN (SELECT residual_id FROM residual_occurrences WHERE batch_id = 3) "
+               "GROUP BY r.seq ORDER BY r.seq")
+    assert len(counts) > 8
     assert heads(store)[:2] == old_heads == REV0010_HEADS
     [batch] = query(store, "SELECT batch_id, source, record_type, lines, new_rows, "
                            "present_rows, rejected_lines FROM ingest_batches WHERE batch_id = 3")

@@ -32,7 +32,7 @@ from store.db.schema.schema_version import (
 )
 from store.db.write.writer import append_batch
 
-HEAD = "0018"
+HEAD = "0019"
 FAMILY_FRAMES = EXAMPLE_FILES[1]
 REV0001_STORE = Path(__file__).resolve().parents[1] / "data" / "store-rev0001.db"
 

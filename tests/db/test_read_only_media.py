@@ -247,7 +247,7 @@ def test_a_store_on_a_read_only_mount(store: Path, tmp_path: Path) -> None:
     assert (query.returncode, query.stderr) == (0, said)
     assert f'"treeSize": {TREE_SIZE}' in query.stdout
     assert (export.returncode, export.stderr, export.stdout) == (0, said, "")  # no turns
-    assert (current.returncode, current.stdout, current.stderr) == (0, "0018 (at head)\n", said)
+    assert (current.returncode, current.stdout, current.stderr) == (0, "0019 (at head)\n", said)
     assert sorted(p.name for p in store.parent.iterdir()) == ["audit.db"]
 
 

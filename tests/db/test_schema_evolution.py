@@ -39,7 +39,7 @@ REV0001_TRIGGERS = append_only_triggers(*REV0001_TABLES)
 # 0009 kept checkpoints, 0010 sighting counts, 0011 turn fields, 0012 construction evidence,
 # 0013 full-text search, 0014 turn lookup index, 0015 residual record tallies, 0016 turn tallies,
 # 0017 column order indexes, 0018 the turn facets' index
-HEAD = "0018"
+HEAD = "0019"
 
 SURFACE_LINES = [
     {"grounding_source": "teaching", "surface": LIGHT_SURFACE, "subject": "light",

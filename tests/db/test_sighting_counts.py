@@ -39,15 +39,15 @@ ROWS = [
     (4, "light", 3), (4, "memory", 2), (4, "knowledge", 1), (4, None, 1), (4, None, 1),
     (4, None, 1),
 ]
-# The record's own seq, from its table: every row names the record it counts.
+# A row names its record by the record's seq (its leaf; revision 0019), in the table it says.
 _READ_ROWS = """
 SELECT c.batch_id, coalesce(r.residual_code, s.subject), c.sightings,
-       c.record_seq = coalesce(r.seq, s.seq),
+       coalesce(r.seq, s.seq) IS NOT NULL,
        c.record_table = CASE WHEN r.seq IS NULL THEN 'surface_records'
                              ELSE 'contract_residuals' END
 FROM sighting_counts c
-LEFT JOIN contract_residuals r ON r.residual_id = c.record_id
-LEFT JOIN surface_records s ON s.surface_id = c.record_id
+LEFT JOIN contract_residuals r ON r.seq = c.record_seq
+LEFT JOIN surface_records s ON s.seq = c.record_seq
 ORDER BY c.batch_id, c.record_seq
 """
 

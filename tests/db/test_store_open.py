@@ -182,6 +182,6 @@ def test_db_current_names_the_revision_and_head(db_path: Path) -> None:
     AuditStore.open(str(db_path)).close()
     result = cli("db", "current", "--db", db_path)
     assert result.exit_code == 0
-    assert result.stdout.strip() == "0018 (at head)"
+    assert result.stdout.strip() == "0019 (at head)"
     as_json = cli("db", "current", "--db", db_path, "--json")
-    assert json.loads(as_json.stdout) == {"revision": "0018", "head": "0018", "at_head": True}
+    assert json.loads(as_json.stdout) == {"revision": "0019", "head": "0019", "at_head": True}

@@ -337,21 +337,20 @@ def test_verify_and_checkpoint_speak_json_when_asked(examples_store: Path) -> No
         "missing"]}
 
 
-# The examples store's sighting_counts: batch 1 sighted each of its six residuals once.
-@pytest.mark.parametrize(("sql", "record_id", "said"), [
-    ("UPDATE sighting_counts SET sightings = 5 WHERE record_id = ?", CHANGED_OBJECT_UNBOUND,
-     "row says contract_residuals seq 6, 5 sightings; the sightings say contract_residuals "
-     "seq 6, 1"),
-    ("DELETE FROM sighting_counts WHERE record_id = ?", CHANGED_OBJECT_UNBOUND,
-     f"row is missing (contract_residuals {CHANGED_OBJECT_UNBOUND} has 1 sightings by this "
-     "batch)"),
-    ("INSERT INTO sighting_counts VALUES (1, ?, 'contract_residuals', 6, 1)", "f" * 64,
+# The examples store's sighting_counts: batch 1 sighted each of its six residuals once; a row
+# names its record by seq (revision 0019): changed_object_unbound's is 6.
+@pytest.mark.parametrize(("sql", "record_seq", "said"), [
+    ("UPDATE sighting_counts SET sightings = 5 WHERE record_seq = ?", 6,
+     "row says contract_residuals, 5 sightings; the sightings say contract_residuals, 1"),
+    ("DELETE FROM sighting_counts WHERE record_seq = ?", 6,
+     "row is missing (the contract_residuals record at seq 6 has 1 sightings by this batch)"),
+    ("INSERT INTO sighting_counts VALUES (1, ?, 'contract_residuals', 1)", 999,
      "row names no record this batch sighted (added out of band)"),
 ], ids=["forged", "missing", "extra"])
 def test_a_sighting_count_changed_out_of_band_fails_verify_naming_its_row(
-        examples_store: Path, sql: str, record_id: str, said: str) -> None:
+        examples_store: Path, sql: str, record_seq: int, said: str) -> None:
     with triggers_bypassed(examples_store) as connection:
-        connection.execute(sql, (record_id,))
+        connection.execute(sql, (record_seq,))
     result = _verify(examples_store)
     assert result.exit_code == 1
-    assert first_problem(result.stderr) == f"sighting_counts batch 1 {record_id}: {said}"
+    assert first_problem(result.stderr) == f"sighting_counts batch 1 seq {record_seq}: {said}"

@@ -49,7 +49,7 @@ def test_a_store_behind_head_is_refused_byte_identical(behind_head: Path,
     result = cli(*command, "--db", behind_head)
 
     assert result.exit_code == 1
-    assert "behind head 0018" in result.stderr
+    assert "behind head 0019" in result.stderr
     assert "Traceback" not in result.stderr
     assert sha256(behind_head) == before
     assert journal_mode(behind_head) == "delete"

@@ -209,7 +209,7 @@ class RecordListing(Generic[F, R]):
     def sightings_counted(self, snapshot: Snapshot | None) -> Label[int]:
         """Per row, its sightings stored by `snapshot`, as `occurrence_count`."""
         assert self.sightings is not None, f"{self.name} have no sightings"
-        return sightings_count(self.table, self.key, snapshot)
+        return sightings_count(self.table, snapshot)
 
     def _joined_columns(self, snapshot: Snapshot | None) -> list[Label[Any]]:
         columns: list[Label[Any]] = []

@@ -51,7 +51,7 @@ def listing_in(records: RecordListing[Any, Any], connection: Connection, where: 
     if few is None:
         few = (order is Order.MOST_SEEN and where is not None and bool(where.conditions())
                and few_rows(connection, read, records.table.c.seq))
-    return sighted_listing(order, read, records.table, records.key, snapshot,
+    return sighted_listing(order, read, records.table, snapshot,
                            listing=records.name, few=few)
 
 

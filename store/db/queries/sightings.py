@@ -35,20 +35,20 @@ from store.db.schema.tables import sighting_counts
 FEW_ROWS = 10_000
 
 
-def sightings_count(parent: Table, key: str, snapshot: Snapshot | None) -> Label[int]:
+def sightings_count(parent: Table, snapshot: Snapshot | None) -> Label[int]:
     """Per row of `parent`, its sightings stored by `snapshot` as `occurrence_count`: the
     count in its newest `sighting_counts` row, one index entry (counting its sightings walked
     an index range per row: 1.2 of a 100-row page's 1.3 ms of SQL at 1M)."""
-    return func.coalesce(newest_count(parent, key, snapshot), 0).label("occurrence_count")
+    return func.coalesce(newest_count(parent, snapshot), 0).label("occurrence_count")
 
 
-def newest_count(parent: Table, key: str, snapshot: Snapshot | None) -> ScalarSelect[Any]:
+def newest_count(parent: Table, snapshot: Snapshot | None) -> ScalarSelect[Any]:
     """Per row of `parent`, its count in its newest `sighting_counts` row (stored by
-    `snapshot`): its sightings, read from one index entry."""
+    `snapshot`): its sightings, read from one index entry. A row names its record by seq."""
     counts = sighting_counts.c
     return (
         select(counts.sightings)
-        .where(counts.record_id == parent.c[key],
+        .where(counts.record_seq == parent.c.seq,
                *([] if snapshot is None else [snapshot.covers(counts.batch_id)]))
         .order_by(counts.batch_id.desc())
         .limit(1)
@@ -80,28 +80,28 @@ def _current_counts(parent: Table, snapshot: Snapshot | None) -> list[ColumnElem
     if snapshot is not None:
         later.append(snapshot.covers(newer.c.batch_id))
     current = [counts.c.record_table == parent.name,
-               ~exists().where(newer.c.record_id == counts.c.record_id, *later)]
+               ~exists().where(newer.c.record_seq == counts.c.record_seq, *later)]
     if snapshot is not None:
         current.append(snapshot.covers(counts.c.batch_id))
     return current
 
 
-def sighted_listing(order: Order, rows: Select[Any], parent: Table, key: str,
+def sighted_listing(order: Order, rows: Select[Any], parent: Table,
                     snapshot: Snapshot | None, *, listing: str, few: bool = False) -> Listing:
     """`rows` of `parent` (its columns, filtered) with their sightings as `occurrence_count`,
     in `order`; counts as of `snapshot`. `few`: few rows meet `rows`' filter (few_rows)."""
     seq = parent.c.seq
     if order is not Order.MOST_SEEN:
-        counted = sightings_count(parent, key, snapshot)
+        counted = sightings_count(parent, snapshot)
         return in_seq_order(order, rows.add_columns(counted), seq, listing=listing)
-    count = newest_count(parent, key, snapshot)
+    count = newest_count(parent, snapshot)
     lookup = Part(rows.add_columns(count.label("occurrence_count")),
                   [SortKey(count, descending=True), SortKey(seq)])
     if few:
         return Listing([lookup], lookup)
     counts = sighting_counts.c
     walk = Part(
-        rows.join(sighting_counts, counts.record_id == parent.c[key])
+        rows.join(sighting_counts, counts.record_seq == seq)
         .where(*_current_counts(parent, snapshot))
         .add_columns(counts.sightings.label("occurrence_count")),
         [SortKey(counts.sightings, descending=True), SortKey(counts.record_seq)],

@@ -98,7 +98,7 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
     RecordKind(checkpoints, ("checkpoint_id",), ledgered=False, derived=False),
     RecordKind(checkpoint_cosignatures, ("checkpoint_id", "witness"), ledgered=False,
                derived=False),
-    RecordKind(sighting_counts, ("batch_id", "record_id"), ledgered=False, derived=True),
+    RecordKind(sighting_counts, ("batch_id", "record_seq"), ledgered=False, derived=True),
     RecordKind(turn_fields, ("turn_key",), ledgered=False, derived=True),
     RecordKind(residual_texts, ("record_seq",), ledgered=False, derived=True),
     RecordKind(surface_texts, ("record_seq",), ledgered=False, derived=True),

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # memory and ~0.15 s of every command's start); alembic is loaded to create, upgrade or
 # downgrade a store, or to name a revision this one does not know.
 # tests/db/test_schema_version.py holds it equal to alembic's own head of migrations/.
-BUNDLED_HEAD = "0018"
+BUNDLED_HEAD = "0019"
 VERSION_TABLE = "alembic_version"  # alembic's default, which migrations/env.py keeps
 
 

@@ -65,20 +65,16 @@ def _recomputed(connection: Connection, after_batch: int) -> Iterator[tuple[Any,
         running = func.sum(per_batch.c.n).over(partition_by=per_batch.c.record_id,
                                                order_by=per_batch.c.batch_id)
         tallied = records_name == TALLIED
-        arms.append(select(per_batch.c.batch_id, per_batch.c.record_id,
+        arms.append(select(per_batch.c.batch_id, records.c.seq.label("record_seq"),
                            literal(records_name).label("record_table"),
-                           records.c.seq.label("record_seq"),
                            cast(running, BigInteger).label("sightings"),
                            *((records.c[name] if tallied else null()).label(name)
                              for name in TALLY_DIMENSIONS),
                            (per_batch.c.n if tallied else null()).label("n"))
                     .join_from(per_batch, records, records.c[column] == per_batch.c.record_id))
     every = union_all(*arms).subquery()
-    record_id = every.c.record_id
-    if connection.dialect.name == "postgresql":  # ordered as Python orders str
-        record_id = record_id.collate("C")  # type: ignore[assignment]
     statement = (select(every).where(every.c.batch_id > after_batch)
-                 .order_by(every.c.batch_id, record_id))
+                 .order_by(every.c.batch_id, every.c.record_seq))
     for rows in row_chunks_read(connection, statement, 10_000):  # SQLite: no Row per row
         yield from map(tuple, rows)
 
@@ -93,8 +89,8 @@ def count_problems(connection: Connection, after_batch: int = 0) -> Iterator[Pro
         for row in _recomputed(connection, after_batch):
             if row[2] == TALLIED:
                 tally = tallies.get(row[0]) or tallies.setdefault(row[0], BatchTally())
-                tally.add(tuple(row[5:5 + width]), occurrences=row[5 + width])
-            yield (row[0], row[1], row[2], row[3], row[4])
+                tally.add(tuple(row[4:4 + width]), occurrences=row[4 + width])
+            yield (row[0], row[1], row[2], row[3])
 
     sightings: list[Problem] = []
     for problem in compared_sighting_counts(expected(),

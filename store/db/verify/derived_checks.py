@@ -63,31 +63,33 @@ def _compared_tally_rows(table: str, counted: str, records: str,
 
 def sighting_count_problems(connection: Connection, after_batch: int = 0) -> Iterator[Problem]:
     """The derived sighting counts must be exactly the running counts the sightings make,
-    row for row (both streams in key order: batch, record), the batches after `after_batch`."""
+    row for row (both streams in key order: batch, record seq), the batches after
+    `after_batch`."""
     yield from compared_sighting_counts(recomputed_sighting_counts(connection, after_batch),
                                         stored_sighting_counts(connection, after_batch))
 
 
 def compared_sighting_counts(expected: Iterator[CountRow], stored: Iterator[CountRow]
                              ) -> Iterator[Problem]:
-    """Two streams of sighting count rows in key order (batch, record), merged."""
+    """Two streams of sighting count rows in key order (batch, record seq), merged. A row
+    names its record by seq: the record's leaf, the log's position of it."""
     want, have = next(expected, None), next(stored, None)
     while want is not None or have is not None:
         if have is None or (want is not None and want[:2] < have[:2]):
             assert want is not None
-            yield Problem(None, "sighting_counts", f"batch {want[0]} {want[1]}",
-                          f"row is missing ({want[2]} {want[1]} has {want[4]} sightings by "
-                          "this batch)")
+            yield Problem(None, "sighting_counts", f"batch {want[0]} seq {want[1]}",
+                          f"row is missing (the {want[2]} record at seq {want[1]} has "
+                          f"{want[3]} sightings by this batch)")
             want = next(expected, None)
         elif want is None or have[:2] < want[:2]:
-            yield Problem(None, "sighting_counts", f"batch {have[0]} {have[1]}",
+            yield Problem(None, "sighting_counts", f"batch {have[0]} seq {have[1]}",
                           "row names no record this batch sighted (added out of band)")
             have = next(stored, None)
         else:
             if have != want:
-                yield Problem(None, "sighting_counts", f"batch {have[0]} {have[1]}",
-                              f"row says {have[2]} seq {have[3]}, {have[4]} sightings; the "
-                              f"sightings say {want[2]} seq {want[3]}, {want[4]}")
+                yield Problem(None, "sighting_counts", f"batch {have[0]} seq {have[1]}",
+                              f"row says {have[2]}, {have[3]} sightings; the sightings say "
+                              f"{want[2]}, {want[3]}")
             want, have = next(expected, None), next(stored, None)
 
 

@@ -1,7 +1,7 @@
 """The derived tables a batch writes beside its rows, on the store it writes to: a store an
 earlier revision's backfill batch is written to may not have them all yet (revision 0012's
 backfill batch runs before 0013 creates the search's, and 0015's before 0016 creates the turn
-tallies)."""
+tallies; before 0019 the sighting counts name records by id, and 0019 counts them afresh)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from store.db.write.derived_rows import DerivedWrites
 from store.db.write.residual_record_tallies import TABLE as RECORD_TALLIES
 from store.db.write.residual_record_tallies import write_record_tallies
 from store.db.write.search_texts import Known, Rows, text_rows, write_texts
+from store.db.write.sighting_counts import counts_by_seq
 from store.db.write.tallies import BatchTally
 from store.db.write.turn_tallies import TurnTally, turn_tallies_present
 
@@ -35,9 +36,12 @@ class DerivedTables:
     def on_store(cls, connection: Connection) -> DerivedTables:
         absent = absent_search_tables(connection)
         turn_tally = TurnTally() if turn_tallies_present(connection) else None
+        if turn_tally is None:
+            absent |= {"turn_tallies"}
+        if not counts_by_seq(connection):
+            absent |= {"sighting_counts"}
         return cls(
-            writes=DerivedWrites(absent=absent | (
-                frozenset() if turn_tally is not None else frozenset({"turn_tallies"}))),
+            writes=DerivedWrites(absent=absent),
             texts=not absent & set(TEXT_TABLES),
             record_tallies=RECORD_TALLIES not in absent,
             turn_tally=turn_tally,

@@ -1,10 +1,10 @@
 """Sighting counts: per batch, each record it sighted with the record's sightings stored by the
 end of that batch (revision 0010), kept beside the rows so MOST_SEEN pages walk an index.
 
-A row says: by the end of batch B, record R (stored at `record_seq` in `record_table`) had
-`sightings` sightings. Only records a batch sighted get a row for it; a record's count as of
-batch B is its row of the newest batch up to B. `verify` recomputes every row from the
-sightings tables.
+A row says: by the end of batch B, the record stored at `record_seq` (its leaf's position, in
+`record_table`) had `sightings` sightings. Only records a batch sighted get a row for it; a
+record's count as of batch B is its row of the newest batch up to B. `verify` recomputes every
+row from the sightings tables.
 
 The writer counts in SQL once the batch's sightings are written, streaming the rows out in
 record order a chunk at a time: a batch of a million sightings holds no per-record state here.
@@ -22,6 +22,7 @@ from sqlalchemy import (
     Select,
     cast,
     func,
+    inspect,
     literal,
     select,
     union_all,
@@ -38,8 +39,22 @@ CHUNK = 10_000  # rows per insert, read from the counting statement as it goes
 # A smaller one sorts only its own sightings (found by seq) and counts each record's by index.
 WHOLE_INDEX_SHARE = 16
 
-CountRow = tuple[int, str, str, int, int]  # a row's values, in COUNT_COLUMNS order
+CountRow = tuple[int, int, str, int]  # a row's values, in COUNT_COLUMNS order
 COUNT_COLUMNS: tuple[str, ...] = tuple(column.name for column in sighting_counts.columns)
+
+
+def counts_by_seq(connection: Connection) -> bool:
+    """Whether the store's table names each record by its seq (revision 0019 on): the writer
+    of an earlier revision's backfill batch (0012) runs on a store whose table names them by
+    id; 0019 then counts every batch's rows afresh, that one's included."""
+    if connection.dialect.name == "sqlite":
+        names = set(connection.exec_driver_sql(
+            "SELECT name FROM pragma_table_info('sighting_counts')").scalars())
+    else:
+        inspector = inspect(connection)
+        names = ({column["name"] for column in inspector.get_columns("sighting_counts")}
+                 if inspector.has_table("sighting_counts") else set())
+    return "record_seq" in names and "record_id" not in names
 
 
 def write_sighting_counts(connection: Connection, derived: DerivedWrites, batch_id: int,
@@ -57,9 +72,10 @@ def write_sighting_counts(connection: Connection, derived: DerivedWrites, batch_
 
 
 def _batch_counts(table: str, batch_id: int, first_seq: int, *, whole: bool) -> Select[CountRow]:
-    """(batch, record, record table, record seq, sightings) for every record the batch's rows of
-    `table` sighted, in record id order: a count is all the record's sightings stored so far.
-    One flat aggregate: a subquery would be materialized and sorted again."""
+    """(batch, record seq, record table, sightings) for every record the batch's rows of
+    `table` sighted, in record id order (the order of the sightings' index it groups by): a
+    count is all the record's sightings stored so far. One flat aggregate: a subquery would be
+    materialized and sorted again."""
     records_name, column = SIGHTED[table]
     records, sightings = metadata.tables[records_name], metadata.tables[table]
     key = sightings.c[column]
@@ -71,22 +87,17 @@ def _batch_counts(table: str, batch_id: int, first_seq: int, *, whole: bool) -> 
         total = (select(func.count()).where(other.c[column] == key)
                  .correlate(sightings).scalar_subquery())
         statement = select().where(sightings.c.seq >= first_seq)
-    return (statement.add_columns(literal(batch_id), key, literal(records_name),
-                                  func.max(records.c.seq), cast(total, BigInteger))
+    return (statement.add_columns(literal(batch_id), func.max(records.c.seq),
+                                  literal(records_name), cast(total, BigInteger))
             .join_from(sightings, records, records.c[column] == key)
             .group_by(key).order_by(key))
-
-
-def _bytewise(connection: Connection, column: ColumnElement[str]) -> ColumnElement[str]:
-    """Ordered as Python orders str (verify merges two such streams): PostgreSQL's default
-    collation may not be."""
-    return column.collate("C") if connection.dialect.name == "postgresql" else column
 
 
 def recomputed_sighting_counts(connection: Connection, after_batch: int = 0
                                ) -> Iterator[CountRow]:
     """Every row (of the batches after `after_batch`) as the sightings tables say it should
-    be, in key order (batch, record); running counts include the earlier batches' sightings."""
+    be, in key order (batch, record seq); running counts include the earlier batches'
+    sightings."""
     arms = []
     for table, (records_name, column) in SIGHTED.items():
         records, sightings = metadata.tables[records_name], metadata.tables[table]
@@ -95,25 +106,24 @@ def recomputed_sighting_counts(connection: Connection, after_batch: int = 0
                      .group_by(sightings.c[column], sightings.c.batch_id).subquery())
         running = func.sum(per_batch.c.n).over(partition_by=per_batch.c.record_id,
                                                order_by=per_batch.c.batch_id)
-        arms.append(select(per_batch.c.batch_id, per_batch.c.record_id,
+        arms.append(select(per_batch.c.batch_id, records.c.seq.label("record_seq"),
                            literal(records_name).label("record_table"),
-                           records.c.seq.label("record_seq"),
                            cast(running, BigInteger).label("sightings"))
                     .join_from(per_batch, records, records.c[column] == per_batch.c.record_id))
     every = union_all(*arms).subquery()
-    statement = select(every).where(every.c.batch_id > after_batch).order_by(every.c.batch_id,
-                                       _bytewise(connection, every.c.record_id))
+    statement = select(every).where(every.c.batch_id > after_batch).order_by(
+        every.c.batch_id, every.c.record_seq)
     for rows in row_chunks_read(connection, statement, 10_000):  # SQLite: no Row per row
         for row in rows:
-            yield (row[0], row[1], row[2], row[3], row[4])
+            yield (row[0], row[1], row[2], row[3])
 
 
 def stored_sighting_counts(connection: Connection, after_batch: int = 0) -> Iterator[CountRow]:
-    """Every stored row (of the batches after `after_batch`), in key order (batch, record)."""
+    """Every stored row (of the batches after `after_batch`), in key order (batch, record
+    seq)."""
     c = sighting_counts.c
-    statement = select(c.batch_id, c.record_id, c.record_table, c.record_seq, c.sightings
-                       ).where(c.batch_id > after_batch
-                               ).order_by(c.batch_id, _bytewise(connection, c.record_id))
+    statement = select(c.batch_id, c.record_seq, c.record_table, c.sightings
+                       ).where(c.batch_id > after_batch).order_by(c.batch_id, c.record_seq)
     for rows in row_chunks_read(connection, statement, 10_000):  # SQLite: no Row per row
         for row in rows:
-            yield (row[0], row[1], row[2], row[3], row[4])
+            yield (row[0], row[1], row[2], row[3])

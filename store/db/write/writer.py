@@ -234,8 +234,9 @@ class _BatchWriter:
         if self.summary.rejected or self.summary.new_rows == 0:
             return
         new = {table: counts.new for table, counts in self.summary.tables.items()}
-        write_sighting_counts(self.connection, self.derived.writes, self.batch_id,
-                              self.written.before.size + 1, new, self.appender.size)
+        if "sighting_counts" not in self.derived.writes.absent:
+            write_sighting_counts(self.connection, self.derived.writes, self.batch_id,
+                                  self.written.before.size + 1, new, self.appender.size)
         # Every residual it sighted, the batch met (check_references): stored, or new.
         self.derived.insert_record_tallies(
             self.connection, self.batch_id, self.written.before.size + 1, new,
