@@ -1,6 +1,6 @@
 """Sighting counts name each record by its seq, not its id: a record's seq is its leaf's
 position, unique in the log, and a few bytes where the 64-character id was held three times
-per row (the table, its key and each of its two indexes: 186 of a 1M store's 1,293 MiB, 44
+per row (the table, its key and each of its two indexes: 186 of a 1M store's 1,293 MiB, 46
 MiB after).
 
 `sighting_counts` is derived (revision 0010): no leaf, tree head or ledgered row changes. Its
