@@ -1,5 +1,5 @@
 """Sighting counts name each record by its seq, not its id: a record's seq is its leaf's
-position, unique in the log, and a few bytes where the 64-character id was held three times
+position, unique in the log, and a few bytes where the 64-character id was held four times
 per row (the table, its key and each of its two indexes: 186 of a 1M store's 1,293 MiB, 46
 MiB after).
 
