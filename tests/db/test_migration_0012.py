@@ -11,6 +11,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from backends import raw_query
 from cli_runs import cli
 from raw_reads import dump, query, table_dump, tables, trigger_definitions
@@ -182,20 +183,21 @@ def test_downgrade_refuses_to_drop_rows_an_ingest_wrote(store: Path, tmp_path: P
 
 
 def _copy_to_postgresql(url: str) -> None:
-    """The 0010 fixture's rows in a PostgreSQL store at revision 0010: its tables are the
-    head's but for 0012's (SQLite's 0/1 read as the Boolean they are)."""
+    """The 0010 fixture's rows in a PostgreSQL store at revision 0010, each table's columns as
+    the fixture has them (0019 names a sighting count's record by seq, 0010 by id; SQLite's 0/1
+    read as the Boolean they are)."""
     run("db", "upgrade", "0010", "--db", url)
     engine = create_store_engine(url, write=True)
     try:
         with closing(sqlite3.connect(STORE)) as source, engine.begin() as target:
             source.row_factory = sqlite3.Row
             for name in sorted(REV0010_TABLES):
-                table = metadata.tables[name]
-                rows = [{k: bool(v) if isinstance(table.c[k].type, Boolean) and v is not None
-                         else v for k, v in dict(row).items()}
+                head = metadata.tables[name]
+                rows = [{k: bool(v) if k in head.c and isinstance(head.c[k].type, Boolean)
+                         and v is not None else v for k, v in dict(row).items()}
                         for row in source.execute(f"SELECT * FROM {name}")]
                 if rows:
-                    target.execute(table.insert(), rows)
+                    target.execute(sa.table(name, *map(sa.column, rows[0])).insert(), rows)
     finally:
         engine.dispose()
 

@@ -188,12 +188,14 @@ class RecordListing(Generic[F, R]):
         return connection.execute(probe).first() is not None
 
     def filtered(self, where: F | None = None, snapshot: Snapshot | None = None, *,
-                 reading: bool = False) -> Select[Any]:
+                 reading: bool = False, bounded: bool = True) -> Select[Any]:
         """Its table's rows matching `where`, stored by `snapshot`: the joins the filter needs
         (and, `reading`, the joins whose columns are read), no columns but its table's. A
         filter joins only the tables its conditions read, as no filter joins none: a filter
         whose fields are all null (a Workbench document's unset variables) counts every turn
-        from turns alone (100,000 turns: 212 -> ~5 ms on SQLite), not through two joins."""
+        from turns alone (100,000 turns: 212 -> ~5 ms on SQLite), not through two joins.
+        Not `bounded`: without `snapshot`'s bound on the table's seq (a caller that bounds
+        the rows otherwise)."""
         statement = select(self.table)
         conditions = list(where.conditions()) if where is not None else []
         if self.conditions_of is not None:
@@ -204,7 +206,7 @@ class RecordListing(Generic[F, R]):
             if (reading and join.prefix) or (join.filtered and other in filtering):
                 statement = statement.join(other, other.c[join.on] == self.table.c[join.on],
                                            isouter=join.outer)
-        return statement.where(*conditions, *held(snapshot, self.table))
+        return statement.where(*conditions, *held(snapshot if bounded else None, self.table))
 
     def sightings_counted(self, snapshot: Snapshot | None) -> Label[int]:
         """Per row, its sightings stored by `snapshot`, as `occurrence_count`."""
@@ -222,8 +224,9 @@ class RecordListing(Generic[F, R]):
                         f"{join.prefix}occurrence_count"))
         return columns
 
-    def joined_rows(self, where: F | None, snapshot: Snapshot | None) -> Select[Any]:
-        return self.filtered(where, snapshot, reading=True).add_columns(
+    def joined_rows(self, where: F | None, snapshot: Snapshot | None, *,
+                    bounded: bool = True) -> Select[Any]:
+        return self.filtered(where, snapshot, reading=True, bounded=bounded).add_columns(
             *self._joined_columns(snapshot))
 
     def rows(self, where: F | None = None, snapshot: Snapshot | None = None) -> Select[Any]:
@@ -265,10 +268,11 @@ class RecordListing(Generic[F, R]):
         return page_of(connection, listing, order, build or self.record, first, after, last,
                        before)
 
-    def keyed(self, where: F | None = None, snapshot: Snapshot | None = None) -> Select[Any]:
+    def keyed(self, where: F | None = None, snapshot: Snapshot | None = None, *,
+              bounded: bool = True) -> Select[Any]:
         """The keys of its rows matching `where`, stored by `snapshot`, through the joins its
         records are read with (so the same rows): what a page is cut from (`by_key`)."""
-        return self.filtered(where, snapshot, reading=True).with_only_columns(
+        return self.filtered(where, snapshot, reading=True, bounded=bounded).with_only_columns(
             self.table.c[self.key])
 
     def by_key(self, connection: Connection, keys: Page[Any], snapshot: Snapshot | None,
