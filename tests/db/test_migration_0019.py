@@ -6,6 +6,7 @@ revision 0018 had it. Values written out, from the fixture store (tests/data/REA
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -112,8 +113,6 @@ def test_upgrade_names_each_record_by_seq_and_keeps_every_other_row(store_at_001
 
 
 def test_the_guards_refuse_a_second_count_of_a_record_in_a_batch(store_at_0018: Path) -> None:
-    import sqlite3
-
     upgrade(url_of(store_at_0018), "0019")
     connection = sqlite3.connect(store_at_0018)
     try:

@@ -268,11 +268,10 @@ class RecordListing(Generic[F, R]):
         return page_of(connection, listing, order, build or self.record, first, after, last,
                        before)
 
-    def keyed(self, where: F | None = None, snapshot: Snapshot | None = None, *,
-              bounded: bool = True) -> Select[Any]:
+    def keyed(self, where: F | None = None, snapshot: Snapshot | None = None) -> Select[Any]:
         """The keys of its rows matching `where`, stored by `snapshot`, through the joins its
         records are read with (so the same rows): what a page is cut from (`by_key`)."""
-        return self.filtered(where, snapshot, reading=True, bounded=bounded).with_only_columns(
+        return self.filtered(where, snapshot, reading=True).with_only_columns(
             self.table.c[self.key])
 
     def by_key(self, connection: Connection, keys: Page[Any], snapshot: Snapshot | None,

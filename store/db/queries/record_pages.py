@@ -51,10 +51,9 @@ def listing_in(records: RecordListing[Any, Any], connection: Connection, where: 
     if few is None:
         few = (order is Order.MOST_SEEN and where is not None and bool(where.conditions())
                and few_rows(connection, read, records.table.c.seq))
-    walk = None
+    walk = None  # a sighted listing is never paged by key: its rows are joined_rows
     if order is Order.MOST_SEEN and not few and snapshot is not None:
-        walk = (records.keyed(where, snapshot, bounded=False) if records.paged_by_key
-                else records.joined_rows(where, snapshot, bounded=False))
+        walk = records.joined_rows(where, snapshot, bounded=False)
     return sighted_listing(order, read, records.table, snapshot,
                            listing=records.name, few=few, walk_rows=walk)
 

@@ -44,9 +44,10 @@ COUNT_COLUMNS: tuple[str, ...] = tuple(column.name for column in sighting_counts
 
 
 def counts_by_seq(connection: Connection) -> bool:
-    """Whether the store's table names each record by its seq (revision 0019 on): the writer
-    of an earlier revision's backfill batch (0012) runs on a store whose table names them by
-    id; 0019 then counts every batch's rows afresh, that one's included."""
+    """Whether the store's table names each record by its seq alone (revision 0019 on; before,
+    a row held the record's id as well): the writer of an earlier revision's backfill batch
+    (0012) runs on a store whose table names them by id; 0019 then counts every batch's rows
+    afresh, that one's included."""
     if connection.dialect.name == "sqlite":
         names = set(connection.exec_driver_sql(
             "SELECT name FROM pragma_table_info('sighting_counts')").scalars())
@@ -54,7 +55,7 @@ def counts_by_seq(connection: Connection) -> bool:
         inspector = inspect(connection)
         names = ({column["name"] for column in inspector.get_columns("sighting_counts")}
                  if inspector.has_table("sighting_counts") else set())
-    return "record_seq" in names and "record_id" not in names
+    return bool(names) and "record_id" not in names  # no table: none to write either
 
 
 def write_sighting_counts(connection: Connection, derived: DerivedWrites, batch_id: int,
